@@ -1,0 +1,72 @@
+/**
+ * @module store/open
+ * One string picks the store: `postgres://…` (or `postgresql://…`) is a real PostgreSQL,
+ * `memory://` is a throwaway PGlite in memory, anything else is a PGlite data folder.
+ */
+import { resolve } from 'node:path';
+import type { Database } from './database.ts';
+import { openPGlite } from './pglite-database.ts';
+import { openPostgres } from './postgres-database.ts';
+import { lockDataDir } from './data-dir-lock.ts';
+import { migrate, type MigrationResult } from './migrator.ts';
+
+/** Where the data lives, parsed from one setting. */
+export type StoreLocation =
+  | { kind: 'postgres'; url: string }
+  | { kind: 'memory' }
+  | { kind: 'folder'; path: string };
+
+/** Parses a database URL or a data-folder path into a location. */
+export function parseStoreLocation(value: string): StoreLocation {
+  if (/^postgres(ql)?:\/\//.test(value)) return { kind: 'postgres', url: value };
+  if (value === 'memory://' || value === 'memory') return { kind: 'memory' };
+  const path = value.startsWith('file://') ? new URL(value).pathname : value;
+  return { kind: 'folder', path: resolve(path) };
+}
+
+/** A human-readable description of a location with no credentials in it. */
+export function describeStoreLocation(location: StoreLocation): string {
+  if (location.kind === 'memory') return 'PGlite (in memory)';
+  if (location.kind === 'folder') return `PGlite (${location.path})`;
+  const url = new URL(location.url);
+  return `PostgreSQL (${url.hostname}:${url.port || '5432'}${url.pathname})`;
+}
+
+export interface OpenStoreOptions {
+  /** Apply pending migrations (default true). */
+  migrate?: boolean;
+  /** Pool size for PostgreSQL. */
+  poolSize?: number;
+}
+
+/** An open database with its migration report. */
+export interface OpenedStore {
+  db: Database;
+  location: StoreLocation;
+  migrations: MigrationResult[];
+}
+
+/** Opens (and by default migrates) the store at `location`. */
+export async function openStore(location: StoreLocation, options: OpenStoreOptions = {}): Promise<OpenedStore> {
+  let db: Database;
+  if (location.kind === 'postgres') {
+    db = await openPostgres(location.url, options.poolSize === undefined ? {} : { poolSize: options.poolSize });
+  } else if (location.kind === 'memory') {
+    db = await openPGlite();
+  } else {
+    const release = lockDataDir(location.path);
+    try {
+      db = await openPGlite({ dataDir: location.path, onClose: release });
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+  try {
+    const migrations = options.migrate === false ? [] : await migrate(db);
+    return { db, location, migrations };
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * @module store/postgres-database
+ * The scale-out engine: a real PostgreSQL with pgvector through a node-postgres pool.
+ * LISTEN uses one dedicated client so notifications reach every replica.
+ */
+import pg from 'pg';
+import type { Database, NotificationHandler, QueryResult, Queryable } from './database.ts';
+import { assertChannelName } from './database.ts';
+
+const INT8_OID = 20;
+
+function makeTypes(): pg.CustomTypesConfig {
+  return {
+    getTypeParser: ((oid: number, format?: string) =>
+      oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser'],
+  };
+}
+
+function wrap(client: pg.Pool | pg.PoolClient): Queryable {
+  return {
+    async query<Row>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<Row>> {
+      const result = await client.query({ text: sql, values: [...params], types: makeTypes() });
+      return { rows: result.rows as Row[], affectedRows: result.rowCount ?? 0 };
+    },
+  };
+}
+
+/** Opens a pool to `url` (postgres://…). The pool size defaults to 10. */
+export async function openPostgres(url: string, options: { poolSize?: number } = {}): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
+  // A failed idle client must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  // Fail fast on a wrong URL rather than on the first request.
+  const probe = await pool.connect();
+  probe.release();
+
+  const base = wrap(pool);
+  let listener: pg.PoolClient | undefined;
+  const handlers = new Map<string, Set<NotificationHandler>>();
+
+  async function listenerClient(): Promise<pg.PoolClient> {
+    if (listener) return listener;
+    const client = await pool.connect();
+    client.on('notification', (message) => {
+      for (const handler of handlers.get(message.channel) ?? []) handler(message.payload ?? '');
+    });
+    listener = client;
+    return client;
+  }
+
+  return {
+    engine: 'postgres',
+    query: base.query,
+    async exec(sql) {
+      await pool.query(sql);
+    },
+    async transaction(work) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await work(wrap(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    async listen(channel, handler) {
+      assertChannelName(channel);
+      const client = await listenerClient();
+      let set = handlers.get(channel);
+      if (!set) {
+        set = new Set();
+        handlers.set(channel, set);
+        await client.query(`LISTEN ${channel}`);
+      }
+      set.add(handler);
+      return async () => {
+        set.delete(handler);
+        if (set.size === 0 && handlers.get(channel) === set) {
+          handlers.delete(channel);
+          await client.query(`UNLISTEN ${channel}`).catch(() => {});
+        }
+      };
+    },
+    async notify(channel, payload) {
+      assertChannelName(channel);
+      await pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    },
+    async close() {
+      listener?.release();
+      listener = undefined;
+      await pool.end();
+    },
+  };
+}
