@@ -8,3 +8,4 @@ export * from './names.ts';
 export * from './hash.ts';
 export * from './tokens.ts';
 export * from './tool.ts';
+export * from './logger.ts';

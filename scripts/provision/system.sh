@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Quiver's test suite needs beyond Node.js and PostgreSQL:
+#   bubblewrap  the plugin sandbox (bwrap)
+#   chromium    headless browser tests (no chromium-driver; no recommends, which would pull
+#               in systemd, avahi, CUPS helpers and the like)
+#   git         plugin installs from git repositories
+# Idempotent: packages already installed are skipped, and apt-get update runs only if
+# something has to be installed (see lib.sh). Progress goes to stderr.
+set -Eeuo pipefail
+QUIVER_PROVISION_TAG=provision:system
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+apt_install bubblewrap chromium git
+
+log "$(bwrap --version); $(chromium --version 2>/dev/null); $(git --version)"

@@ -1,0 +1,91 @@
+/**
+ * @module api/app
+ * The HTTP API as a Web-standard Hono app: request ids, a body-size limit, API-key
+ * authentication, and one error mapping (`{error: {code, message, details}}`). Route
+ * modules plug in as `ApiRouteModule`s; the app never knows how services are built.
+ * Tests call `app.request()` with no server.
+ */
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { randomUUID } from 'node:crypto';
+import { QuiverError, ErrorCodes, toQuiverError } from '../core/errors.ts';
+import { silentLogger, type Logger } from '../core/logger.ts';
+import type { ApiKeyService } from '../access/api-keys.ts';
+import { statusForCode, type ApiEnv } from './http.ts';
+import { buildOpenApiDocument, type OpenApiPaths } from './openapi.ts';
+
+/** A group of routes with its OpenAPI description. */
+export interface ApiRouteModule {
+  /** Registers the routes on the app. */
+  register(app: Hono<ApiEnv>): void;
+  /** The OpenAPI fragment for these routes. */
+  openapi: OpenApiPaths;
+}
+
+export interface CreateApiOptions {
+  apiKeys: ApiKeyService;
+  modules: ApiRouteModule[];
+  logger?: Logger;
+  version?: string;
+  /** Largest accepted request body in bytes (default 1 MiB). */
+  maxBodyBytes?: number;
+}
+
+/** Paths anyone may read without a key. */
+const PUBLIC_PATHS = new Set(['/healthz', '/openapi.json']);
+
+/** Builds the API app. */
+export function createApi(options: CreateApiOptions): Hono<ApiEnv> {
+  const logger = options.logger ?? silentLogger;
+  const app = new Hono<ApiEnv>();
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+
+  app.use('*', async (c, next) => {
+    c.set('requestId', c.req.header('x-request-id') ?? randomUUID());
+    await next();
+    c.header('x-request-id', c.get('requestId'));
+  });
+
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: maxBodyBytes,
+      onError: () => {
+        throw new QuiverError(ErrorCodes.payloadTooLarge, `request body is larger than ${maxBodyBytes} bytes`);
+      },
+    }),
+  );
+
+  app.use('*', async (c, next) => {
+    if (PUBLIC_PATHS.has(c.req.path) || c.req.path.startsWith('/ui')) return next();
+    const header = c.req.header('authorization');
+    const token = header?.match(/^Bearer\s+(\S+)$/i)?.[1] ?? c.req.header('x-api-key');
+    c.set('principal', await options.apiKeys.authenticate(token));
+    await next();
+  });
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+
+  const fragments: OpenApiPaths[] = [];
+  for (const module of options.modules) {
+    module.register(app);
+    fragments.push(module.openapi);
+  }
+  const document = buildOpenApiDocument(options.version ?? '0.1.0', fragments);
+  app.get('/openapi.json', (c) => c.json(document));
+
+  app.notFound((c) => c.json({ error: { code: ErrorCodes.notFound, message: `no route for ${c.req.method} ${c.req.path}` } }, 404));
+
+  app.onError((error, c) => {
+    const quiverError = toQuiverError(error);
+    const status = statusForCode(quiverError.code);
+    if (quiverError.kind === 'unexpected') {
+      logger.error({ err: error, requestId: c.get('requestId'), path: c.req.path }, 'request failed');
+      return c.json({ error: { code: ErrorCodes.internal, message: 'internal error', details: { requestId: c.get('requestId') } } }, 500);
+    }
+    logger.debug({ code: quiverError.code, path: c.req.path }, quiverError.message);
+    return c.json({ error: quiverError.toJSON() }, status);
+  });
+
+  return app;
+}

@@ -1,0 +1,10 @@
+/**
+ * @module cli/commands
+ * Every CLI command, in the order `quiver --help` lists them.
+ */
+import type { CommandSpec } from '../command.ts';
+import { serveCommand } from './serve.ts';
+import { keysCommands } from './keys.ts';
+
+/** All commands. */
+export const commands: CommandSpec[] = [serveCommand, ...keysCommands];

@@ -1,0 +1,150 @@
+/**
+ * @module config
+ * The one place that reads the environment. `loadConfig(env, overrides)` validates, freezes
+ * and fails fast with a message naming the variable; everything else takes options.
+ */
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { QuiverError, ErrorCodes } from './core/errors.ts';
+import { formatIssues } from './core/validation.ts';
+import { parseStoreLocation, type StoreLocation } from './store/open.ts';
+
+/** Default HTTP port of `quiver serve`. */
+export const DEFAULT_PORT = 7411;
+
+const logLevels = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+
+/** Validated, frozen configuration. */
+export interface QuiverConfig {
+  /** Where the catalog lives (PostgreSQL URL, memory, or a PGlite folder). */
+  store: StoreLocation;
+  /** Folder for Quiver's own files (plugin cache, key file) when running embedded. */
+  homeDir: string;
+  http: { host: string; port: number; allowAllInterfaces: boolean };
+  logLevel: (typeof logLevels)[number];
+  /** 32-byte key for secrets at rest, if given (else a generated key file is used). */
+  secretKey: string | undefined;
+  dangerouslyAllowUnsandboxed: boolean;
+  embedder:
+    | { kind: 'offline' }
+    | { kind: 'local'; modelPath: string }
+    | { kind: 'openai'; baseUrl: string; model: string; apiKey: string | undefined; dimensions: number | undefined };
+}
+
+/** Settings given on the command line, which win over the environment. */
+export interface ConfigOverrides {
+  dataDir?: string | undefined;
+  databaseUrl?: string | undefined;
+  host?: string | undefined;
+  port?: number | undefined;
+  allowAllInterfaces?: boolean | undefined;
+  logLevel?: string | undefined;
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Reads `NAME`, or the file named by `NAME_FILE` (for secrets), trimming a trailing newline. */
+function readSecret(env: Env, name: string): string | undefined {
+  const direct = env[name];
+  if (direct) return direct;
+  const file = env[`${name}_FILE`];
+  if (!file) return undefined;
+  try {
+    return readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+  } catch (error) {
+    throw new QuiverError(ErrorCodes.config, `cannot read ${name}_FILE (${file}): ${(error as Error).message}`);
+  }
+}
+
+const boolish = z
+  .string()
+  .optional()
+  .transform((value) => value === '1' || value === 'true' || value === 'yes');
+
+const envSchema = z.object({
+  QUIVER_HOME: z.string().optional(),
+  QUIVER_DATA_DIR: z.string().optional(),
+  QUIVER_DATABASE_URL: z.string().regex(/^(postgres(ql)?:\/\/|memory:\/\/)/, 'must start with postgres:// or be memory://').optional(),
+  QUIVER_HOST: z.string().optional(),
+  QUIVER_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  QUIVER_LOG_LEVEL: z.enum(logLevels).optional(),
+  QUIVER_DANGEROUSLY_ALLOW_UNSANDBOXED: boolish,
+  QUIVER_EMBEDDER: z.enum(['offline', 'local', 'openai']).optional(),
+  QUIVER_EMBEDDER_MODEL_PATH: z.string().optional(),
+  QUIVER_EMBEDDER_BASE_URL: z.string().url().optional(),
+  QUIVER_EMBEDDER_MODEL: z.string().optional(),
+  QUIVER_EMBEDDER_DIMENSIONS: z.coerce.number().int().positive().optional(),
+});
+
+/** Builds the configuration from the environment and command-line overrides. */
+export function loadConfig(env: Env, overrides: ConfigOverrides = {}): QuiverConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const issues = formatIssues(parsed.error);
+    throw new QuiverError(ErrorCodes.config, `invalid environment: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
+      details: { issues },
+    });
+  }
+  const values = parsed.data;
+  const homeDir = values.QUIVER_HOME ?? join(env.HOME ?? homedir(), '.quiver');
+  const dataDir = overrides.dataDir ?? values.QUIVER_DATA_DIR ?? join(homeDir, 'data');
+  const databaseUrl = overrides.databaseUrl ?? values.QUIVER_DATABASE_URL;
+  const store = parseStoreLocation(overrides.dataDir !== undefined ? dataDir : (databaseUrl ?? dataDir));
+
+  const logLevel = overrides.logLevel ?? values.QUIVER_LOG_LEVEL ?? 'info';
+  if (!(logLevels as readonly string[]).includes(logLevel)) {
+    throw new QuiverError(ErrorCodes.config, `invalid log level '${logLevel}' (use one of ${logLevels.join(', ')})`);
+  }
+
+  const embedderKind = values.QUIVER_EMBEDDER ?? 'offline';
+  let embedder: QuiverConfig['embedder'];
+  if (embedderKind === 'local') {
+    if (!values.QUIVER_EMBEDDER_MODEL_PATH) {
+      throw new QuiverError(ErrorCodes.config, 'QUIVER_EMBEDDER=local needs QUIVER_EMBEDDER_MODEL_PATH (a local model folder)');
+    }
+    embedder = { kind: 'local', modelPath: values.QUIVER_EMBEDDER_MODEL_PATH };
+  } else if (embedderKind === 'openai') {
+    if (!values.QUIVER_EMBEDDER_BASE_URL || !values.QUIVER_EMBEDDER_MODEL) {
+      throw new QuiverError(ErrorCodes.config, 'QUIVER_EMBEDDER=openai needs QUIVER_EMBEDDER_BASE_URL and QUIVER_EMBEDDER_MODEL');
+    }
+    embedder = {
+      kind: 'openai',
+      baseUrl: values.QUIVER_EMBEDDER_BASE_URL,
+      model: values.QUIVER_EMBEDDER_MODEL,
+      apiKey: readSecret(env, 'QUIVER_EMBEDDER_API_KEY'),
+      dimensions: values.QUIVER_EMBEDDER_DIMENSIONS,
+    };
+  } else {
+    embedder = { kind: 'offline' };
+  }
+
+  const config: QuiverConfig = {
+    store,
+    homeDir,
+    http: {
+      host: overrides.host ?? values.QUIVER_HOST ?? '127.0.0.1',
+      port: overrides.port ?? values.QUIVER_PORT ?? DEFAULT_PORT,
+      allowAllInterfaces: overrides.allowAllInterfaces ?? false,
+    },
+    logLevel: logLevel as QuiverConfig['logLevel'],
+    secretKey: readSecret(env, 'QUIVER_SECRET_KEY'),
+    dangerouslyAllowUnsandboxed: values.QUIVER_DANGEROUSLY_ALLOW_UNSANDBOXED,
+    embedder,
+  };
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const member of Object.values(value)) deepFreeze(member);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** True when `host` listens on every interface (or a non-loopback address). */
+export function isPublicBindHost(host: string): boolean {
+  return !(host === '127.0.0.1' || host === 'localhost' || host === '::1' || host.startsWith('127.'));
+}
