@@ -5,6 +5,7 @@
 import type { CommandSpec } from '../command.ts';
 import { serveCommand } from './serve.ts';
 import { keysCommands } from './keys.ts';
+import { benchCommand } from './bench.ts';
 
 /** All commands. */
-export const commands: CommandSpec[] = [serveCommand, ...keysCommands];
+export const commands: CommandSpec[] = [serveCommand, ...keysCommands, benchCommand];
