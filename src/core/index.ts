@@ -9,3 +9,6 @@ export * from './hash.ts';
 export * from './tokens.ts';
 export * from './tool.ts';
 export * from './logger.ts';
+export * from './manifest.ts';
+export * from './pid.ts';
+export * from './plugin-metadata.ts';
