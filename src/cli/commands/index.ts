@@ -6,6 +6,7 @@ import type { CommandSpec } from '../command.ts';
 import { serveCommand } from './serve.ts';
 import { keysCommands } from './keys.ts';
 import { benchCommand } from './bench.ts';
+import { manifestCheckCommand } from './manifest.ts';
 
 /** All commands. */
-export const commands: CommandSpec[] = [serveCommand, ...keysCommands, benchCommand];
+export const commands: CommandSpec[] = [serveCommand, ...keysCommands, manifestCheckCommand, benchCommand];
