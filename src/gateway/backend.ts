@@ -1,0 +1,187 @@
+/**
+ * @module gateway/backend
+ * The one seam between the MCP gateway and the rest of Quiver. The gateway never imports
+ * selection, runtime, plugins or catalog: it asks a `GatewayBackend` for exactly what an MCP
+ * session needs (search, visible tools, calls, capabilities, resources, prompts, outcome
+ * recording). The production backend is built over those services in the composition root;
+ * `testing/local-backend.ts` is a real in-repo backend over real MCP servers for tests and
+ * benchmarks.
+ *
+ * Contract every implementation keeps (seed 004 §9, DESIGN §3.4 "fail closed on security"):
+ * - every method that takes a `BackendSession` returns only what that session may see
+ *   (workspace/project enablement, organisation, user, roles, tier, expert allow-list);
+ * - a tool or plugin the session may not see is indistinguishable from one that does not
+ *   exist (`getTool` → undefined, `callTool` → `not_found`), so nothing leaks across orgs;
+ * - failures are thrown as `QuiverError`: `invalid_input` / `not_found` for the caller's
+ *   mistakes, `timeout` / `unavailable` / `circuit_open` / `rate_limited` / `upstream_error`
+ *   for plugin trouble (operational), anything else is treated as a bug.
+ */
+import type {
+  CallToolResult,
+  GetPromptResult,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ToolAnnotations,
+} from '@modelcontextprotocol/sdk/types.js';
+
+/** How a session's tool list is built (DESIGN §3.8, seed 002 visibility tiers). */
+export type ExposureMode = 'search' | 'capabilities' | 'all';
+
+/** All exposure modes, for parsing flags and config. */
+export const EXPOSURE_MODES: readonly ExposureMode[] = ['search', 'capabilities', 'all'];
+
+/** Seed 002 visibility tiers: bound at start, discoverable, or never shown to the model. */
+export type Visibility = 'always' | 'on-demand' | 'silent';
+
+/** Who a gateway session acts for: taken from the API key (HTTP) or from flags (stdio). */
+export interface SessionIdentity {
+  /** Workspace id or name; `default` when the caller has no binding. */
+  workspace: string;
+  project: string | null;
+  orgId: string | null;
+  userId: string | null;
+  roles: readonly string[];
+  tier: string | null;
+  /** Seed 004 §9.2: when present, search and listing are restricted to these qualified names. */
+  expertAllowList?: readonly string[];
+  /** Overrides the workspace's exposure mode for this connection. */
+  exposureMode?: ExposureMode;
+}
+
+/** The identity plus the gateway's session id, as handed to every backend call. */
+export interface BackendSession extends SessionIdentity {
+  sessionId: string;
+}
+
+/** A tool as the gateway serves it: already namespaced `plugin__tool`. */
+export interface GatewayTool {
+  qualifiedName: string;
+  pluginName: string;
+  title?: string;
+  description: string;
+  inputSchema: { type: 'object'; [key: string]: unknown };
+  outputSchema?: { type: 'object'; [key: string]: unknown };
+  annotations?: ToolAnnotations;
+  visibility: Visibility;
+  /** Pinned by an admin for this context: bound like `always` tools, never evicted. */
+  pinned?: boolean;
+  /** Tokens this tool's schema costs in the model's context (real tokenizer). */
+  tokens: number;
+  /** Retrieval score when the tool comes from a search. */
+  score?: number;
+}
+
+/** What `searchTools` returns. */
+export interface ToolSearchResult {
+  /** Ranked, RBAC-filtered, best first. */
+  tools: GatewayTool[];
+  /** Selection event id: the gateway reports the outcome against it (seed 001 bandit loop). */
+  eventId?: string;
+  /** Degradations worth telling an operator (a stage ran without its embedder, …). */
+  warnings: string[];
+}
+
+/** One plugin as `list_capabilities` shows it (seed 002 PluginManifest fields). */
+export interface CapabilitySummary {
+  name: string;
+  title: string;
+  summary: string;
+  whenToUse: string[];
+  whenNotToUse?: string[];
+  tags: string[];
+  category?: string;
+  stability?: 'stable' | 'beta' | 'experimental';
+  visibility: Visibility;
+  toolCount: number;
+}
+
+/** An installable plugin from the marketplace (seed 004 §10). */
+export interface MarketplaceSuggestion {
+  name: string;
+  title: string;
+  summary: string;
+  category?: string;
+  /** Names of the tools it would add. */
+  tools?: string[];
+  /** How a user installs it (a CLI line or a URL). */
+  install?: string;
+}
+
+/** What kinds of tools exist for a session: the material of the `search_tools` description. */
+export interface CatalogOverview {
+  toolCount: number;
+  plugins: Array<{ name: string; title: string; category?: string; toolCount: number; summary?: string }>;
+}
+
+/** A resource or prompt list fanned out over plugins; failed plugins are named in warnings. */
+export interface AggregatedList<T> {
+  items: Array<{ pluginName: string; item: T }>;
+  warnings: string[];
+}
+
+/** One tool call, as recorded for analytics and health. */
+export interface CallRecord {
+  qualifiedName: string;
+  success: boolean;
+  latencyMs: number;
+  /** QuiverError code when the call failed in the gateway or backend. */
+  errorCode?: string;
+}
+
+/** A catalog change: which workspaces it touches (undefined = possibly all). */
+export interface CatalogChange {
+  workspaces?: string[];
+}
+
+/** Per-call options. */
+export interface BackendCallOptions {
+  signal?: AbortSignal;
+}
+
+/**
+ * Everything the gateway needs from Quiver's services. See the module comment for the
+ * visibility and error contract.
+ */
+export interface GatewayBackend {
+  /** Ranked tools for a natural-language query, RBAC-filtered before ranking (seed 004 §9.1). */
+  searchTools(session: BackendSession, query: string, options: { limit: number }): Promise<ToolSearchResult>;
+  /**
+   * Every non-silent tool the session may see. With `visibility`, only tools of those tiers,
+   * plus pinned tools when `includePinned` (what a session binds at start: seed 002 `always`
+   * tools and admin pins).
+   */
+  listVisibleTools(session: BackendSession, options?: { visibility?: Visibility[]; includePinned?: boolean }): Promise<GatewayTool[]>;
+  /** One tool, or undefined when it does not exist or the session may not see it. */
+  getTool(session: BackendSession, qualifiedName: string): Promise<GatewayTool | undefined>;
+  /** Runs a tool upstream (timeouts, retries, breakers are the backend's). */
+  callTool(session: BackendSession, qualifiedName: string, args: Record<string, unknown>, options?: BackendCallOptions): Promise<CallToolResult>;
+  /** Closes a selection event with what the model then did (seed 001: toolsCalled, success). */
+  recordOutcome(eventId: string, outcome: { toolsCalled: string[]; success: boolean }): Promise<void>;
+  /** Records one proxied call (analytics, health). */
+  recordCall(session: BackendSession, record: CallRecord): Promise<void>;
+  /** Plugins with their manifests, for `list_capabilities` (seed 002). Silent plugins excluded. */
+  listCapabilities(session: BackendSession): Promise<CapabilitySummary[]>;
+  /** A plugin's visible tools for `load_capability`; undefined when the plugin is unknown to the session. */
+  capabilityTools(session: BackendSession, pluginName: string): Promise<GatewayTool[] | undefined>;
+  /** Resources of every visible plugin, with the plugin each came from. */
+  listResources(session: BackendSession): Promise<AggregatedList<Resource>>;
+  /** Reads a resource by its plugin and original URI. */
+  readResource(session: BackendSession, pluginName: string, uri: string, options?: BackendCallOptions): Promise<ReadResourceResult>;
+  /** Prompts of every visible plugin. */
+  listPrompts(session: BackendSession): Promise<AggregatedList<Prompt>>;
+  /** Renders a prompt by its plugin and original name. */
+  getPrompt(
+    session: BackendSession,
+    pluginName: string,
+    name: string,
+    args: Record<string, string>,
+    options?: BackendCallOptions,
+  ): Promise<GetPromptResult>;
+  /** Installable plugins matching the query that the session's organisation does not have. */
+  suggestMarketplace(session: BackendSession, query: string, limit: number): Promise<MarketplaceSuggestion[]>;
+  /** What kinds of tools the session can find. */
+  catalogOverview(session: BackendSession): Promise<CatalogOverview>;
+  /** Subscribes to catalog changes (installs, enablement, rules); returns the unsubscribe. */
+  onCatalogChanged(listener: (change: CatalogChange) => void): () => void;
+}

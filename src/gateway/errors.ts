@@ -1,0 +1,86 @@
+/**
+ * @module gateway/errors
+ * The one place the MCP front maps errors to the wire (STYLE.md habit 1, the MCP SDK's
+ * convention): the caller's mistake (unknown tool, bad arguments) → JSON-RPC InvalidParams;
+ * a plugin failing, timing out or behind an open breaker → a tool result with `isError: true`
+ * and the reason, so the model can react; a bug in the gateway or backend → InternalError
+ * with no details (logged with a reference).
+ */
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { QuiverError, toQuiverError } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
+
+/** The code a backend uses when a plugin answered with a JSON-RPC error of its own. */
+export const UPSTREAM_ERROR = 'upstream_error';
+
+/** Error codes that mean "this tool does not exist for you" (never reveal more across orgs). */
+const UNKNOWN_TOOL_CODES = new Set(['not_found', 'forbidden', 'unauthorized']);
+
+/** InvalidParams for a tool the session cannot use. */
+export function unknownToolError(name: string, hint?: string): McpError {
+  return new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}${hint ? `. ${hint}` : ''}`);
+}
+
+/** Classifies a failure: the caller's, the plugin's, or a bug. */
+export function classifyError(error: unknown): 'caller' | 'plugin' | 'bug' {
+  if (error instanceof McpError) return error.code === ErrorCode.InvalidParams ? 'caller' : 'bug';
+  const quiverError = toQuiverError(error);
+  if (quiverError.kind === 'user') return 'caller';
+  if (quiverError.kind === 'operational') return 'plugin';
+  return 'bug';
+}
+
+/** The tool result a plugin failure becomes. */
+export function pluginFailureResult(toolName: string, error: QuiverError): CallToolResult {
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `Tool '${toolName}' failed (${error.code}): ${error.message}` }],
+  };
+}
+
+/**
+ * Maps a failure of a `tools/call` to what the client receives: a result (plugin failures)
+ * or a thrown McpError (caller mistakes, bugs).
+ */
+export function toolCallFailure(toolName: string, error: unknown, logger: Logger): CallToolResult {
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.InvalidParams) throw error;
+    throw internalError(error, logger, { tool: toolName });
+  }
+  const quiverError = toQuiverError(error);
+  if (quiverError.kind === 'user') {
+    if (UNKNOWN_TOOL_CODES.has(quiverError.code)) throw unknownToolError(toolName);
+    throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${toolName}: ${quiverError.message}`);
+  }
+  if (quiverError.kind === 'operational') return pluginFailureResult(toolName, quiverError);
+  throw internalError(error, logger, { tool: toolName });
+}
+
+/**
+ * Maps a failure of a non-tool request (resources, prompts): caller mistakes → InvalidParams,
+ * timeouts → RequestTimeout, other plugin trouble → InternalError naming the reason (there is
+ * no `isError` outside tool results), bugs → InternalError without details.
+ */
+export function requestFailure(what: string, error: unknown, logger: Logger): McpError {
+  if (error instanceof McpError) return error.code === ErrorCode.InvalidParams ? error : internalError(error, logger, { what });
+  const quiverError = toQuiverError(error);
+  if (quiverError.kind === 'user') {
+    if (UNKNOWN_TOOL_CODES.has(quiverError.code)) return new McpError(ErrorCode.InvalidParams, `Unknown ${what}`);
+    return new McpError(ErrorCode.InvalidParams, `Invalid ${what}: ${quiverError.message}`);
+  }
+  if (quiverError.kind === 'operational') {
+    const code = quiverError.code === 'timeout' ? ErrorCode.RequestTimeout : ErrorCode.InternalError;
+    return new McpError(code, `${what} failed (${quiverError.code}): ${quiverError.message}`, { code: quiverError.code });
+  }
+  return internalError(error, logger, { what });
+}
+
+let bugCounter = 0;
+
+/** An InternalError that hides the cause from the client and logs it with a reference. */
+export function internalError(error: unknown, logger: Logger, context: object): McpError {
+  bugCounter += 1;
+  const reference = `gw-${Date.now().toString(36)}-${bugCounter}`;
+  logger.error({ err: error, reference, ...context }, 'gateway internal error');
+  return new McpError(ErrorCode.InternalError, `Internal error in the Quiver gateway (reference ${reference})`);
+}

@@ -1,0 +1,163 @@
+/**
+ * @module gateway/http
+ * The gateway over Streamable HTTP as a Web-standard fetch handler (mount it at `/mcp` in
+ * Hono or any runtime). One SDK `WebStandardStreamableHTTPServerTransport` and one gateway
+ * session per MCP session id (`mcp-session-id` header). Before anything else the Host and
+ * Origin headers are checked against an allow-list, loopback by default (DNS-rebinding
+ * protection, MCP transport spec). The caller authenticates (the API's bearer-key
+ * middleware) and passes its principal; a resolver turns it into the session's identity,
+ * and a session only answers requests whose principal resolves to the same identity.
+ * DELETE ends a session; idle sessions are collected by the gateway's sweep.
+ */
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { randomUUID } from 'node:crypto';
+import { canonicalJson } from '../core/hash.ts';
+import { isQuiverError } from '../core/errors.ts';
+import { silentLogger, type Logger } from '../core/logger.ts';
+import type { SessionIdentity } from './backend.ts';
+import type { Gateway, GatewaySession } from './gateway.ts';
+
+/** Hostnames allowed by default: loopback only. */
+export const LOOPBACK_HOSTS: readonly string[] = ['127.0.0.1', 'localhost', '[::1]'];
+
+export interface McpHttpHandlerOptions<P> {
+  gateway: Gateway;
+  /**
+   * Turns the authenticated principal (and the request, for per-connection choices such as
+   * the exposure mode) into a session identity; throw `forbidden` to refuse.
+   */
+  resolveIdentity: (principal: P, request: Request) => SessionIdentity | Promise<SessionIdentity>;
+  /** Hostnames (no port) accepted in the Host header (default: loopback). */
+  allowedHosts?: readonly string[];
+  /** Exact origins accepted in the Origin header (default: any origin whose hostname is an allowed host). */
+  allowedOrigins?: readonly string[];
+  /** Largest JSON-RPC POST body, bytes (default 4 MiB). */
+  maxBodyBytes?: number;
+  /** Answer POSTs with plain JSON instead of SSE streams (default false). */
+  enableJsonResponse?: boolean;
+  logger?: Logger;
+}
+
+/** The `/mcp` handler. */
+export interface McpHttpHandler<P> {
+  /** Handles one request to the MCP endpoint for an authenticated principal. */
+  handle(request: Request, principal: P): Promise<Response>;
+  /** Live HTTP sessions. */
+  readonly sessionCount: number;
+  /** Closes every HTTP session. */
+  close(): Promise<void>;
+}
+
+interface HttpSession {
+  session: GatewaySession;
+  transport: WebStandardStreamableHTTPServerTransport;
+  identityKey: string;
+}
+
+function jsonRpcError(status: number, code: number, message: string): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    status,
+    headers: { 'content-type': 'application/json' },
+  });
+}
+
+function hostnameOf(hostHeader: string): string | undefined {
+  try {
+    return new URL(`http://${hostHeader}`).hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Checks Host and Origin against the allow-lists; returns the refusal, or undefined. */
+export function checkRequestOrigin(request: Request, allowedHosts: readonly string[], allowedOrigins?: readonly string[]): Response | undefined {
+  const host = request.headers.get('host') ?? new URL(request.url).host;
+  const hostname = hostnameOf(host);
+  if (!hostname || !allowedHosts.includes(hostname)) return jsonRpcError(403, -32000, `Forbidden: host '${host}' is not allowed`);
+  const origin = request.headers.get('origin');
+  if (origin !== null) {
+    let allowed: boolean;
+    if (allowedOrigins) allowed = allowedOrigins.includes(origin);
+    else {
+      try {
+        allowed = allowedHosts.includes(new URL(origin).hostname);
+      } catch {
+        allowed = false;
+      }
+    }
+    if (!allowed) return jsonRpcError(403, -32000, `Forbidden: origin '${origin}' is not allowed`);
+  }
+  return undefined;
+}
+
+/** Creates the Streamable HTTP handler for `/mcp`. */
+export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpHttpHandler<P> {
+  const { gateway } = options;
+  const logger = (options.logger ?? silentLogger).child({ component: 'gateway-http' });
+  const allowedHosts = options.allowedHosts ?? LOOPBACK_HOSTS;
+  const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
+  const sessions = new Map<string, HttpSession>();
+
+  async function startSession(request: Request, identity: SessionIdentity, identityKey: string, body: unknown): Promise<Response> {
+    const id = randomUUID();
+    const session = await gateway.openSession(identity, { sessionId: id });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      enableJsonResponse: options.enableJsonResponse ?? false,
+      maxRequestBodySize: maxBodyBytes,
+    });
+    sessions.set(id, { session, transport, identityKey });
+    void session.closed.then(() => sessions.delete(id));
+    await session.connect(transport);
+    logger.debug({ sessionId: id }, 'http session started');
+    return transport.handleRequest(request, { parsedBody: body });
+  }
+
+  return {
+    async handle(request, principal) {
+      const refused = checkRequestOrigin(request, allowedHosts, options.allowedOrigins);
+      if (refused) return refused;
+      let identity: SessionIdentity;
+      try {
+        identity = await options.resolveIdentity(principal, request);
+      } catch (error) {
+        if (isQuiverError(error, 'forbidden')) return jsonRpcError(403, -32000, error.message);
+        if (isQuiverError(error, 'unauthorized')) return jsonRpcError(401, -32000, error.message);
+        throw error;
+      }
+      const identityKey = canonicalJson(identity);
+      const sessionId = request.headers.get('mcp-session-id');
+      if (sessionId) {
+        const existing = sessions.get(sessionId);
+        // Another identity's session is as good as none: never confirm it exists.
+        if (!existing || existing.identityKey !== identityKey) return jsonRpcError(404, -32001, 'Session not found');
+        gateway.touchSession(sessionId);
+        return existing.transport.handleRequest(request);
+      }
+      if (request.method !== 'POST') return jsonRpcError(400, -32000, 'Bad Request: no valid session id (mcp-session-id) provided');
+      const declared = Number(request.headers.get('content-length') ?? 0);
+      if (declared > maxBodyBytes) return jsonRpcError(413, -32000, `Payload too large: at most ${maxBodyBytes} bytes`);
+      const text = await request.text();
+      if (text.length > maxBodyBytes) return jsonRpcError(413, -32000, `Payload too large: at most ${maxBodyBytes} bytes`);
+      let body: unknown;
+      try {
+        body = JSON.parse(text) as unknown;
+      } catch {
+        return jsonRpcError(400, -32700, 'Parse error: the body is not valid JSON');
+      }
+      const messages = Array.isArray(body) ? body : [body];
+      if (!messages.some((message) => isInitializeRequest(message))) {
+        return jsonRpcError(400, -32000, 'Bad Request: no valid session id (mcp-session-id) provided');
+      }
+      return startSession(request, identity, identityKey, body);
+    },
+    get sessionCount() {
+      return sessions.size;
+    },
+    async close() {
+      await Promise.allSettled([...sessions.values()].map((entry) => entry.session.close()));
+      sessions.clear();
+    },
+  };
+}
