@@ -7,6 +7,8 @@ import { serveCommand } from './serve.ts';
 import { keysCommands } from './keys.ts';
 import { benchCommand } from './bench.ts';
 import { manifestCheckCommand } from './manifest.ts';
+import { toolsCommands } from './tools.ts';
+import { evalCommand } from './eval.ts';
 
 /** All commands. */
-export const commands: CommandSpec[] = [serveCommand, ...keysCommands, manifestCheckCommand, benchCommand];
+export const commands: CommandSpec[] = [serveCommand, ...toolsCommands, manifestCheckCommand, evalCommand, ...keysCommands, benchCommand];

@@ -1,0 +1,112 @@
+import { it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describeEachBackend } from '../../test/helpers/backends.ts';
+import type { Database } from '../store/database.ts';
+import { getEmbeddings, parseVector, vectorLiteral } from '../store/repositories/embeddings.ts';
+import { embeddingDrift, loadVectors, recomputeStale } from './embedding-sync.ts';
+import { createOfflineEmbedder } from './embedders/offline.ts';
+import type { Embedder } from './embedders/embedder.ts';
+import { createRetrievalIndex } from './retrieval-index.ts';
+
+async function insertTool(db: Database, name: string, description: string, examples: string[] = [], status = 'pending'): Promise<string> {
+  const id = randomUUID();
+  await db.query(
+    `INSERT INTO tools (id, name, description, example_queries, content_hash, embedding_status)
+     VALUES ($1, $2, $3, $4::jsonb, $5, $6)`,
+    [id, name, description, JSON.stringify(examples), name.padEnd(64, '0').slice(0, 64), status],
+  );
+  return id;
+}
+
+describeEachBackend('tool embeddings in pgvector', (backend) => {
+  let db: Database;
+  const embedder = createOfflineEmbedder();
+  before(async () => {
+    db = await backend.open();
+  });
+  after(async () => {
+    await db.close();
+  });
+
+  it('round-trips vectors through the text form', () => {
+    const vector = Float32Array.from([0.5, -0.25, 1e-7]);
+    assert.deepEqual(parseVector(vectorLiteral(vector)), vector);
+    assert.deepEqual(parseVector([1, 2]), Float32Array.from([1, 2]));
+    assert.throws(() => parseVector('nope'), /unexpected vector/);
+  });
+
+  it('embeds only pending and stale tools, marks them current, and feeds the index', async () => {
+    const weather = await insertTool(db, 'getWeather', 'Weather forecast for a city');
+    const pdf = await insertTool(db, 'pdfToText', 'Extract text from PDF files', ['turn this pdf into text'], 'stale');
+    const current = await insertTool(db, 'already', 'Already embedded', [], 'current');
+    const first = await recomputeStale(db, embedder, { batchSize: 1 });
+    assert.deepEqual([...first.embedded].sort(), [weather, pdf].sort());
+    assert.deepEqual(first.warnings, []);
+    const stored = await getEmbeddings(db, embedder.modelId);
+    assert.deepEqual([...stored.keys()].sort(), [weather, pdf].sort());
+    assert.equal(stored.get(weather)!.dimensions, 384);
+    assert.ok(!stored.has(current));
+    const { rows } = await db.query<{ id: string; embedding_status: string; last_embedded_at: unknown }>(
+      'SELECT id, embedding_status, last_embedded_at FROM tools WHERE id = ANY($1::uuid[])',
+      [[weather, pdf]],
+    );
+    assert.ok(rows.every((row) => row.embedding_status === 'current' && row.last_embedded_at !== null));
+    // A second run has nothing to do.
+    assert.deepEqual((await recomputeStale(db, embedder)).embedded, []);
+
+    // The stored vector is what the index would compute itself, and cosine search works in SQL.
+    const vectors = await loadVectors(db, embedder);
+    const index = createRetrievalIndex({ embedder });
+    await index.build([{ id: pdf, name: 'pdfToText', description: 'Extract text from PDF files', exampleQueries: ['turn this pdf into text'] }]);
+    const own = index.vectorOf(pdf)!;
+    vectors.get(pdf)!.forEach((value, i) => assert.ok(Math.abs(value - own[i]!) < 1e-6));
+    const [query] = await embedder.embed(['weather forecast']);
+    const nearest = await db.query<{ tool_id: string }>(
+      `SELECT tool_id FROM tool_embeddings WHERE dimensions = 384 AND model = $2
+       ORDER BY embedding::vector(384) <=> $1::vector(384) LIMIT 1`,
+      [vectorLiteral(query!), embedder.modelId],
+    );
+    assert.equal(nearest.rows[0]?.tool_id, weather);
+  });
+
+  it('leaves statuses alone and warns when the embedder fails', async () => {
+    const id = await insertTool(db, 'failing', 'Will not embed');
+    const broken: Embedder = { ...embedder, modelId: embedder.modelId, dimensions: 384, maxBatchSize: 8, async embed() {
+      throw new Error('service down');
+    } };
+    const result = await recomputeStale(db, broken);
+    assert.deepEqual(result.embedded, []);
+    assert.match(result.warnings[0]!, /service down/);
+    const { rows } = await db.query<{ embedding_status: string }>('SELECT embedding_status FROM tools WHERE id = $1', [id]);
+    assert.equal(rows[0]?.embedding_status, 'pending');
+  });
+
+  it('keeps a tool stale when its content changed while it was being embedded', async () => {
+    const id = await insertTool(db, 'racy', 'Original text');
+    const racing: Embedder = { ...embedder, modelId: embedder.modelId, dimensions: 384, maxBatchSize: 64, async embed(texts) {
+      await db.query("UPDATE tools SET content_hash = repeat('f', 64), embedding_status = 'stale' WHERE id = $1", [id]);
+      return embedder.embed(texts);
+    } };
+    const result = await recomputeStale(db, racing);
+    assert.ok(result.changedMeanwhile.includes(id));
+    const { rows } = await db.query<{ embedding_status: string }>('SELECT embedding_status FROM tools WHERE id = $1', [id]);
+    assert.equal(rows[0]?.embedding_status, 'stale');
+  });
+
+  it('lists drift: not current, never embedded, or older than the threshold', async () => {
+    const old = await insertTool(db, 'oldTool', 'x', [], 'current');
+    await db.query("UPDATE tools SET last_embedded_at = now() - interval '10 days' WHERE id = $1", [old]);
+    const fresh = await insertTool(db, 'freshTool', 'x', [], 'current');
+    await db.query('UPDATE tools SET last_embedded_at = now() WHERE id = $1', [fresh]);
+    const drift = await embeddingDrift(db);
+    const ids = drift.map((row) => row.id);
+    assert.ok(ids.includes(old));
+    assert.ok(!ids.includes(fresh));
+    const oldRow = drift.find((row) => row.id === old)!;
+    assert.ok(oldRow.daysSinceEmbed > 9.9 && oldRow.daysSinceEmbed < 10.1);
+    assert.ok((await embeddingDrift(db, { maxAgeDays: 30 })).every((row) => row.id !== old));
+    // Never embedded ('pending', no timestamp) comes first: the most out of date.
+    assert.equal(drift[0]?.lastEmbeddedAt, null);
+  });
+});

@@ -1,0 +1,126 @@
+/**
+ * @module retrieval/lexical-index
+ * BM25F over fielded text (Robertson & Zaragoza, "The Probabilistic Relevance Framework:
+ * BM25 and Beyond", 2009, §3.5): each field's term frequency is length-normalised with its
+ * own b and weighted, the weighted sum saturates once with k1, and IDF is applied once per
+ * query term. Saturated term weights are computed at build time, so a query is a walk
+ * over compressed postings (CSR layout in typed arrays) adding into one score array.
+ */
+
+/** Per-field BM25F parameters. */
+export interface FieldParameters {
+  /** How much one occurrence in this field counts relative to the description. */
+  weight: number;
+  /** Length normalisation strength in [0, 1]. */
+  b: number;
+}
+
+/** A query term and how much it counts. */
+export interface WeightedTerm {
+  term: string;
+  weight: number;
+}
+
+/** An immutable BM25F index over documents 0..size-1. */
+export interface LexicalIndex {
+  readonly size: number;
+  /** Inverse document frequency of a term (0 when unknown). */
+  idf(term: string): number;
+  /** Number of documents containing the term. */
+  documentFrequency(term: string): number;
+  /**
+   * Adds the BM25F score of `query` for every document into `scores` (length `size`).
+   * Returns how many postings were visited.
+   */
+  accumulate(query: readonly WeightedTerm[], scores: Float32Array): number;
+}
+
+/** Builds a BM25F index. `documents[i][f]` are the terms of field f of document i. */
+export function buildLexicalIndex(
+  documents: readonly (readonly (readonly string[])[])[],
+  fields: readonly FieldParameters[],
+  k1: number,
+): LexicalIndex {
+  const size = documents.length;
+  const fieldCount = fields.length;
+  const averageLength = new Float64Array(fieldCount);
+  for (const document of documents) {
+    for (let f = 0; f < fieldCount; f++) averageLength[f]! += document[f]?.length ?? 0;
+  }
+  for (let f = 0; f < fieldCount; f++) averageLength[f] = size === 0 ? 1 : Math.max(averageLength[f]! / size, 1e-9);
+
+  const termIds = new Map<string, number>();
+  const postingTerm: number[] = [];
+  const postingDoc: number[] = [];
+  const postingValue: number[] = [];
+  const pseudoFrequency = new Map<number, number>();
+
+  for (let d = 0; d < size; d++) {
+    const document = documents[d]!;
+    pseudoFrequency.clear();
+    for (let f = 0; f < fieldCount; f++) {
+      const fieldTerms = document[f];
+      if (!fieldTerms || fieldTerms.length === 0) continue;
+      const { weight, b } = fields[f]!;
+      if (weight === 0) continue;
+      const norm = 1 - b + (b * fieldTerms.length) / averageLength[f]!;
+      const increment = weight / norm;
+      for (const term of fieldTerms) {
+        let id = termIds.get(term);
+        if (id === undefined) {
+          id = termIds.size;
+          termIds.set(term, id);
+        }
+        pseudoFrequency.set(id, (pseudoFrequency.get(id) ?? 0) + increment);
+      }
+    }
+    for (const [id, tf] of pseudoFrequency) {
+      postingTerm.push(id);
+      postingDoc.push(d);
+      postingValue.push((tf * (k1 + 1)) / (tf + k1));
+    }
+  }
+
+  // Counting sort of postings by term into CSR arrays.
+  const termCount = termIds.size;
+  const offsets = new Int32Array(termCount + 1);
+  for (const id of postingTerm) offsets[id + 1]!++;
+  for (let t = 0; t < termCount; t++) offsets[t + 1]! += offsets[t]!;
+  const cursor = offsets.slice(0, termCount);
+  const docs = new Int32Array(postingTerm.length);
+  const values = new Float32Array(postingTerm.length);
+  for (let p = 0; p < postingTerm.length; p++) {
+    const slot = cursor[postingTerm[p]!]!++;
+    docs[slot] = postingDoc[p]!;
+    values[slot] = postingValue[p]!;
+  }
+  const idfs = new Float32Array(termCount);
+  for (let t = 0; t < termCount; t++) {
+    const df = offsets[t + 1]! - offsets[t]!;
+    idfs[t] = Math.log(1 + (size - df + 0.5) / (df + 0.5));
+  }
+
+  return {
+    size,
+    idf(term) {
+      const id = termIds.get(term);
+      return id === undefined ? 0 : idfs[id]!;
+    },
+    documentFrequency(term) {
+      const id = termIds.get(term);
+      return id === undefined ? 0 : offsets[id + 1]! - offsets[id]!;
+    },
+    accumulate(query, scores) {
+      let visited = 0;
+      for (const { term, weight } of query) {
+        const id = termIds.get(term);
+        if (id === undefined || weight === 0) continue;
+        const factor = idfs[id]! * weight;
+        const end = offsets[id + 1]!;
+        for (let p = offsets[id]!; p < end; p++) scores[docs[p]!]! += factor * values[p]!;
+        visited += end - offsets[id]!;
+      }
+      return visited;
+    },
+  };
+}

@@ -1,0 +1,484 @@
+/**
+ * @module retrieval/retrieval-index
+ * The hybrid retrieval index other parts use (DESIGN §3.3): BM25F over fielded text, dense
+ * vectors from a pluggable Embedder (Tool2Vec for tools with examples), calibrated score
+ * fusion, clause-level ranking for multi-intent requests, and demotion by anti-patterns.
+ *
+ * Relevance fails open (DESIGN §3.4): when the embedder cannot embed the catalog or the
+ * query, search ranks lexically and says so in `warnings`. The index holds everything in
+ * memory; the database stays the truth (callers pass persisted vectors to `build`).
+ *
+ * @example
+ * const index = createRetrievalIndex({ embedder: createOfflineEmbedder() });
+ * await index.build(documents);
+ * const { results, warnings } = await index.search('convert this PDF to text', { k: 5 });
+ */
+import { QuiverError } from '../core/errors.ts';
+import { documentFields, fieldNames, type FieldName, type RetrievalDocument } from './document.ts';
+import type { Embedder } from './embedders/embedder.ts';
+import { buildLexicalIndex, type FieldParameters, type LexicalIndex, type WeightedTerm } from './lexical-index.ts';
+import { splitClauses } from './multi-intent.ts';
+import { termWeight, terms, tokenize } from './tokenizer.ts';
+import { checkVectors, defaultTextShare, embedDocuments } from './tool2vec.ts';
+import { topK } from './top-k.ts';
+
+/** Tuning of the index. Defaults are the measured ones in docs/retrieval.md. */
+export interface RetrievalOptions {
+  /** BM25F weight and length normalisation per field. */
+  fields?: Partial<Record<FieldName, FieldParameters>>;
+  /** BM25 term-frequency saturation. */
+  k1?: number;
+  /** Query weight of function words ("you", "the", "please"); see tokenizer. */
+  functionWordWeight?: number;
+  /**
+   * Weight of the normalised vector score next to the normalised lexical score. Default 0.3
+   * for the offline embedder (its vectors carry mostly lexical evidence) and 1 for neural ones.
+   */
+  vectorWeight?: number;
+  /**
+   * How many lexical hits per query text the vectors rerank, or 'all' to score every
+   * candidate. Default: 30 for the offline embedder (10 to 100 measured the same), 'all' for
+   * neural ones.
+   */
+  vectorDepth?: number | 'all';
+  /** Rank each clause of a multi-intent request separately and merge (default true). */
+  multiIntent?: boolean;
+  /** Weight of the whole-query score inside each clause's score when merging clauses. */
+  wholeQueryWeight?: number;
+  /** Share of the text vector in a tool vector when the tool has examples (Tool2Vec). */
+  textShare?: number;
+  /** How far a strongly matching anti-pattern lowers a tool's score (0 disables demotion). */
+  antiPatternPenalty?: number;
+  /** Fraction of an anti-pattern's weight the query must cover before it demotes. */
+  antiPatternThreshold?: number;
+}
+
+/** One ranked tool. */
+export interface RetrievalResult {
+  id: string;
+  score: number;
+  /** 1-based rank of the tool in the whole-query lexical ranking (absent when it had no lexical match). */
+  lexicalRank?: number;
+  /** 1-based rank of the tool by whole-query vector similarity (absent without vectors). */
+  vectorRank?: number;
+}
+
+/** A search's answer: ranked tools and any degradation the caller should know about. */
+export interface RetrievalSearchResult {
+  results: RetrievalResult[];
+  warnings: string[];
+}
+
+/** Options of one search. */
+export interface SearchOptions {
+  /** How many tools to return (default 10). */
+  k?: number;
+  /** Restricts results to these tool ids (selection applies policy before retrieval). */
+  candidateIds?: ReadonlySet<string>;
+  /** Report lexicalRank / vectorRank per result (default true; costs O(size) per result). */
+  includeRanks?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Options of `build` and `upsert`. */
+export interface BuildOptions {
+  /** Vectors already computed by the same embedder (e.g. read from pgvector), by tool id. */
+  vectors?: ReadonlyMap<string, Float32Array>;
+  signal?: AbortSignal;
+}
+
+/** The index. */
+export interface RetrievalIndex {
+  /** Number of indexed tools. */
+  readonly size: number;
+  /** True when tool vectors are available for ranking. */
+  readonly hasVectors: boolean;
+  /** Warnings from the last build/upsert (e.g. the embedder failed). */
+  readonly warnings: readonly string[];
+  /** Replaces the whole index with these documents. */
+  build(documents: readonly RetrievalDocument[], options?: BuildOptions): Promise<void>;
+  /** Adds or replaces documents; only they are embedded. */
+  upsert(documents: readonly RetrievalDocument[], options?: BuildOptions): Promise<void>;
+  /** Removes documents by id (unknown ids are ignored). */
+  remove(ids: readonly string[]): void;
+  /** Ranks tools for a query. */
+  search(query: string, options?: SearchOptions): Promise<RetrievalSearchResult>;
+  /** The vector held for a tool, if any (for persistence). */
+  vectorOf(id: string): Float32Array | undefined;
+}
+
+const defaultFields: Record<FieldName, FieldParameters> = {
+  name: { weight: 3, b: 0.5 },
+  summary: { weight: 1.5, b: 0.75 },
+  description: { weight: 1, b: 0.75 },
+  whenToUse: { weight: 1, b: 0.75 },
+  tags: { weight: 1.5, b: 0.5 },
+  parameterNames: { weight: 0.5, b: 0.5 },
+  parameterDescriptions: { weight: 0.4, b: 0.75 },
+  examples: { weight: 0.5, b: 0.75 },
+  extra: { weight: 0.2, b: 0.75 },
+};
+
+interface Settings {
+  fields: FieldParameters[];
+  k1: number;
+  functionWordWeight: number;
+  vectorWeight: number;
+  vectorDepth: number;
+  multiIntent: boolean;
+  wholeQueryWeight: number;
+  textShare: number;
+  antiPatternPenalty: number;
+  antiPatternThreshold: number;
+}
+
+function resolveSettings(options: RetrievalOptions, embedder: Embedder | undefined): Settings {
+  const offline = embedder?.provider === 'quiver-offline';
+  const fields = fieldNames.map((name) => ({ ...defaultFields[name], ...options.fields?.[name] }));
+  for (const field of fields) {
+    if (!(field.weight >= 0) || !(field.b >= 0 && field.b <= 1)) {
+      throw new QuiverError('invalid_config', 'field weights must be ≥ 0 and b in [0, 1]');
+    }
+  }
+  const depth = options.vectorDepth ?? (offline ? 30 : 'all');
+  return {
+    fields,
+    k1: options.k1 ?? 1.2,
+    functionWordWeight: options.functionWordWeight ?? 0.2,
+    vectorWeight: options.vectorWeight ?? (offline ? 0.3 : 1),
+    vectorDepth: depth === 'all' ? Number.POSITIVE_INFINITY : Math.max(1, depth),
+    multiIntent: options.multiIntent ?? true,
+    wholeQueryWeight: options.wholeQueryWeight ?? 0.3,
+    textShare: options.textShare ?? defaultTextShare,
+    antiPatternPenalty: options.antiPatternPenalty ?? 0.5,
+    antiPatternThreshold: options.antiPatternThreshold ?? 0.6,
+  };
+}
+
+/** Weighted query terms: repeated terms add up; function words count little (tokenizer). */
+export function queryTerms(text: string, functionWordWeight: number): WeightedTerm[] {
+  const weights = new Map<string, number>();
+  for (const token of tokenize(text)) weights.set(token.term, (weights.get(token.term) ?? 0) + termWeight(token, functionWordWeight));
+  return [...weights].map(([term, weight]) => ({ term, weight }));
+}
+
+/** Everything derived from the document set; rebuilt lazily after upsert/remove. */
+interface Snapshot {
+  documents: RetrievalDocument[];
+  positionOf: Map<string, number>;
+  idOrder: Int32Array;
+  lexical: LexicalIndex;
+  /** Row-major vectors (size × dimensions), rows of tools without a vector are zero. */
+  matrix: Float32Array | undefined;
+  hasVector: Uint8Array;
+  antiPatterns: { lexical: LexicalIndex; owner: Int32Array; selfScore: Float32Array } | undefined;
+  /** Reused buffers: scoring is synchronous, so one search uses them at a time. */
+  lexicalScratch: Float32Array;
+  similarityScratch: Float32Array;
+  wholeScratch: Float32Array;
+  clauseScratch: Float32Array;
+  finalScratch: Float32Array;
+}
+
+/** Creates an empty retrieval index. Without an embedder it ranks lexically. */
+export function createRetrievalIndex(config: { embedder?: Embedder; options?: RetrievalOptions } = {}): RetrievalIndex {
+  const embedder = config.embedder;
+  const settings = resolveSettings(config.options ?? {}, embedder);
+  const documents = new Map<string, RetrievalDocument>();
+  const vectors = new Map<string, Float32Array>();
+  let buildWarnings: string[] = [];
+  let vectorsEnabled = embedder !== undefined;
+  let snapshot: Snapshot | undefined;
+
+  const embedInto = async (batch: readonly RetrievalDocument[], options: BuildOptions): Promise<void> => {
+    if (!embedder || !vectorsEnabled) return;
+    const missing: RetrievalDocument[] = [];
+    for (const document of batch) {
+      const given = options.vectors?.get(document.id);
+      if (given && given.length === embedder.dimensions) vectors.set(document.id, given);
+      else missing.push(document);
+    }
+    if (missing.length === 0) return;
+    try {
+      const embedded = await embedDocuments(embedder, missing, {
+        textShare: settings.textShare,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      missing.forEach((document, i) => vectors.set(document.id, embedded[i]!));
+    } catch (error) {
+      // Fail open: lexical ranking still works (DESIGN §3.4, seed 001 §10.1).
+      vectorsEnabled = false;
+      vectors.clear();
+      buildWarnings.push(`embedder ${embedder.modelId} failed, ranking lexically: ${(error as Error).message}`);
+    }
+  };
+
+  const rebuild = (): Snapshot => {
+    const list = [...documents.values()];
+    const positionOf = new Map(list.map((document, i) => [document.id, i]));
+    const sortedIds = list.map((document, i) => [document.id, i] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    const idOrder = new Int32Array(list.length);
+    sortedIds.forEach(([, position], order) => (idOrder[position] = order));
+    const lexical = buildLexicalIndex(
+      list.map((document) => {
+        const fields = documentFields(document);
+        return fieldNames.map((name) => terms(fields[name]));
+      }),
+      settings.fields,
+      settings.k1,
+    );
+    let matrix: Float32Array | undefined;
+    const hasVector = new Uint8Array(list.length);
+    if (embedder && vectorsEnabled && vectors.size > 0) {
+      const dimensions = embedder.dimensions;
+      matrix = new Float32Array(list.length * dimensions);
+      list.forEach((document, i) => {
+        const vector = vectors.get(document.id);
+        if (!vector) return;
+        matrix!.set(vector, i * dimensions);
+        hasVector[i] = 1;
+      });
+    }
+    // Anti-patterns: one small document per phrase, so a match is judged phrase by phrase.
+    const phraseTerms: string[][][] = [];
+    const owners: number[] = [];
+    list.forEach((document, i) => {
+      for (const phrase of document.whenNotToUse ?? []) {
+        if (!phrase.trim()) continue;
+        phraseTerms.push([terms(phrase)]);
+        owners.push(i);
+      }
+    });
+    let antiPatterns: Snapshot['antiPatterns'];
+    if (phraseTerms.length > 0) {
+      const antiLexical = buildLexicalIndex(phraseTerms, [{ weight: 1, b: 0 }], settings.k1);
+      const selfScore = new Float32Array(phraseTerms.length);
+      const single = new Float32Array(phraseTerms.length);
+      phraseTerms.forEach(([phrase], p) => {
+        // The most a query can score against phrase p: the phrase's own terms, each once.
+        single.fill(0);
+        antiLexical.accumulate([...new Set(phrase)].map((term) => ({ term, weight: 1 })), single);
+        selfScore[p] = single[p]!;
+      });
+      antiPatterns = { lexical: antiLexical, owner: Int32Array.from(owners), selfScore };
+    }
+    const n = list.length;
+    return {
+      documents: list,
+      positionOf,
+      idOrder,
+      lexical,
+      matrix,
+      hasVector,
+      antiPatterns,
+      lexicalScratch: new Float32Array(n),
+      similarityScratch: new Float32Array(n),
+      wholeScratch: new Float32Array(n),
+      clauseScratch: new Float32Array(n),
+      finalScratch: new Float32Array(n),
+    };
+  };
+
+  const current = (): Snapshot => (snapshot ??= rebuild());
+
+  /**
+   * Scores one text (whole query or clause) into `out`: lexical score normalised by its best
+   * candidate, plus `vectorWeight` × vector similarity normalised the same way. The vectors
+   * rerank the `vectorDepth` best lexical hits (all candidates when 'all').
+   */
+  const scoreText = (
+    view: Snapshot,
+    text: string,
+    vector: Float32Array | undefined,
+    mask: Uint8Array | undefined,
+    out: Float32Array,
+    vectorScores: Map<number, number> | undefined,
+  ): void => {
+    const n = view.documents.length;
+    const lexical = view.lexicalScratch;
+    lexical.fill(0);
+    view.lexical.accumulate(queryTerms(text, settings.functionWordWeight), lexical);
+    let lexicalMax = 0;
+    for (let d = 0; d < n; d++) {
+      const value = lexical[d]!;
+      if (value > lexicalMax && (mask === undefined || mask[d] === 1)) lexicalMax = value;
+    }
+    const scale = lexicalMax > 0 ? 1 / lexicalMax : 0;
+    for (let d = 0; d < n; d++) out[d] = mask === undefined || mask[d] === 1 ? lexical[d]! * scale : 0;
+    if (!vector || !view.matrix || settings.vectorWeight <= 0) return;
+    const dimensions = vector.length;
+    const matrix = view.matrix;
+    let pool: ArrayLike<number>;
+    if (Number.isFinite(settings.vectorDepth)) pool = topK(lexical, settings.vectorDepth, view.idOrder, mask, 0);
+    else {
+      const all: number[] = [];
+      for (let d = 0; d < n; d++) if (mask === undefined || mask[d] === 1) all.push(d);
+      pool = all;
+    }
+    const similarities = view.similarityScratch;
+    let vectorMax = 0;
+    for (let p = 0; p < pool.length; p++) {
+      const d = pool[p]!;
+      if (!view.hasVector[d]) {
+        similarities[p] = 0;
+        continue;
+      }
+      const base = d * dimensions;
+      let s0 = 0;
+      let s1 = 0;
+      let i = 0;
+      for (; i + 1 < dimensions; i += 2) {
+        s0 += matrix[base + i]! * vector[i]!;
+        s1 += matrix[base + i + 1]! * vector[i + 1]!;
+      }
+      if (i < dimensions) s0 += matrix[base + i]! * vector[i]!;
+      const similarity = s0 + s1;
+      similarities[p] = similarity;
+      vectorScores?.set(d, similarity);
+      if (similarity > vectorMax) vectorMax = similarity;
+    }
+    if (vectorMax <= 0) return;
+    const vectorScale = settings.vectorWeight / vectorMax;
+    for (let p = 0; p < pool.length; p++) {
+      const similarity = similarities[p]!;
+      if (similarity > 0) out[pool[p]!]! += similarity * vectorScale;
+    }
+  };
+
+  /** 1-based rank of document d in `scores` among candidates, or undefined when it did not score. */
+  const rankOf = (scores: Float32Array | Map<number, number>, d: number, view: Snapshot, mask: Uint8Array | undefined): number | undefined => {
+    const mine = scores instanceof Map ? scores.get(d) : scores[d];
+    if (mine === undefined || (scores instanceof Float32Array && !(mine > 0))) return undefined;
+    let rank = 1;
+    const consider = (i: number, other: number): void => {
+      if (i === d || (mask !== undefined && mask[i] !== 1)) return;
+      if (other > mine || (other === mine && view.idOrder[i]! < view.idOrder[d]!)) rank++;
+    };
+    if (scores instanceof Map) for (const [i, other] of scores) consider(i, other);
+    else for (let i = 0; i < scores.length; i++) consider(i, scores[i]!);
+    return rank;
+  };
+
+  return {
+    get size() {
+      return documents.size;
+    },
+    get hasVectors() {
+      return embedder !== undefined && vectorsEnabled && vectors.size > 0;
+    },
+    get warnings() {
+      return buildWarnings;
+    },
+    async build(list, options = {}) {
+      const ids = new Set<string>();
+      for (const document of list) {
+        if (ids.has(document.id)) throw new QuiverError('invalid_input', `duplicate tool id '${document.id}'`);
+        ids.add(document.id);
+      }
+      documents.clear();
+      vectors.clear();
+      buildWarnings = [];
+      vectorsEnabled = embedder !== undefined;
+      for (const document of list) documents.set(document.id, document);
+      await embedInto(list, options);
+      snapshot = undefined;
+    },
+    async upsert(list, options = {}) {
+      for (const document of list) {
+        documents.set(document.id, document);
+        vectors.delete(document.id);
+      }
+      await embedInto(list, options);
+      snapshot = undefined;
+    },
+    remove(ids) {
+      let changed = false;
+      for (const id of ids) {
+        changed = documents.delete(id) || changed;
+        vectors.delete(id);
+      }
+      if (changed) snapshot = undefined;
+    },
+    vectorOf(id) {
+      return vectors.get(id);
+    },
+    async search(query, options = {}) {
+      const k = options.k ?? 10;
+      const warnings = [...buildWarnings];
+      const clauses = settings.multiIntent ? splitClauses(query) : [query];
+      const texts = clauses.length > 1 ? [query, ...clauses] : [query];
+      let queryVectors: Float32Array[] | undefined;
+      if (embedder && vectorsEnabled && vectors.size > 0 && settings.vectorWeight > 0) {
+        try {
+          queryVectors = await embedder.embed(texts, options.signal ? { signal: options.signal } : undefined);
+          checkVectors(embedder, queryVectors, texts.length);
+        } catch (error) {
+          queryVectors = undefined;
+          warnings.push(`embedder ${embedder.modelId} failed on the query, ranking lexically: ${(error as Error).message}`);
+        }
+      }
+      // From here on everything is synchronous, so concurrent searches cannot interleave.
+      const view = current();
+      const n = view.documents.length;
+      let mask: Uint8Array | undefined;
+      if (options.candidateIds) {
+        mask = new Uint8Array(n);
+        for (const id of options.candidateIds) {
+          const position = view.positionOf.get(id);
+          if (position !== undefined) mask[position] = 1;
+        }
+      }
+      const includeRanks = options.includeRanks ?? true;
+      const whole = view.wholeScratch;
+      const wholeVector = includeRanks && queryVectors ? new Map<number, number>() : undefined;
+      scoreText(view, query, queryVectors?.[0], mask, whole, wholeVector);
+      const wholeLexical = includeRanks ? view.lexicalScratch.slice() : undefined;
+      let final = whole;
+      if (texts.length > 1) {
+        // Multi-intent: each clause ranks on its own (plus a share of the whole query), and a
+        // tool keeps its best clause score, so every intent reaches the top of the list.
+        let wholeMax = 0;
+        for (let d = 0; d < n; d++) if (whole[d]! > wholeMax) wholeMax = whole[d]!;
+        const wholeScale = wholeMax > 0 ? settings.wholeQueryWeight / wholeMax : 0;
+        final = view.finalScratch;
+        final.fill(0);
+        const clauseScores = view.clauseScratch;
+        for (let c = 1; c < texts.length; c++) {
+          scoreText(view, texts[c]!, queryVectors?.[c], mask, clauseScores, undefined);
+          let clauseMax = 0;
+          for (let d = 0; d < n; d++) if (clauseScores[d]! > clauseMax) clauseMax = clauseScores[d]!;
+          const clauseScale = clauseMax > 0 ? 1 / clauseMax : 0;
+          for (let d = 0; d < n; d++) {
+            const combined = whole[d]! * wholeScale + clauseScores[d]! * clauseScale;
+            if (combined > final[d]!) final[d] = combined;
+          }
+        }
+      }
+      if (view.antiPatterns && settings.antiPatternPenalty > 0) {
+        const { lexical: antiLexical, owner, selfScore } = view.antiPatterns;
+        const phraseScores = new Float32Array(owner.length);
+        antiLexical.accumulate(queryTerms(query, settings.functionWordWeight), phraseScores);
+        const demoted = new Map<number, number>();
+        for (let p = 0; p < owner.length; p++) {
+          const coverage = selfScore[p]! > 0 ? Math.min(1, phraseScores[p]! / selfScore[p]!) : 0;
+          if (coverage < settings.antiPatternThreshold) continue;
+          const strength = (coverage - settings.antiPatternThreshold) / Math.max(1e-9, 1 - settings.antiPatternThreshold);
+          const factor = 1 - settings.antiPatternPenalty * Math.max(strength, 0.25);
+          demoted.set(owner[p]!, Math.min(demoted.get(owner[p]!) ?? 1, factor));
+        }
+        for (const [d, factor] of demoted) final[d]! *= factor;
+      }
+      const top = topK(final, k, view.idOrder, mask, 0);
+      const results = top.map((d) => {
+        const result: RetrievalResult = { id: view.documents[d]!.id, score: final[d]! };
+        if (!wholeLexical) return result;
+        const lexicalRank = rankOf(wholeLexical, d, view, mask);
+        if (lexicalRank !== undefined) result.lexicalRank = lexicalRank;
+        const vectorRank = wholeVector && wholeVector.size > 0 ? rankOf(wholeVector, d, view, mask) : undefined;
+        if (vectorRank !== undefined) result.vectorRank = vectorRank;
+        return result;
+      });
+      return { results, warnings };
+    },
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * @module retrieval/top-k
+ * Selects the k best documents from a score array without sorting all of them: a binary
+ * min-heap of size k, ordered by (score desc, id order asc) so ties always break the same
+ * way, whatever the insertion order (DESIGN §5: same input, same ranking).
+ */
+
+/**
+ * Returns the indexes of the k best documents, best first. Only documents with
+ * `mask[d] === 1` (when a mask is given) and a score above `minimumScore` are considered.
+ */
+export function topK(
+  scores: Float32Array,
+  k: number,
+  idOrder: Int32Array,
+  mask: Uint8Array | undefined,
+  minimumScore = Number.NEGATIVE_INFINITY,
+): number[] {
+  if (k <= 0) return [];
+  const heap = new Int32Array(k);
+  let size = 0;
+  const n = scores.length;
+  for (let d = 0; d < n; d++) {
+    const score = scores[d]!;
+    if (score <= minimumScore || (mask !== undefined && mask[d] !== 1)) continue;
+    if (size < k) {
+      // Sift up: the root is the worst of the kept documents.
+      let i = size++;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        const p = heap[parent]!;
+        if (scores[p]! < score || (scores[p] === score && idOrder[p]! > idOrder[d]!)) break;
+        heap[i] = p;
+        i = parent;
+      }
+      heap[i] = d;
+    } else {
+      const root = heap[0]!;
+      if (score < scores[root]! || (score === scores[root] && idOrder[d]! > idOrder[root]!)) continue;
+      // Replace the root and sift down.
+      let i = 0;
+      for (;;) {
+        const left = 2 * i + 1;
+        if (left >= size) break;
+        const right = left + 1;
+        let child = left;
+        if (right < size) {
+          const l = heap[left]!;
+          const r = heap[right]!;
+          if (scores[r]! < scores[l]! || (scores[r] === scores[l] && idOrder[r]! > idOrder[l]!)) child = right;
+        }
+        const c = heap[child]!;
+        if (score < scores[c]! || (score === scores[c] && idOrder[d]! > idOrder[c]!)) break;
+        heap[i] = c;
+        i = child;
+      }
+      heap[i] = d;
+    }
+  }
+  return Array.from(heap.subarray(0, size)).sort((a, b) => scores[b]! - scores[a]! || idOrder[a]! - idOrder[b]!);
+}

@@ -1,0 +1,201 @@
+/**
+ * @module store/repositories/embeddings
+ * Tool vectors in pgvector (`tool_embeddings`, one row per tool and embedder model) and the
+ * embedding lifecycle columns of `tools` (seed 001 §4.2: pending → current, stale after a
+ * content change). Vectors travel as pgvector's text form `[x,y,…]`, which both engines
+ * accept and return.
+ */
+import type { Queryable } from '../database.ts';
+
+/** A stored vector. */
+export interface StoredEmbedding {
+  toolId: string;
+  model: string;
+  dimensions: number;
+  embedding: Float32Array;
+  /** The tool's content hash when the vector was computed. */
+  contentHash: string;
+  embeddedAt: Date;
+}
+
+/** What an embedder needs to know about a tool whose vector is pending or stale. */
+export interface ToolToEmbed {
+  id: string;
+  name: string;
+  description: string;
+  summary: string | null;
+  parameters: Record<string, unknown>;
+  tags: string[];
+  whenToUse: string[];
+  whenNotToUse: string[];
+  exampleQueries: string[];
+  contentHash: string;
+}
+
+/** A tool whose embedding is missing, not current or old (seed 001 §8.6). */
+export interface EmbeddingDriftRow {
+  id: string;
+  name: string;
+  embeddingStatus: string;
+  lastEmbeddedAt: Date | null;
+  daysSinceEmbed: number;
+}
+
+/** pgvector text form of a vector. */
+export function vectorLiteral(vector: Float32Array): string {
+  let text = '[';
+  for (let i = 0; i < vector.length; i++) {
+    if (i > 0) text += ',';
+    const value = vector[i]!;
+    text += Number.isFinite(value) ? String(value) : '0';
+  }
+  return `${text}]`;
+}
+
+/** Parses pgvector's text form (or a number array, as some drivers return). */
+export function parseVector(value: unknown): Float32Array {
+  if (Array.isArray(value)) return Float32Array.from(value as number[]);
+  if (typeof value !== 'string' || !value.startsWith('[') || !value.endsWith(']')) {
+    throw new Error(`unexpected vector value ${String(value).slice(0, 40)}`);
+  }
+  const body = value.slice(1, -1).trim();
+  return body ? Float32Array.from(body.split(','), Number) : new Float32Array(0);
+}
+
+const toDate = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
+
+/** Inserts or replaces the vectors of several tools for one model, in one statement. */
+export async function upsertEmbeddings(
+  db: Queryable,
+  rows: readonly { toolId: string; model: string; embedding: Float32Array; contentHash: string }[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const payload = rows.map((row) => ({
+    tool_id: row.toolId,
+    model: row.model,
+    dimensions: row.embedding.length,
+    embedding: vectorLiteral(row.embedding),
+    content_hash: row.contentHash,
+  }));
+  await db.query(
+    `INSERT INTO tool_embeddings (tool_id, model, dimensions, embedding, content_hash, embedded_at)
+     SELECT x.tool_id, x.model, x.dimensions, x.embedding::vector, x.content_hash, now()
+     FROM jsonb_to_recordset($1::jsonb) AS x(tool_id uuid, model text, dimensions integer, embedding text, content_hash text)
+     ON CONFLICT (tool_id, model) DO UPDATE
+       SET dimensions = EXCLUDED.dimensions, embedding = EXCLUDED.embedding,
+           content_hash = EXCLUDED.content_hash, embedded_at = EXCLUDED.embedded_at`,
+    [JSON.stringify(payload)],
+  );
+}
+
+/** Reads the vectors of one model, optionally for some tools only; by tool id. */
+export async function getEmbeddings(db: Queryable, model: string, toolIds?: readonly string[]): Promise<Map<string, StoredEmbedding>> {
+  const { rows } = await db.query<{
+    tool_id: string;
+    model: string;
+    dimensions: number;
+    embedding: unknown;
+    content_hash: string;
+    embedded_at: unknown;
+  }>(
+    `SELECT tool_id, model, dimensions, embedding::text AS embedding, content_hash, embedded_at
+     FROM tool_embeddings WHERE model = $1 ${toolIds ? 'AND tool_id = ANY($2::uuid[])' : ''}`,
+    toolIds ? [model, [...toolIds]] : [model],
+  );
+  return new Map(
+    rows.map((row) => [
+      row.tool_id,
+      {
+        toolId: row.tool_id,
+        model: row.model,
+        dimensions: row.dimensions,
+        embedding: parseVector(row.embedding),
+        contentHash: row.content_hash.trim(),
+        embeddedAt: toDate(row.embedded_at),
+      },
+    ]),
+  );
+}
+
+/** Deletes the vectors of a model (e.g. after switching embedders); returns how many. */
+export async function deleteEmbeddings(db: Queryable, model: string): Promise<number> {
+  const result = await db.query('DELETE FROM tool_embeddings WHERE model = $1', [model]);
+  return result.affectedRows;
+}
+
+/** Live tools whose embedding status is 'pending' or 'stale', oldest change first. */
+export async function listToolsToEmbed(db: Queryable, limit: number): Promise<ToolToEmbed[]> {
+  const { rows } = await db.query<{
+    id: string;
+    name: string;
+    description: string;
+    function_summary: string | null;
+    parameters_schema: Record<string, unknown>;
+    tags: string[];
+    when_to_use: string[];
+    limitations: string[];
+    example_queries: unknown;
+    content_hash: string;
+  }>(
+    `SELECT id, name, description, function_summary, parameters_schema, tags, when_to_use, limitations,
+            example_queries, content_hash
+     FROM tools
+     WHERE deleted_at IS NULL AND embedding_status IN ('pending', 'stale')
+     ORDER BY updated_at, id
+     LIMIT $1`,
+    [limit],
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    summary: row.function_summary,
+    parameters: row.parameters_schema,
+    tags: row.tags,
+    whenToUse: row.when_to_use,
+    whenNotToUse: row.limitations,
+    exampleQueries: Array.isArray(row.example_queries) ? row.example_queries.filter((q): q is string => typeof q === 'string') : [],
+    contentHash: row.content_hash.trim(),
+  }));
+}
+
+/**
+ * Marks tools 'current' with `last_embedded_at = now()`, but only where the content hash is
+ * still the one that was embedded: a tool edited meanwhile stays stale. Returns the ids marked.
+ */
+export async function markEmbedded(db: Queryable, tools: readonly { id: string; contentHash: string }[]): Promise<string[]> {
+  if (tools.length === 0) return [];
+  const { rows } = await db.query<{ id: string }>(
+    `UPDATE tools t SET embedding_status = 'current', last_embedded_at = now()
+     FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, content_hash text)
+     WHERE t.id = x.id AND t.content_hash = x.content_hash AND t.deleted_at IS NULL
+     RETURNING t.id`,
+    [JSON.stringify(tools.map((tool) => ({ id: tool.id, content_hash: tool.contentHash })))],
+  );
+  return rows.map((row) => row.id);
+}
+
+/**
+ * The drift query of seed 001 §8.6: active tools whose embedding is not current, was never
+ * computed, or is older than `maxAgeDays` (default 7), most out of date first.
+ */
+export async function findEmbeddingDrift(db: Queryable, options: { maxAgeDays?: number } = {}): Promise<EmbeddingDriftRow[]> {
+  const maxAgeDays = options.maxAgeDays ?? 7;
+  const { rows } = await db.query<{ id: string; name: string; embedding_status: string; last_embedded_at: unknown; days_since_embed: number }>(
+    `SELECT id, name, embedding_status, last_embedded_at,
+            EXTRACT(EPOCH FROM (CURRENT_TIMESTAMP - COALESCE(last_embedded_at, '1970-01-01'::timestamptz))) / 86400.0 AS days_since_embed
+     FROM tools
+     WHERE deleted_at IS NULL AND status = 'active'
+       AND (embedding_status <> 'current' OR last_embedded_at IS NULL
+            OR last_embedded_at < CURRENT_TIMESTAMP - ($1::double precision * INTERVAL '1 day'))
+     ORDER BY days_since_embed DESC, id`,
+    [maxAgeDays],
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    embeddingStatus: row.embedding_status,
+    lastEmbeddedAt: row.last_embedded_at === null ? null : toDate(row.last_embedded_at),
+    daysSinceEmbed: Number(row.days_since_embed),
+  }));
+}
