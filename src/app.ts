@@ -12,6 +12,8 @@ import type { MigrationResult } from './store/migrator.ts';
 import { createApiKeyService, type ApiKeyService } from './access/api-keys.ts';
 import type { ApiRouteModule } from './api/app.ts';
 import { accessRoutes } from './api/routes/access.ts';
+import { createCatalogService, type CatalogService } from './catalog/index.ts';
+import { catalogRoutes } from './api/routes/catalog.ts';
 
 /** Everything a front needs, wired. */
 export interface App {
@@ -20,6 +22,7 @@ export interface App {
   db: Database;
   migrations: MigrationResult[];
   apiKeys: ApiKeyService;
+  catalog: CatalogService;
   /** The HTTP route modules of every part. */
   apiModules(): ApiRouteModule[];
   /** Stops timers, processes and the database. Safe to call twice. */
@@ -40,6 +43,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
   const logger = options.logger ?? createLogger(config.logLevel);
   const { db, migrations } = await openStore(config.store);
   const apiKeys = createApiKeyService({ db });
+  const catalog = createCatalogService({ db, logger });
 
   let closed = false;
   return {
@@ -48,7 +52,8 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     db,
     migrations,
     apiKeys,
-    apiModules: () => [accessRoutes({ apiKeys })],
+    catalog,
+    apiModules: () => [accessRoutes({ apiKeys }), catalogRoutes({ catalog })],
     async close() {
       if (closed) return;
       closed = true;

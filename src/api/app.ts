@@ -20,6 +20,8 @@ export interface ApiRouteModule {
   register(app: Hono<ApiEnv>): void;
   /** The OpenAPI fragment for these routes. */
   openapi: OpenApiPaths;
+  /** Larger body limits for particular paths (exact match), e.g. bulk sync payloads. */
+  bodyLimits?: Record<string, number>;
 }
 
 export interface CreateApiOptions {
@@ -46,15 +48,19 @@ export function createApi(options: CreateApiOptions): Hono<ApiEnv> {
     c.header('x-request-id', c.get('requestId'));
   });
 
-  app.use(
-    '*',
+  const limitFor = (maxSize: number) =>
     bodyLimit({
-      maxSize: maxBodyBytes,
+      maxSize,
       onError: () => {
-        throw new QuiverError(ErrorCodes.payloadTooLarge, `request body is larger than ${maxBodyBytes} bytes`);
+        throw new QuiverError(ErrorCodes.payloadTooLarge, `request body is larger than ${maxSize} bytes`);
       },
-    }),
-  );
+    });
+  const defaultLimit = limitFor(maxBodyBytes);
+  const pathLimits = new Map<string, ReturnType<typeof limitFor>>();
+  for (const module of options.modules) {
+    for (const [path, bytes] of Object.entries(module.bodyLimits ?? {})) pathLimits.set(path, limitFor(bytes));
+  }
+  app.use('*', (c, next) => (pathLimits.get(c.req.path) ?? defaultLimit)(c, next));
 
   app.use('*', async (c, next) => {
     if (PUBLIC_PATHS.has(c.req.path) || c.req.path.startsWith('/ui')) return next();
