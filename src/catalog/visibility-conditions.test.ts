@@ -20,23 +20,23 @@ describe('visibility conditions (seed 001 §5.1)', () => {
 
   it('accepts tier comparisons and a bare tier', () => {
     assert.deepEqual(visibilityConditionsSchemas.tier.parse({ tier: { gte: 'teams' } }), { tier: { gte: 'teams' } });
-    assert.deepEqual(visibilityConditionsSchemas.tier.parse({ tier: 'pro' }), { tier: { eq: 'pro' } });
-    assert.deepEqual(visibilityConditionsSchemas.tier.parse({ tier: { in: ['free', 'pro'], lt: 'enterprise' } }), {
-      tier: { in: ['free', 'pro'], lt: 'enterprise' },
+    assert.deepEqual(visibilityConditionsSchemas.tier.parse({ tier: 'teams' }), { tier: { eq: 'teams' } });
+    assert.deepEqual(visibilityConditionsSchemas.tier.parse({ tier: { in: ['open_source', 'shared_access'], lt: 'government' } }), {
+      tier: { in: ['open_source', 'shared_access'], lt: 'government' },
     });
-    assert.ok(TIER_ORDER.indexOf('teams') > TIER_ORDER.indexOf('pro'));
+    assert.ok(TIER_ORDER.indexOf('teams') > TIER_ORDER.indexOf('shared_access'));
   });
 
   it('refuses unknown tiers, operators and empty comparisons', () => {
     assert.ok(issues('tier', { tier: { gte: 'platinum' } }).some((i) => i.startsWith('tier')));
-    assert.ok(issues('tier', { tier: { approx: 'pro' } }).length > 0);
+    assert.ok(issues('tier', { tier: { approx: 'teams' } }).length > 0);
     assert.ok(issues('tier', { tier: {} }).some((i) => /at least one/.test(i)));
   });
 
   it('refuses missing, foreign and unknown keys per type', () => {
     assert.ok(issues('org', {}).some((i) => /needs orgIds or orgId/.test(i)));
     assert.ok(issues('org', { orgIds: [] }).some((i) => i.startsWith('orgIds')));
-    assert.ok(issues('org', { orgId: 'a', tier: 'pro' }).some((i) => /cannot have tier conditions/.test(i)));
+    assert.ok(issues('org', { orgId: 'a', tier: 'teams' }).some((i) => /cannot have tier conditions/.test(i)));
     assert.ok(issues('user', { userid: 'x' }).some((i) => /Unrecognized key/.test(i)));
     assert.ok(issues('page', { page: 'a*b' }).some((i) => i.startsWith('page')));
     assert.ok(issues('role', { rolesMatch: 'all' }).some((i) => /rolesMatch needs roles/.test(i)));

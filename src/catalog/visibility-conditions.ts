@@ -22,8 +22,8 @@
 import { z } from 'zod';
 import { pagePatternSchema } from './page-pattern.ts';
 
-/** Subscription tiers from lowest to highest; tier comparisons use this order. */
-export const TIER_ORDER = ['open_source', 'free', 'starter', 'pro', 'teams', 'business', 'enterprise'] as const;
+/** Subscription tiers from lowest to highest (seed 001 §3.1); tier comparisons use this order. */
+export const TIER_ORDER = ['open_source', 'shared_access', 'teams', 'dedicated_vps', 'government'] as const;
 /** A subscription tier. */
 export type Tier = (typeof TIER_ORDER)[number];
 

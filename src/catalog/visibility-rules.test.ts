@@ -85,8 +85,8 @@ describeEachBackend('catalog visibility rules', (backend) => {
     assert.equal(denied.effect, 'deny');
     assert.deepEqual(denied.conditions, { orgIds: ['a'] });
     await rejectsWithCode(catalog.updateVisibilityRule(rule.id, { ruleType: 'tier' }), 'invalid_input');
-    const retyped = await catalog.updateVisibilityRule(rule.id, { ruleType: 'tier', conditions: { tier: 'pro' } });
-    assert.deepEqual(retyped.conditions, { tier: { eq: 'pro' } });
+    const retyped = await catalog.updateVisibilityRule(rule.id, { ruleType: 'tier', conditions: { tier: 'teams' } });
+    assert.deepEqual(retyped.conditions, { tier: { eq: 'teams' } });
     const retargeted = await catalog.updateVisibilityRule(rule.id, { categoryId });
     assert.equal(retargeted.categoryId, categoryId);
     await rejectsWithCode(catalog.updateVisibilityRule(rule.id, { toolId }), 'invalid_input');

@@ -112,7 +112,7 @@ describeEachBackend('catalog routes', (backend) => {
   });
 
   it('maps errors to statuses with details, and enforces scopes', async () => {
-    const bad = await call('POST', `${BASE}/visibility-rules`, admin, { ruleType: 'org', effect: 'allow', conditions: { tier: 'pro' } });
+    const bad = await call('POST', `${BASE}/visibility-rules`, admin, { ruleType: 'org', effect: 'allow', conditions: { tier: 'teams' } });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error.code, 'invalid_input');
     assert.ok(bad.body.error.details.issues.length > 0);
