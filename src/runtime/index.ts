@@ -1,0 +1,22 @@
+/**
+ * @module runtime
+ * Running plugin servers safely (DESIGN §3.6): the supervisor and what it is made of. The
+ * public surface is the supervisor, the spec schema, the trust → isolation mapping, the
+ * breaker and limiter building blocks, host probing and the bench functions.
+ */
+export { createSupervisor } from './supervisor.ts';
+export type { CallOptions, Discovery, PluginHealth, PluginState, SandboxOptions, Supervisor, SupervisorOptions } from './supervisor.ts';
+export * from './types.ts';
+export { isolationPolicyFor, trustLevelForScore, defaultLimits } from './isolation-policy.ts';
+export type { IsolationPolicy } from './isolation-policy.ts';
+export { createCircuitBreaker } from './breaker.ts';
+export type { BreakerOutcome, BreakerPermit, BreakerSnapshot, BreakerState, CircuitBreaker } from './breaker.ts';
+export { createTokenBucket, takeAll } from './rate-limit.ts';
+export type { TokenBucket } from './rate-limit.ts';
+export { createSemaphore } from './semaphore.ts';
+export { detectHost, supervisorMarkerName } from './sandbox.ts';
+export type { HostCapabilities, LaunchDescription } from './sandbox.ts';
+export { createRedactor, redactorForSpec } from './redact.ts';
+export { healthScore } from './health.ts';
+export { benchCallOverhead, benchProcessBound } from './bench.ts';
+export type { CallOverheadResult, ProcessBoundResult } from './bench.ts';

@@ -1,0 +1,257 @@
+/**
+ * @module runtime/sandbox
+ * Turns an isolation policy into the exact command line that starts a plugin (DESIGN §3.6,
+ * seed 000 §4.1). `buildLaunch()` is pure; `detectHost()` probes the machine once.
+ *
+ * The launch chain, outermost first, each step `exec`ing the next so the pid stays the same:
+ * 1. `/bin/sh -c 'echo $$ > cgroup.procs…; exec …'` — joins the plugin's cgroups before
+ *    anything runs, so no child it forks can escape the limits;
+ * 2. `setpriv --reuid 65534 --regid 65534 --clear-groups` (Quiver runs as root, sandboxed
+ *    plugins only) — the sandbox runs as `nobody` on the host, not as root in a user namespace;
+ * 3. `bwrap … --unshare-pid --die-with-parent` — the sandbox (or, for trusted plugins, a
+ *    pass-through of the whole host filesystem) whose pid namespace dies with bwrap and
+ *    whose bwrap dies with Quiver, even when Quiver is SIGKILLed;
+ *    without bubblewrap a trusted plugin runs under `setpriv --pdeathsig SIGKILL` instead.
+ *
+ * Credentials are passed in the environment of the spawned process (bwrap inherits it), never
+ * as `--setenv` arguments: a command line is readable by every user through /proc.
+ */
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { QuiverError, ErrorCodes } from '../core/errors.ts';
+import type { CgroupSupport } from './cgroup.ts';
+import { detectCgroups } from './cgroup.ts';
+import type { IsolationPolicy } from './isolation-policy.ts';
+import type { StdioSpec } from './types.ts';
+
+/** The uid/gid sandboxed plugins run as on the host when Quiver runs as root (`nobody`). */
+export const sandboxUid = 65534;
+
+/** Name of the environment variable marking every process a supervisor starts. */
+export const supervisorMarkerName = 'QUIVER_SUPERVISOR_ID';
+
+/** What the host offers for isolation, probed once. */
+export interface HostCapabilities {
+  bubblewrap: string | undefined;
+  /** Why bubblewrap is unusable, when it is. */
+  bubblewrapProblem: string | undefined;
+  setpriv: string | undefined;
+  isRoot: boolean;
+  cgroups: CgroupSupport;
+}
+
+/** Options for probing the host. */
+export interface DetectHostOptions {
+  /** Path of `bwrap`; `null` pretends it is not installed (tests, or an admin's choice). */
+  bubblewrapPath?: string | null;
+  /** Directories searched for executables (the supervisor never reads process.env). */
+  searchPath?: string;
+  /** Use cgroups when the host has them (default true). */
+  useCgroups?: boolean;
+}
+
+/** The default executable search path. */
+export const defaultSearchPath = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** Finds an executable on `searchPath`; undefined when missing. */
+export function findExecutable(name: string, searchPath = defaultSearchPath): string | undefined {
+  const candidates = name.includes('/') ? [resolve(name)] : searchPath.split(':').filter(Boolean).map((directory) => join(directory, name));
+  for (const candidate of candidates) {
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // keep looking
+    }
+  }
+  return undefined;
+}
+
+/** Probes bubblewrap, setpriv, the user and cgroups. Runs `bwrap` once to prove it works here. */
+export function detectHost(options: DetectHostOptions = {}): HostCapabilities {
+  const searchPath = options.searchPath ?? defaultSearchPath;
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  const setpriv = findExecutable('setpriv', searchPath);
+  const cgroups: CgroupSupport =
+    options.useCgroups === false
+      ? { kind: 'none', reason: 'disabled by configuration', create: () => { throw new Error('cgroups disabled'); }, sweepStale: () => 0 }
+      : detectCgroups();
+  let bubblewrap = options.bubblewrapPath === null ? undefined : options.bubblewrapPath ?? findExecutable('bwrap', searchPath);
+  let bubblewrapProblem: string | undefined = bubblewrap ? undefined : 'bubblewrap (bwrap) is not installed';
+  if (bubblewrap) {
+    // Prove that an unprivileged user namespace can be made (the same flags a sandbox uses).
+    const probe = [
+      ...(isRoot && setpriv ? [setpriv, '--reuid', String(sandboxUid), '--regid', String(sandboxUid), '--clear-groups'] : []),
+      bubblewrap, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--unshare-all', '--unshare-user',
+      '--uid', String(sandboxUid), '--gid', String(sandboxUid), '--die-with-parent', '--', 'true',
+    ];
+    const result = spawnSync(probe[0]!, probe.slice(1), { encoding: 'utf8', timeout: 10_000, env: { PATH: searchPath } });
+    if (result.status !== 0) {
+      bubblewrapProblem = `bubblewrap is installed at ${bubblewrap} but cannot create a sandbox here: ${(result.stderr || result.error?.message || `exit ${result.status}`).trim()}`;
+      bubblewrap = undefined;
+    }
+  }
+  return { bubblewrap, bubblewrapProblem, setpriv, isRoot, cgroups };
+}
+
+/** Everything `buildLaunch` needs besides the spec. */
+export interface LaunchContext {
+  host: HostCapabilities;
+  policy: IsolationPolicy;
+  /** The plugin's writable folder (already created, owned by the sandbox user). */
+  stateDir: string;
+  /** cgroup.procs files to join, when limits are enforced by cgroups. */
+  cgroupProcsFiles: string[];
+  /** Environment for unsandboxed plugins (e.g. HOME, PATH, USER of the hub). */
+  baseEnv: Record<string, string>;
+  searchPath: string;
+  /** Marker value set as QUIVER_SUPERVISOR_ID in every plugin process. */
+  marker: string;
+  /** Run plugins that need a sandbox without one when bubblewrap is unusable. */
+  dangerouslyAllowUnsandboxed: boolean;
+}
+
+/** How the plugin will actually be contained (reported in health and logs). */
+export interface LaunchDescription {
+  sandboxed: boolean;
+  network: 'none' | 'host';
+  /** How the process tree is kept together and killed with Quiver. */
+  treeGuard: 'bubblewrap-pid-namespace' | 'pdeathsig' | 'process-group-only';
+  /** How resource limits are enforced. */
+  limits: 'cgroup' | 'node-heap-flag' | 'none';
+  warnings: string[];
+}
+
+/** A ready-to-spawn command. */
+export interface Launch {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  description: LaunchDescription;
+}
+
+const sandboxPath = '/usr/local/bin:/usr/bin:/bin';
+const rootLinks = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+const etcAlways = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/localtime', '/etc/ssl/certs', '/etc/ca-certificates', '/etc/pki/tls/certs'];
+const etcNetwork = ['/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf', '/etc/host.conf', '/etc/gai.conf'];
+
+function isUnder(path: string, roots: readonly string[]): boolean {
+  return roots.some((root) => path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`));
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+function isNodeCommand(executable: string): boolean {
+  return /^node(js)?(\d+)?$/.test(basename(executable));
+}
+
+/** Builds the sandbox (or pass-through) command line for a stdio plugin. Throws when a required sandbox is unavailable. */
+export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
+  const { host, policy } = context;
+  const warnings: string[] = [];
+  const cwd = spec.cwd ? resolve(spec.cwd) : context.stateDir;
+  let sandboxed = policy.sandbox;
+  if (sandboxed && !host.bubblewrap) {
+    const problem = host.bubblewrapProblem ?? 'bubblewrap is unavailable';
+    if (!context.dangerouslyAllowUnsandboxed) {
+      throw new QuiverError(
+        ErrorCodes.unavailable,
+        `plugin '${spec.pluginName}' (trust ${policy.level}) must run in a bubblewrap sandbox, but ${problem}. ` +
+          'Install bubblewrap (e.g. `apt-get install -y bubblewrap`), or set QUIVER_DANGEROUSLY_ALLOW_UNSANDBOXED=1 to run it without a sandbox at your own risk.',
+        { details: { reason: 'sandbox_unavailable', pluginId: spec.pluginId, trustLevel: policy.level } },
+      );
+    }
+    warnings.push(`running ${policy.level} plugin without a sandbox (dangerouslyAllowUnsandboxed): ${problem}`);
+    sandboxed = false;
+  }
+
+  const resolved = findExecutable(spec.command, spec.command.includes('/') ? undefined : context.searchPath);
+  if (!resolved && !(spec.command.includes('/') && isAbsolute(spec.command))) {
+    throw new QuiverError(ErrorCodes.unavailable, `plugin '${spec.pluginName}': command '${spec.command}' was not found on ${context.searchPath}`, {
+      details: { reason: 'command_not_found', pluginId: spec.pluginId },
+    });
+  }
+  const executable = resolved ?? spec.command;
+
+  let limits: LaunchDescription['limits'] = 'none';
+  const extraEnv: Record<string, string> = {};
+  if (policy.limits) {
+    if (context.cgroupProcsFiles.length > 0) limits = 'cgroup';
+    else if (isNodeCommand(executable)) {
+      // Without cgroups only the V8 heap can be bounded, and only for Node plugins.
+      limits = 'node-heap-flag';
+      extraEnv.NODE_OPTIONS = `--max-old-space-size=${policy.limits.memoryMb}`;
+      warnings.push(`no cgroups (${host.cgroups.reason ?? 'unavailable'}): memory bounded by the Node heap flag only; CPU and process count are not limited`);
+    } else warnings.push(`no cgroups (${host.cgroups.reason ?? 'unavailable'}): CPU, memory and process count are not limited`);
+  }
+
+  const env: Record<string, string> = sandboxed
+    ? { PATH: sandboxPath, HOME: context.stateDir, TMPDIR: '/tmp', LANG: 'C.UTF-8', ...extraEnv, ...spec.env }
+    : { ...context.baseEnv, ...extraEnv, ...spec.env };
+  env[supervisorMarkerName] = context.marker;
+
+  let chain: string[];
+  let treeGuard: LaunchDescription['treeGuard'];
+  if (sandboxed) {
+    const bwrap = host.bubblewrap!;
+    const args = ['--die-with-parent', '--new-session', '--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
+    if (policy.network === 'none') args.push('--unshare-net');
+    args.push('--uid', String(sandboxUid), '--gid', String(sandboxUid));
+    args.push('--ro-bind', '/usr', '/usr');
+    for (const link of rootLinks) {
+      if (!existsSync(link)) continue;
+      const stat = lstatSync(link);
+      if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(link), link);
+      else args.push('--ro-bind', link, link);
+    }
+    for (const path of [...etcAlways, ...(policy.network === 'host' ? etcNetwork : [])]) args.push('--ro-bind-try', path, path);
+    args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+    const bound = ['/usr', '/tmp', '/proc', '/dev', '/etc', ...rootLinks];
+    const readOnly = [...(spec.cwd ? [cwd] : []), ...spec.readOnlyPaths.map((path) => resolve(path))];
+    const realExecutable = realOrSelf(executable);
+    if (!isUnder(realExecutable, [...bound, ...readOnly])) readOnly.push(dirname(realExecutable));
+    if (!isUnder(executable, [...bound, ...readOnly])) readOnly.push(dirname(executable));
+    for (const path of [...new Set(readOnly)]) args.push('--ro-bind', path, path);
+    args.push('--bind', context.stateDir, context.stateDir);
+    args.push('--chdir', cwd);
+    chain = [
+      ...(host.isRoot && host.setpriv ? [host.setpriv, '--reuid', String(sandboxUid), '--regid', String(sandboxUid), '--clear-groups'] : []),
+      bwrap, ...args, '--', executable, ...spec.args,
+    ];
+    if (host.isRoot && !host.setpriv) warnings.push('setpriv is missing: the sandbox runs as root mapped to an unprivileged uid inside a user namespace');
+    treeGuard = 'bubblewrap-pid-namespace';
+  } else if (host.bubblewrap) {
+    // A trusted plugin sees the host as it is; bubblewrap only gives it a pid namespace that
+    // dies with it and with Quiver. As root, capabilities are kept (a plain process has them).
+    chain = [host.bubblewrap, '--dev-bind', '/', '/', '--proc', '/proc', '--unshare-pid', '--die-with-parent', ...(host.isRoot ? ['--cap-add', 'ALL'] : []), '--chdir', cwd, '--', executable, ...spec.args];
+    treeGuard = 'bubblewrap-pid-namespace';
+  } else if (host.setpriv) {
+    chain = [host.setpriv, '--pdeathsig', 'SIGKILL', '--', executable, ...spec.args];
+    treeGuard = 'pdeathsig';
+    warnings.push('bubblewrap is unavailable: if Quiver is killed with SIGKILL, processes spawned by this plugin may outlive it');
+  } else {
+    chain = [executable, ...spec.args];
+    treeGuard = 'process-group-only';
+    warnings.push('neither bubblewrap nor setpriv is available: if Quiver is killed with SIGKILL, this plugin may outlive it');
+  }
+
+  if (context.cgroupProcsFiles.length > 0) {
+    const script = 'while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"';
+    chain = ['/bin/sh', '-c', script, 'quiver-launch', ...context.cgroupProcsFiles, '--', ...chain];
+  }
+  return {
+    command: chain[0]!,
+    args: chain.slice(1),
+    env,
+    cwd,
+    description: { sandboxed, network: sandboxed ? policy.network : 'host', treeGuard, limits, warnings },
+  };
+}

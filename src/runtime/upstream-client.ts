@@ -1,0 +1,260 @@
+/**
+ * @module runtime/upstream-client
+ * One live MCP client connection to one plugin server: a local process over stdio (through
+ * `ProcessTransport`) or a remote endpoint over Streamable HTTP, falling back to SSE for
+ * older servers (seed 003, "Performance and Connection Management": a persistent
+ * connection, reused across calls). Also the paginated list helpers discovery needs.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode as McpErrorCode, McpError, type Prompt, type Resource, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCodes, QuiverError } from '../core/errors.ts';
+import type { CgroupHandle } from './cgroup.ts';
+import { ProcessTransport, type ExitInfo } from './process-transport.ts';
+import type { Redactor } from './redact.ts';
+import { sandboxUid, type Launch, type LaunchDescription } from './sandbox.ts';
+import type { HttpSpec, StdioSpec } from './types.ts';
+
+/** Why a connection ended. */
+export interface ConnectionEnd {
+  /** True when Quiver closed it (stop, idle, recycle); false for a crash or a dropped link. */
+  requested: boolean;
+  reason: string;
+}
+
+/** A live client to one plugin server. */
+export interface UpstreamConnection {
+  client: Client;
+  /** Pid of the plugin process (the launcher's pid, which execs into the sandbox). */
+  pid: number | undefined;
+  startedAt: number;
+  launch: LaunchDescription | undefined;
+  isOpen(): boolean;
+  /** Registers a listener for the end of the connection (called once). */
+  onEnd(listener: (end: ConnectionEnd) => void): void;
+  /** The last few KB of the plugin's stderr, redacted. */
+  stderrTail(): string;
+  /** Closes the connection and, for a process, kills its whole tree. */
+  close(): Promise<void>;
+}
+
+/** Options for connecting. */
+export interface ConnectOptions {
+  /** Handshake (initialize) timeout in ms. */
+  startTimeoutMs: number;
+  redact: Redactor;
+  clock: { now(): number };
+  /** Aborting kills a plugin still in its handshake. */
+  signal?: AbortSignal;
+}
+
+const clientInfo = { name: 'quiver', version: '0.1.0' };
+
+function describeExit(info: ExitInfo | undefined): string {
+  if (!info) return 'the connection closed';
+  if (info.signal === 'SIGKILL') return 'the process was killed (SIGKILL: a resource limit, e.g. memory, or an external kill)';
+  if (info.signal) return `the process was killed by ${info.signal}`;
+  return `the process exited with code ${info.code}`;
+}
+
+function tail(text: string, redact: Redactor): string {
+  const cleaned = redact(text).trim();
+  return cleaned.length === 0 ? '' : `; stderr: ${cleaned.slice(-600)}`;
+}
+
+/** Starts a stdio plugin from a prepared launch and completes the MCP handshake. */
+export async function connectStdio(
+  spec: StdioSpec,
+  launch: Launch,
+  options: ConnectOptions & { cgroup?: CgroupHandle; stopGraceMs: number },
+): Promise<UpstreamConnection> {
+  const transport = new ProcessTransport({
+    command: launch.command,
+    args: launch.args,
+    env: launch.env,
+    cwd: launch.cwd,
+    cgroup: options.cgroup,
+    stopGraceMs: options.stopGraceMs,
+  });
+  const client = new Client(clientInfo, { capabilities: {} });
+  let exit: ExitInfo | undefined;
+  let open = true;
+  let ended: ConnectionEnd | undefined;
+  const listeners: Array<(end: ConnectionEnd) => void> = [];
+  const finish = (end: ConnectionEnd): void => {
+    if (ended) return;
+    ended = end;
+    open = false;
+    for (const listener of listeners.splice(0)) listener(end);
+  };
+  transport.onexit = (info) => {
+    exit = info;
+  };
+  client.onclose = () => {
+    open = false;
+    let reason = describeExit(exit);
+    // Read before the cgroup is removed: was the process killed for exceeding its memory limit?
+    if (!exit?.requested && (options.cgroup?.oomKills() ?? 0) > 0) reason += ' (out of memory: killed by the kernel for exceeding its memory limit)';
+    finish({ requested: exit?.requested ?? false, reason });
+    // The leader is gone; make sure nothing it spawned lingers (idempotent).
+    void transport.close();
+  };
+  client.onerror = () => {
+    // Protocol errors surface on the pending requests; nothing to do here.
+  };
+  const abortStart = (): void => void transport.close();
+  options.signal?.addEventListener('abort', abortStart, { once: true });
+  try {
+    if (options.signal?.aborted) throw options.signal.reason;
+    await client.connect(transport, { timeout: options.startTimeoutMs });
+  } catch (error) {
+    const stderr = transport.stderrTail;
+    const timedOut = exit === undefined && error instanceof McpError && error.code === McpErrorCode.RequestTimeout;
+    await transport.close();
+    if (options.signal?.aborted) throw options.signal.reason;
+    let why = timedOut ? `did not complete the MCP handshake within ${options.startTimeoutMs} ms` : `failed to start: ${describeExit(exit)}`;
+    if (launch.description.sandboxed && /Permission denied/.test(stderr)) {
+      why += ` (the sandbox runs as uid ${sandboxUid}: every folder bound into it, and the folders above it, must be reachable by that user)`;
+    }
+    throw new QuiverError(ErrorCodes.unavailable, options.redact(`plugin '${spec.pluginName}' ${why}${tail(stderr, options.redact)}`), {
+      details: { reason: timedOut ? 'start_timeout' : 'start_failed', pluginId: spec.pluginId, exitCode: exit?.code, signal: exit?.signal },
+    });
+  } finally {
+    options.signal?.removeEventListener('abort', abortStart);
+  }
+  return {
+    client,
+    pid: transport.pid,
+    startedAt: options.clock.now(),
+    launch: launch.description,
+    isOpen: () => open,
+    onEnd(listener) {
+      if (ended) listener(ended);
+      else listeners.push(listener);
+    },
+    stderrTail: () => options.redact(transport.stderrTail),
+    async close() {
+      const wasOpen = open;
+      open = false;
+      await transport.close();
+      // The SDK's onclose normally fires when the process closes; make sure listeners run.
+      if (wasOpen || !ended) finish({ requested: true, reason: 'stopped by Quiver' });
+      await client.close().catch(() => undefined);
+    },
+  };
+}
+
+/** Connects to a remote plugin over Streamable HTTP, falling back to the older SSE transport. */
+export async function connectHttp(spec: HttpSpec, options: ConnectOptions): Promise<UpstreamConnection> {
+  const url = new URL(spec.url);
+  const headers = spec.headers;
+  const withHeaders: typeof fetch = (input, init) => {
+    const merged = new Headers(init?.headers);
+    for (const [name, value] of Object.entries(headers)) merged.set(name, value);
+    return fetch(input, { ...init, headers: merged });
+  };
+  const attempts: Array<() => { client: Client; close: () => Promise<void>; transport: StreamableHTTPClientTransport | SSEClientTransport }> = [
+    () => {
+      const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: withHeaders });
+      return { client: new Client(clientInfo, { capabilities: {} }), transport, close: () => transport.terminateSession().catch(() => undefined) };
+    },
+    () => {
+      const transport = new SSEClientTransport(url, { requestInit: { headers }, fetch: withHeaders });
+      return { client: new Client(clientInfo, { capabilities: {} }), transport, close: async () => undefined };
+    },
+  ];
+  const problems: string[] = [];
+  for (const attempt of attempts) {
+    const { client, transport, close: terminate } = attempt();
+    try {
+      await client.connect(transport, { timeout: options.startTimeoutMs });
+    } catch (error) {
+      problems.push(options.redact(`${transport.constructor.name}: ${(error as Error).message}`));
+      await client.close().catch(() => undefined);
+      continue;
+    }
+    let open = true;
+    let ended: ConnectionEnd | undefined;
+    let closing = false;
+    const listeners: Array<(end: ConnectionEnd) => void> = [];
+    const finish = (end: ConnectionEnd): void => {
+      if (ended) return;
+      ended = end;
+      open = false;
+      for (const listener of listeners.splice(0)) listener(end);
+    };
+    client.onclose = () => finish({ requested: closing, reason: closing ? 'stopped by Quiver' : 'the remote connection closed' });
+    client.onerror = () => undefined;
+    return {
+      client,
+      pid: undefined,
+      startedAt: options.clock.now(),
+      launch: undefined,
+      isOpen: () => open,
+      onEnd(listener) {
+        if (ended) listener(ended);
+        else listeners.push(listener);
+      },
+      stderrTail: () => '',
+      async close() {
+        closing = true;
+        open = false;
+        await terminate();
+        await client.close().catch(() => undefined);
+        finish({ requested: true, reason: 'stopped by Quiver' });
+      },
+    };
+  }
+  throw new QuiverError(ErrorCodes.unavailable, options.redact(`cannot reach remote plugin '${spec.pluginName}' at ${url.origin}${url.pathname}: ${problems.join('; ')}`), {
+    details: { reason: 'connect_failed', pluginId: spec.pluginId },
+  });
+}
+
+/** Options for list calls. */
+export interface ListOptions {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Safety bound on pages followed (a server returning cursors forever). */
+  maxPages?: number;
+}
+
+async function paginate<T>(fetchPage: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string }>, maxPages: number): Promise<T[]> {
+  const out: T[] = [];
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  for (let page = 0; page < maxPages; page += 1) {
+    const result = await fetchPage(cursor);
+    out.push(...result.items);
+    if (!result.nextCursor || seen.has(result.nextCursor)) return out;
+    seen.add(result.nextCursor);
+    cursor = result.nextCursor;
+  }
+  return out;
+}
+
+/** Lists every tool, following `nextCursor`. */
+export function listAllTools(client: Client, options: ListOptions): Promise<Tool[]> {
+  return paginate(async (cursor) => {
+    const result = await client.listTools(cursor ? { cursor } : {}, { timeout: options.timeoutMs, signal: options.signal });
+    return { items: result.tools, nextCursor: result.nextCursor };
+  }, options.maxPages ?? 100);
+}
+
+/** Lists every resource (empty when the server has no resources capability). */
+export function listAllResources(client: Client, options: ListOptions): Promise<Resource[]> {
+  if (!client.getServerCapabilities()?.resources) return Promise.resolve([]);
+  return paginate(async (cursor) => {
+    const result = await client.listResources(cursor ? { cursor } : {}, { timeout: options.timeoutMs, signal: options.signal });
+    return { items: result.resources, nextCursor: result.nextCursor };
+  }, options.maxPages ?? 100);
+}
+
+/** Lists every prompt (empty when the server has no prompts capability). */
+export function listAllPrompts(client: Client, options: ListOptions): Promise<Prompt[]> {
+  if (!client.getServerCapabilities()?.prompts) return Promise.resolve([]);
+  return paginate(async (cursor) => {
+    const result = await client.listPrompts(cursor ? { cursor } : {}, { timeout: options.timeoutMs, signal: options.signal });
+    return { items: result.prompts, nextCursor: result.nextCursor };
+  }, options.maxPages ?? 100);
+}
