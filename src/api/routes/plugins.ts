@@ -1,0 +1,250 @@
+/**
+ * @module api/routes/plugins
+ * Plugins (DESIGN §3.5, seed 003): install, list, show, update, remove, enable / disable per
+ * workspace or project, re-discovery, credentials (write-only: values never come back),
+ * workspaces and projects, the marketplace, and the Plugin Intelligence Document endpoints
+ * of seed 000 §6.3. Reads need the `read` scope, writes `admin`.
+ */
+import type { Context, Hono } from 'hono';
+import { z } from 'zod';
+import { isQuiverError } from '../../core/errors.ts';
+import type { PluginService } from '../../plugins/service.ts';
+import { principalWith, readJson, readQuery, type ApiEnv } from '../http.ts';
+import type { ApiRouteModule } from '../app.ts';
+
+const nameSchema = z.string().min(1).max(64);
+const stringMap = z.record(z.string().min(1).max(200), z.string().max(65_536)).refine((map) => Object.keys(map).length <= 100, 'at most 100 entries');
+
+/** Body of `POST /api/v1/plugins`. */
+export const addPluginBodySchema = z.strictObject({
+  source: z.string().min(1).max(4_096),
+  name: nameSchema.optional(),
+  ref: z.string().min(1).max(255).optional(),
+  workspace: nameSchema.optional(),
+  project: nameSchema.optional(),
+  headers: stringMap.optional(),
+  secrets: stringMap.optional(),
+  args: z.array(z.string().max(4_096)).max(100).optional(),
+  bin: z.string().min(1).max(200).optional(),
+  trusted: z.boolean().optional(),
+});
+
+/** Body of `PATCH /api/v1/plugins/:id`: a status switch and/or an update to a new ref or version. */
+export const patchPluginBodySchema = z
+  .strictObject({
+    status: z.enum(['active', 'disabled']).optional(),
+    update: z.boolean().optional(),
+    ref: z.string().min(1).max(255).optional(),
+    version: z.string().min(1).max(100).optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, 'give status, update, ref or version');
+
+/** Body of the enable / disable endpoints. */
+export const scopeBodySchema = z.strictObject({ workspace: nameSchema.optional(), project: nameSchema.optional() });
+
+/** Body of `PUT /api/v1/plugins/:id/secrets/:key`. */
+export const secretBodySchema = z.strictObject({ value: z.string().min(1).max(65_536) });
+
+/** Body of the workspace and project create endpoints. */
+export const scopeCreateBodySchema = z.strictObject({ name: nameSchema, displayName: z.string().min(1).max(200).optional() });
+
+const searchQuerySchema = z.object({ q: z.string().min(1).max(500), limit: z.coerce.number().int().min(1).max(100).default(10) });
+const marketplaceQuerySchema = z.object({ q: z.string().min(1).max(500).optional(), limit: z.coerce.number().int().min(1).max(100).default(20) });
+const toolsQuerySchema = z.object({ project: nameSchema.optional() });
+
+// Install failures are the plugin's or the caller's problem, not a server fault: 422 with the
+// full details (the step and every validation error). Kept here until the shared status map
+// in api/http.ts knows `install_failed`.
+async function installing(c: Context<ApiEnv>, work: () => Promise<unknown>, status: 200 | 201 = 200): Promise<Response> {
+  try {
+    return c.json(await work(), status);
+  } catch (error) {
+    if (isQuiverError(error, 'install_failed')) return c.json({ error: error.toJSON() }, 422);
+    throw error;
+  }
+}
+
+/** Routes under /api/v1/plugins, /api/v1/workspaces and /api/v1/marketplace. */
+export function pluginRoutes(services: { plugins: PluginService }): ApiRouteModule {
+  const { plugins } = services;
+  return {
+    register(app: Hono<ApiEnv>) {
+      // Static paths first, so `intelligence` is never read as a plugin id.
+      app.get('/api/v1/plugins/intelligence/export', async (c) => {
+        principalWith(c, 'read');
+        return c.json({ documents: await plugins.exportIntelligence() });
+      });
+      app.get('/api/v1/plugins/intelligence/search', async (c) => {
+        principalWith(c, 'read');
+        const query = readQuery(c, searchQuerySchema);
+        return c.json({ results: await plugins.searchIntelligence(query.q, query.limit) });
+      });
+
+      app.get('/api/v1/plugins', async (c) => {
+        principalWith(c, 'read');
+        return c.json({ plugins: await plugins.list({ includeRemoved: c.req.query('includeRemoved') === 'true' }) });
+      });
+      app.post('/api/v1/plugins', async (c) => {
+        principalWith(c, 'admin');
+        const body = await readJson(c, addPluginBodySchema, 'plugin install');
+        const { source, ...options } = body;
+        return installing(c, () => plugins.add(source, options), 201);
+      });
+      app.get('/api/v1/plugins/:id', async (c) => {
+        principalWith(c, 'read');
+        return c.json(await plugins.show(c.req.param('id')));
+      });
+      app.patch('/api/v1/plugins/:id', async (c) => {
+        principalWith(c, 'admin');
+        const body = await readJson(c, patchPluginBodySchema, 'plugin change');
+        const id = c.req.param('id');
+        return installing(c, async () => {
+          let report: unknown;
+          if (body.update === true || body.ref !== undefined || body.version !== undefined) {
+            report = await plugins.update(id, { ref: body.ref, version: body.version });
+          }
+          if (body.status !== undefined) await plugins.setStatus(id, body.status);
+          return { ...(report === undefined ? {} : { update: report }), ...(await plugins.show(id)) };
+        });
+      });
+      app.delete('/api/v1/plugins/:id', async (c) => {
+        principalWith(c, 'admin');
+        await plugins.remove(c.req.param('id'));
+        return c.body(null, 204);
+      });
+      app.get('/api/v1/plugins/:id/tools', async (c) => {
+        principalWith(c, 'read');
+        return c.json({ tools: await plugins.tools(c.req.param('id')) });
+      });
+      app.post('/api/v1/plugins/:id/enable', async (c) => {
+        principalWith(c, 'admin');
+        const scope = await readOptionalJson(c, scopeBodySchema);
+        await plugins.enable(c.req.param('id'), scope);
+        return c.json({ enablements: (await plugins.show(c.req.param('id'))).enablements });
+      });
+      app.post('/api/v1/plugins/:id/disable', async (c) => {
+        principalWith(c, 'admin');
+        const scope = await readOptionalJson(c, scopeBodySchema);
+        await plugins.disable(c.req.param('id'), scope);
+        return c.json({ enablements: (await plugins.show(c.req.param('id'))).enablements });
+      });
+      app.post('/api/v1/plugins/:id/sync', async (c) => {
+        principalWith(c, 'admin');
+        return installing(c, () => plugins.sync(c.req.param('id')));
+      });
+      app.put('/api/v1/plugins/:id/secrets/:key', async (c) => {
+        principalWith(c, 'admin');
+        const body = await readJson(c, secretBodySchema, 'secret');
+        return c.json(await plugins.setSecret(c.req.param('id'), c.req.param('key'), body.value));
+      });
+      app.delete('/api/v1/plugins/:id/secrets/:key', async (c) => {
+        principalWith(c, 'admin');
+        const deleted = await plugins.deleteSecret(c.req.param('id'), c.req.param('key'));
+        return deleted ? c.body(null, 204) : c.json({ error: { code: 'not_found', message: `secret '${c.req.param('key')}' is not set` } }, 404);
+      });
+
+      app.post('/api/v1/plugins/:id/intelligence', async (c) => {
+        principalWith(c, 'admin');
+        return c.json(await plugins.generateIntelligence(c.req.param('id')), 201);
+      });
+      app.get('/api/v1/plugins/:id/intelligence', async (c) => {
+        principalWith(c, 'read');
+        return c.json(await plugins.getIntelligence(c.req.param('id')));
+      });
+      app.put('/api/v1/plugins/:id/intelligence', async (c) => {
+        principalWith(c, 'admin');
+        const document = await readJson(c, z.record(z.string(), z.unknown()), 'intelligence document');
+        return c.json(await plugins.putIntelligence(c.req.param('id'), document));
+      });
+
+      app.get('/api/v1/workspaces', async (c) => {
+        principalWith(c, 'read');
+        return c.json({ workspaces: await plugins.listWorkspaces() });
+      });
+      app.post('/api/v1/workspaces', async (c) => {
+        principalWith(c, 'admin');
+        return c.json(await plugins.createWorkspace(await readJson(c, scopeCreateBodySchema, 'workspace')), 201);
+      });
+      app.get('/api/v1/workspaces/:workspace/projects', async (c) => {
+        principalWith(c, 'read');
+        return c.json({ projects: await plugins.listProjects(c.req.param('workspace')) });
+      });
+      app.post('/api/v1/workspaces/:workspace/projects', async (c) => {
+        principalWith(c, 'admin');
+        return c.json(await plugins.createProject(c.req.param('workspace'), await readJson(c, scopeCreateBodySchema, 'project')), 201);
+      });
+      app.get('/api/v1/workspaces/:workspace/tools', async (c) => {
+        principalWith(c, 'read');
+        const query = readQuery(c, toolsQuerySchema);
+        return c.json({ tools: await plugins.effectiveTools({ workspace: c.req.param('workspace'), project: query.project }) });
+      });
+
+      app.post('/api/v1/marketplace/import', async (c) => {
+        principalWith(c, 'admin');
+        const document = await readJson(c, z.unknown(), 'marketplace catalog');
+        return c.json(await plugins.importMarketplace(document, { source: 'api' }));
+      });
+      app.get('/api/v1/marketplace', async (c) => {
+        principalWith(c, 'read');
+        const query = readQuery(c, marketplaceQuerySchema);
+        if (query.q === undefined) return c.json({ servers: (await plugins.listMarketplace()).slice(0, query.limit) });
+        return c.json({ results: await plugins.searchMarketplace(query.q, query.limit) });
+      });
+    },
+    openapi: {
+      '/api/v1/plugins': {
+        get: { summary: 'List installed plugins (credentials listed by name, never by value)', tags: ['plugins'] },
+        post: {
+          summary: 'Install a plugin from a git URL, npm:<spec>, a folder, an http(s) MCP endpoint or market:<name>; 422 with details.step when it fails',
+          tags: ['plugins'],
+          requestBody: addPluginBodySchema,
+          responses: { '201': 'Installed', '409': 'Name taken', '422': 'Install failed' },
+        },
+      },
+      '/api/v1/plugins/:id': {
+        get: { summary: 'A plugin with its enablements, secret keys and intelligence status', tags: ['plugins'] },
+        patch: { summary: 'Enable/disable everywhere (status) and/or update to a new ref or version', tags: ['plugins'], requestBody: patchPluginBodySchema },
+        delete: { summary: 'Remove: disable, soft-delete its tools, clean its cache', tags: ['plugins'], responses: { '204': 'Removed' } },
+      },
+      '/api/v1/plugins/:id/tools': { get: { summary: "The plugin's live catalog tools", tags: ['plugins'] } },
+      '/api/v1/plugins/:id/enable': { post: { summary: 'Enable in a workspace (all its projects) or one project', tags: ['plugins'], requestBody: scopeBodySchema } },
+      '/api/v1/plugins/:id/disable': { post: { summary: 'Disable in a workspace, or opt one project out', tags: ['plugins'], requestBody: scopeBodySchema } },
+      '/api/v1/plugins/:id/sync': { post: { summary: 'Re-discover from the installed folder and re-sync the catalog', tags: ['plugins'] } },
+      '/api/v1/plugins/:id/secrets/:key': {
+        put: { summary: 'Set a credential (stored AES-256-GCM encrypted; never returned)', tags: ['plugins'], requestBody: secretBodySchema },
+        delete: { summary: 'Delete a credential', tags: ['plugins'], responses: { '204': 'Deleted' } },
+      },
+      '/api/v1/plugins/:id/intelligence': {
+        post: { summary: 'Generate a PID from the catalog tools and manifest (seed 000 §6.3)', tags: ['intelligence'], responses: { '201': 'Generated' } },
+        get: { summary: 'Retrieve the PID', tags: ['intelligence'] },
+        put: { summary: 'Replace the PID (validated; hard errors are rejected with the full list)', tags: ['intelligence'] },
+      },
+      '/api/v1/plugins/intelligence/export': { get: { summary: 'Batch export of every PID', tags: ['intelligence'] } },
+      '/api/v1/plugins/intelligence/search': {
+        get: { summary: 'Lexical search over PIDs', tags: ['intelligence'], parameters: [{ name: 'q', in: 'query', required: true }] },
+      },
+      '/api/v1/workspaces': {
+        get: { summary: 'List workspaces', tags: ['plugins'] },
+        post: { summary: 'Create a workspace', tags: ['plugins'], requestBody: scopeCreateBodySchema },
+      },
+      '/api/v1/workspaces/:workspace/projects': {
+        get: { summary: "List a workspace's projects", tags: ['plugins'] },
+        post: { summary: 'Create a project', tags: ['plugins'], requestBody: scopeCreateBodySchema },
+      },
+      '/api/v1/workspaces/:workspace/tools': {
+        get: { summary: 'Tools of every plugin in effect for the workspace (and ?project=)', tags: ['plugins'], parameters: [{ name: 'project', in: 'query' }] },
+      },
+      '/api/v1/marketplace/import': { post: { summary: 'Import MCP Registry server.json entries (one, an array, or {servers})', tags: ['marketplace'] } },
+      '/api/v1/marketplace': {
+        get: { summary: 'List, or search with ?q=, installable plugins', tags: ['marketplace'], parameters: [{ name: 'q', in: 'query' }, { name: 'limit', in: 'query' }] },
+      },
+    },
+  };
+}
+
+/** An optional JSON body (enable/disable may be sent with none: the default workspace). */
+async function readOptionalJson<S extends z.ZodType>(c: Context<ApiEnv>, schema: S): Promise<z.output<S>> {
+  const length = c.req.header('content-length');
+  if ((length === undefined || length === '0') && !c.req.header('content-type')) return schema.parse({});
+  return readJson(c, schema, 'scope');
+}

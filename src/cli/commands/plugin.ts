@@ -1,0 +1,289 @@
+/**
+ * @module cli/commands/plugin
+ * `quiver plugin add|list|show|tools|enable|disable|update|sync|remove|secret set` and
+ * `quiver marketplace import|search` (DESIGN §3.5). Every command takes --json. Secret values
+ * are read from the argument or, when it is omitted, from stdin, and are never printed.
+ */
+import { readFile } from 'node:fs/promises';
+import type { App } from '../../app.ts';
+import { QuiverError, invalidInput } from '../../core/errors.ts';
+import { parseJsonText } from '../../core/validation.ts';
+import type { InstallReport, PluginService } from '../../plugins/service.ts';
+import { formatTable, printJson, type CliContext, type CommandSpec } from '../command.ts';
+
+/** The plugins service of the app (wired by the composition root as `app.plugins`). */
+export function pluginService(app: App): PluginService {
+  const service = (app as App & { plugins?: PluginService }).plugins;
+  if (service === undefined) throw new QuiverError('internal', 'the plugins service is not wired into the app (App.plugins)');
+  return service;
+}
+
+const text = (context: CliContext, name: string): string | undefined => {
+  const value = context.args.values[name];
+  return typeof value === 'string' ? value : undefined;
+};
+const list = (context: CliContext, name: string): string[] => {
+  const value = context.args.values[name];
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+};
+
+/** Parses repeated `K=V` options into a map (the value may contain "="). */
+export function keyValues(entries: readonly string[], option: string): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const entry of entries) {
+    const at = entry.indexOf('=');
+    if (at <= 0) throw invalidInput(`--${option} takes KEY=VALUE (got '${entry.slice(0, at < 0 ? 40 : at)}…')`);
+    result[entry.slice(0, at)] = entry.slice(at + 1);
+  }
+  return result;
+}
+
+const scopeOptions = { workspace: { type: 'string' }, project: { type: 'string' } } as const;
+const scopeOf = (context: CliContext) => ({ workspace: text(context, 'workspace'), project: text(context, 'project') });
+
+function needName(context: CliContext, usage: string): string {
+  const [name] = context.args.positionals;
+  if (!name) throw invalidInput(`usage: quiver ${usage}`);
+  return name;
+}
+
+function printReport(context: CliContext, verb: string, report: InstallReport): void {
+  if (context.json) {
+    printJson(context.io, report);
+    return;
+  }
+  const { plugin, tools } = report;
+  const lines = [
+    `${verb} ${plugin.name} ${plugin.version ?? ''} (${plugin.sourceType}) — ${tools.total} tools: ` +
+      `${tools.inserted.length} new, ${tools.updated.length} changed, ${tools.deleted.length} removed, ${tools.unchanged} unchanged`,
+  ];
+  if (report.enabledIn) lines.push(`enabled in ${report.enabledIn.workspace}${report.enabledIn.project ? `/${report.enabledIn.project}` : ''}`);
+  for (const warning of report.warnings) lines.push(`warning: ${warning}`);
+  const missing = plugin.credentials.filter((credential) => credential.required && !credential.set).map((credential) => credential.name);
+  if (missing.length > 0) lines.push(`needs credentials: ${missing.join(', ')} (quiver plugin secret set ${plugin.name} KEY)`);
+  context.io.stdout(`${lines.join('\n')}\n`);
+}
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) throw invalidInput('give the secret VALUE as an argument or pipe it on stdin');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+const add: CommandSpec = {
+  path: ['plugin', 'add'],
+  summary: 'Install a plugin: git URL (--ref), npm:<package>, a folder, an http(s) MCP endpoint, or market:<name>.',
+  usage: 'SOURCE [--name N] [--ref R] [--workspace W] [--project P] [--header K=V]... [--secret K=V]... [--arg A]... [--bin B] [--trusted]',
+  options: {
+    name: { type: 'string' },
+    ref: { type: 'string' },
+    ...scopeOptions,
+    header: { type: 'string', multiple: true },
+    secret: { type: 'string', multiple: true },
+    arg: { type: 'string', multiple: true },
+    bin: { type: 'string' },
+    trusted: { type: 'boolean', default: false },
+  },
+  async run(context) {
+    const source = needName(context, 'plugin add SOURCE');
+    const plugins = pluginService(await context.openApp());
+    const report = await plugins.add(source, {
+      name: text(context, 'name'),
+      ref: text(context, 'ref'),
+      ...scopeOf(context),
+      headers: keyValues(list(context, 'header'), 'header'),
+      secrets: keyValues(list(context, 'secret'), 'secret'),
+      args: list(context, 'arg'),
+      bin: text(context, 'bin'),
+      trusted: context.args.values.trusted === true,
+    });
+    printReport(context, 'installed', report);
+    return 0;
+  },
+};
+
+const listCommand: CommandSpec = {
+  path: ['plugin', 'list'],
+  summary: 'List installed plugins.',
+  usage: '[--all]',
+  options: { all: { type: 'boolean', default: false } },
+  async run(context) {
+    const plugins = await pluginService(await context.openApp()).list({ includeRemoved: context.args.values.all === true });
+    if (context.json) printJson(context.io, { plugins });
+    else
+      context.io.stdout(
+        formatTable(
+          ['NAME', 'VERSION', 'SOURCE', 'STATUS', 'TOOLS', 'WARNINGS'],
+          plugins.map((p) => [p.name, p.version, p.sourceType, p.status, Number(p.discovery['tools'] ?? 0), p.manifestWarnings.length]),
+        ),
+      );
+    return 0;
+  },
+};
+
+const show: CommandSpec = {
+  path: ['plugin', 'show'],
+  summary: 'Show a plugin: source, launch, enablement, credentials (names only), warnings.',
+  usage: 'NAME',
+  async run(context) {
+    const details = await pluginService(await context.openApp()).show(needName(context, 'plugin show NAME'));
+    if (context.json) {
+      printJson(context.io, details);
+      return 0;
+    }
+    const { plugin } = details;
+    const lines = [
+      `${plugin.name} ${plugin.version ?? ''} — ${plugin.status}`,
+      plugin.description ? `  ${plugin.description}` : '',
+      `  source: ${plugin.sourceType} ${JSON.stringify(plugin.source)}`,
+      `  launch: ${JSON.stringify(plugin.launch)}`,
+      `  tools: ${details.toolCount}; resources: ${(plugin.discovery['resources'] as unknown[] | undefined)?.length ?? 0}; prompts: ${(plugin.discovery['prompts'] as unknown[] | undefined)?.length ?? 0}`,
+      `  enabled: ${details.enablements.map((e) => `${e.workspace}${e.project ? `/${e.project}` : ''}${e.enabled ? '' : ' (opted out)'}`).join(', ') || 'nowhere'}`,
+      `  credentials: ${plugin.credentials.map((c) => `${c.name}${c.required ? '*' : ''}=${c.set ? 'set' : 'unset'}`).join(', ') || 'none'}`,
+      `  intelligence: ${details.intelligence ? `${details.intelligence.status} (${details.intelligence.origin})` : 'none'}`,
+      ...plugin.manifestWarnings.map((warning) => `  warning: ${warning}`),
+    ];
+    context.io.stdout(`${lines.filter(Boolean).join('\n')}\n`);
+    return 0;
+  },
+};
+
+const tools: CommandSpec = {
+  path: ['plugin', 'tools'],
+  summary: "List a plugin's tools as the catalog holds them.",
+  usage: 'NAME',
+  async run(context) {
+    const found = await pluginService(await context.openApp()).tools(needName(context, 'plugin tools NAME'));
+    if (context.json) printJson(context.io, { tools: found });
+    else context.io.stdout(formatTable(['TOOL', 'DESCRIPTION'], found.map((tool) => [tool.qualifiedName, tool.description.split('\n')[0]?.slice(0, 80)])));
+    return 0;
+  },
+};
+
+const enable: CommandSpec = {
+  path: ['plugin', 'enable'],
+  summary: 'Enable a plugin in a workspace (default: default) or only for one project.',
+  usage: 'NAME [--workspace W] [--project P]',
+  options: scopeOptions,
+  async run(context) {
+    const name = needName(context, 'plugin enable NAME');
+    const plugins = pluginService(await context.openApp());
+    await plugins.enable(name, scopeOf(context));
+    const { enablements } = await plugins.show(name);
+    if (context.json) printJson(context.io, { plugin: name, enablements });
+    else context.io.stdout(`enabled ${name} in ${context.args.values.workspace ?? 'default'}${context.args.values.project ? `/${context.args.values.project}` : ''}\n`);
+    return 0;
+  },
+};
+
+const disable: CommandSpec = {
+  path: ['plugin', 'disable'],
+  summary: 'Disable a plugin in a workspace, or opt one project out of it.',
+  usage: 'NAME [--workspace W] [--project P]',
+  options: scopeOptions,
+  async run(context) {
+    const name = needName(context, 'plugin disable NAME');
+    const plugins = pluginService(await context.openApp());
+    await plugins.disable(name, scopeOf(context));
+    const { enablements } = await plugins.show(name);
+    if (context.json) printJson(context.io, { plugin: name, enablements });
+    else context.io.stdout(`disabled ${name} in ${context.args.values.workspace ?? 'default'}${context.args.values.project ? `/${context.args.values.project}` : ''}\n`);
+    return 0;
+  },
+};
+
+const update: CommandSpec = {
+  path: ['plugin', 'update'],
+  summary: 'Move a plugin to a new git ref or npm version (default: the latest of its ref/spec), re-discover and re-sync.',
+  usage: 'NAME [--ref R] [--version V]',
+  options: { ref: { type: 'string' }, version: { type: 'string' } },
+  async run(context) {
+    const name = needName(context, 'plugin update NAME');
+    const report = await pluginService(await context.openApp()).update(name, { ref: text(context, 'ref'), version: text(context, 'version') });
+    printReport(context, 'updated', report);
+    return 0;
+  },
+};
+
+const sync: CommandSpec = {
+  path: ['plugin', 'sync'],
+  summary: 'Re-discover a plugin from its installed folder and re-sync its tools.',
+  usage: 'NAME',
+  async run(context) {
+    const report = await pluginService(await context.openApp()).sync(needName(context, 'plugin sync NAME'));
+    printReport(context, 'synced', report);
+    return 0;
+  },
+};
+
+const remove: CommandSpec = {
+  path: ['plugin', 'remove'],
+  summary: 'Remove a plugin: disable it, soft-delete its tools, clean its cache.',
+  usage: 'NAME',
+  async run(context) {
+    const name = needName(context, 'plugin remove NAME');
+    await pluginService(await context.openApp()).remove(name);
+    if (context.json) printJson(context.io, { removed: name });
+    else context.io.stdout(`removed ${name}\n`);
+    return 0;
+  },
+};
+
+const secretSet: CommandSpec = {
+  path: ['plugin', 'secret', 'set'],
+  summary: 'Store a credential of a plugin, encrypted (VALUE from the argument, or stdin when omitted).',
+  usage: 'NAME KEY [VALUE]',
+  async run(context) {
+    const [name, key, given] = context.args.positionals;
+    if (!name || !key) throw invalidInput('usage: quiver plugin secret set NAME KEY [VALUE]');
+    const value = given ?? (await readStdin());
+    const result = await pluginService(await context.openApp()).setSecret(name, key, value);
+    if (context.json) printJson(context.io, { plugin: name, ...result });
+    else context.io.stdout(`stored ${key} for ${name}${result.declared ? '' : ' (not declared by the plugin: passed as an environment variable)'}\n`);
+    return 0;
+  },
+};
+
+const marketplaceImport: CommandSpec = {
+  path: ['marketplace', 'import'],
+  summary: 'Import installable plugins from an MCP Registry server.json file (one server, an array, or {servers}).',
+  usage: 'FILE',
+  async run(context) {
+    const file = needName(context, 'marketplace import FILE');
+    const document = parseJsonText(await readFile(file, 'utf8'), file);
+    const result = await pluginService(await context.openApp()).importMarketplace(document, { source: file });
+    if (context.json) printJson(context.io, result);
+    else {
+      const lines = [`imported ${result.imported} servers (${result.inserted} new, ${result.updated} updated)`, ...result.warnings.map((w) => `warning: ${w}`)];
+      context.io.stdout(`${lines.join('\n')}\n`);
+    }
+    return 0;
+  },
+};
+
+const marketplaceSearch: CommandSpec = {
+  path: ['marketplace', 'search'],
+  summary: 'Search the marketplace by name and description.',
+  usage: 'QUERY [--limit N]',
+  options: { limit: { type: 'string' } },
+  async run(context) {
+    const query = context.args.positionals.join(' ').trim();
+    if (query === '') throw invalidInput('usage: quiver marketplace search QUERY');
+    const limit = text(context, 'limit') === undefined ? 10 : Number(text(context, 'limit'));
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('--limit is a whole number from 1 to 100');
+    const results = await pluginService(await context.openApp()).searchMarketplace(query, limit);
+    if (context.json) printJson(context.io, { results });
+    else
+      context.io.stdout(
+        formatTable(
+          ['NAME', 'VERSION', 'INSTALL', 'DESCRIPTION'],
+          results.map((hit) => [hit.name, hit.version, hit.installedAs ? `installed as ${hit.installedAs}` : hit.installable ? hit.install : 'not installable', hit.description.slice(0, 60)]),
+        ),
+      );
+    return 0;
+  },
+};
+
+/** Every plugin and marketplace command. */
+export const pluginCommands: CommandSpec[] = [add, listCommand, show, tools, enable, disable, update, sync, remove, secretSet, marketplaceImport, marketplaceSearch];

@@ -1,0 +1,99 @@
+/**
+ * @module plugins/npm
+ * Installing a plugin published on npm into a folder of its own (DESIGN §3.5): a private
+ * prefix with `npm install <spec>`, lifecycle scripts off unless the admin trusts the
+ * package (`--ignore-scripts`: an install must not run code from the registry), no audit,
+ * no funding notices. The npm CLI runs through execFile (no shell) with a timeout.
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { QuiverError } from '../core/errors.ts';
+
+/** Options of `npmInstall`. */
+export interface NpmInstallOptions {
+  /** Run lifecycle scripts (install, postinstall…): only for packages the admin trusts. */
+  trusted: boolean;
+  timeoutMs: number;
+  /** npm's cache folder (shared between installs); default: npm's own. */
+  cacheDir?: string | undefined;
+  /** Environment for npm (PATH, HOME, registry settings). Default: the hub's, inherited. */
+  env?: Record<string, string | undefined> | undefined;
+}
+
+/** What was installed. */
+export interface NpmInstallResult {
+  /** The package name as installed (`@scope/name`). */
+  packageName: string;
+  version: string;
+  /** The package folder, relative to the install folder (`node_modules/@scope/name`). */
+  packageFolder: string;
+}
+
+/** The npm step failed. */
+export class NpmInstallError extends QuiverError {
+  constructor(reason: string, cause?: unknown) {
+    super('npm_failed', reason, { kind: 'user', details: { step: 'npm-install', reason }, cause });
+  }
+}
+
+const prefixManifestSchema = z.object({ dependencies: z.record(z.string(), z.string()).optional() });
+const installedManifestSchema = z.object({ name: z.string().min(1), version: z.string().min(1) });
+
+function runNpm(args: string[], options: NpmInstallOptions): Promise<void> {
+  const env: Record<string, string | undefined> = {
+    ...(options.env ?? process.env),
+    npm_config_update_notifier: 'false',
+    npm_config_fund: 'false',
+    npm_config_audit: 'false',
+    npm_config_yes: 'true',
+  };
+  if (options.cacheDir !== undefined) env.npm_config_cache = options.cacheDir;
+  return new Promise((resolvePromise, reject) => {
+    execFile('npm', args, { env, timeout: options.timeoutMs, killSignal: 'SIGKILL', maxBuffer: 32 * 1024 * 1024, windowsHide: true }, (error, _stdout, stderr) => {
+      if (!error) {
+        resolvePromise();
+        return;
+      }
+      const killed = (error as { killed?: boolean }).killed === true;
+      const detail = String(stderr || error.message)
+        .split('\n')
+        .filter((line) => line.trim() !== '' && !/^npm (warn|notice)/i.test(line))
+        .slice(-12)
+        .join('\n')
+        .replace(/(\/\/[^/\s:]+:)[^@\s]+@/g, '$1***@');
+      reject(new NpmInstallError(killed ? `npm install timed out after ${options.timeoutMs} ms` : `npm install failed: ${detail}`, error));
+    });
+  });
+}
+
+/** Installs `spec` into `folder` (created if missing) and reports the package it resolved to. */
+export async function npmInstall(spec: string, folder: string, options: NpmInstallOptions): Promise<NpmInstallResult> {
+  if (spec.startsWith('-')) throw new NpmInstallError(`invalid npm package spec '${spec}'`);
+  await mkdir(folder, { recursive: true });
+  await writeFile(join(folder, 'package.json'), `${JSON.stringify({ name: 'quiver-plugin-install', private: true }, null, 2)}\n`);
+  const args = ['install', '--prefix', folder, '--omit=dev', '--no-audit', '--no-fund', '--loglevel=error', '--save'];
+  if (!options.trusted) args.push('--ignore-scripts');
+  args.push('--', spec);
+  await runNpm(args, options);
+
+  // The spec may be a range, a tag, an alias or a tarball: the prefix's package.json says what it became.
+  const prefix = prefixManifestSchema.safeParse(JSON.parse(await readFile(join(folder, 'package.json'), 'utf8')));
+  const names = prefix.success ? Object.keys(prefix.data.dependencies ?? {}) : [];
+  if (names.length !== 1) throw new NpmInstallError(`npm install of '${spec}' did not record exactly one dependency (found ${names.length})`);
+  const dependency = names[0]!;
+  const packageFolder = join('node_modules', dependency);
+  let installed: z.output<typeof installedManifestSchema>;
+  try {
+    installed = installedManifestSchema.parse(JSON.parse(await readFile(join(folder, packageFolder, 'package.json'), 'utf8')));
+  } catch (error) {
+    throw new NpmInstallError(`the installed package '${dependency}' has no readable package.json with name and version`, error);
+  }
+  return { packageName: dependency, version: installed.version, packageFolder };
+}
+
+/** The cache folder name of an npm package version: `@scope/name@1.2.3` → `@scope+name@1.2.3` (one level). */
+export function npmCacheFolderName(packageName: string, version: string): string {
+  return `${packageName.replace('/', '+')}@${version}`.replace(/[^A-Za-z0-9@+._-]/g, '_');
+}
