@@ -45,6 +45,12 @@ export interface ConfigOverrides {
 
 type Env = Record<string, string | undefined>;
 
+/** Facts about the process that shape defaults (kept out of the environment so tests can set them). */
+export interface ProcessFacts {
+  /** Effective user id; root's default home is /var/lib/quiver, reachable by sandboxed plugins. */
+  uid?: number | undefined;
+}
+
 /** Reads `NAME`, or the file named by `NAME_FILE` (for secrets), trimming a trailing newline. */
 function readSecret(env: Env, name: string): string | undefined {
   const direct = env[name];
@@ -79,7 +85,7 @@ const envSchema = z.object({
 });
 
 /** Builds the configuration from the environment and command-line overrides. */
-export function loadConfig(env: Env, overrides: ConfigOverrides = {}): QuiverConfig {
+export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: ProcessFacts = {}): QuiverConfig {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     const issues = formatIssues(parsed.error);
@@ -88,7 +94,9 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}): QuiverCon
     });
   }
   const values = parsed.data;
-  const homeDir = values.QUIVER_HOME ?? join(env.HOME ?? homedir(), '.quiver');
+  // Sandboxed plugins run as an unprivileged user and must traverse to their cached code;
+  // root's home (0700) would hide it, so root defaults to a system folder.
+  const homeDir = values.QUIVER_HOME ?? (facts.uid === 0 ? '/var/lib/quiver' : join(env.HOME ?? homedir(), '.quiver'));
   const dataDir = overrides.dataDir ?? values.QUIVER_DATA_DIR ?? join(homeDir, 'data');
   const databaseUrl = overrides.databaseUrl ?? values.QUIVER_DATABASE_URL;
   const store = parseStoreLocation(overrides.dataDir !== undefined ? dataDir : (databaseUrl ?? dataDir));

@@ -21,8 +21,12 @@ export interface ApiEnv {
 }
 
 /** HTTP status for an error code. */
-export function statusForCode(code: ErrorCode): 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 503 | 504 {
+export function statusForCode(code: ErrorCode): 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 500 | 503 | 504 {
   switch (code) {
+    case 'install_failed':
+      return 422;
+    case 'missing_credential':
+      return 409;
     case ErrorCodes.invalidInput:
     case ErrorCodes.config:
       return 400;

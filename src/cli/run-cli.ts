@@ -113,7 +113,7 @@ export async function runCli(
   }
   let config: QuiverConfig | undefined;
   let app: App | undefined;
-  const loadOnce = () => (config ??= loadConfig(env, overridesFrom(parsed.values)));
+  const loadOnce = () => (config ??= loadConfig(env, overridesFrom(parsed.values), { uid: process.getuid?.() }));
   try {
     return await command.run({
       args: { values: parsed.values, positionals: parsed.positionals },

@@ -22,6 +22,10 @@ export const ErrorCodes = {
   circuitOpen: 'circuit_open',
   dataDirLocked: 'data_dir_locked',
   config: 'invalid_config',
+  installFailed: 'install_failed',
+  missingCredential: 'missing_credential',
+  upstreamError: 'upstream_error',
+  cancelled: 'cancelled',
   internal: 'internal',
 } as const;
 
@@ -46,6 +50,10 @@ const defaultKinds: Record<string, ErrorKind> = {
   timeout: 'operational',
   unavailable: 'operational',
   circuit_open: 'operational',
+  upstream_error: 'operational',
+  install_failed: 'user',
+  missing_credential: 'user',
+  cancelled: 'user',
   internal: 'unexpected',
 };
 

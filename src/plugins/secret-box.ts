@@ -134,3 +134,19 @@ export function createSecretBox(key: Buffer): SecretBox {
     },
   };
 }
+
+/**
+ * A secret box whose key is loaded on first use, so commands that never touch secrets do
+ * not create a key file (and a missing key is reported only where it matters).
+ */
+export function createLazySecretBox(loadKey: () => Buffer): SecretBox {
+  let box: SecretBox | undefined;
+  const get = () => (box ??= createSecretBox(loadKey()));
+  return {
+    get keyId() {
+      return get().keyId;
+    },
+    seal: (plaintext, context) => get().seal(plaintext, context),
+    open: (sealed, context) => get().open(sealed, context),
+  };
+}

@@ -52,16 +52,9 @@ const searchQuerySchema = z.object({ q: z.string().min(1).max(500), limit: z.coe
 const marketplaceQuerySchema = z.object({ q: z.string().min(1).max(500).optional(), limit: z.coerce.number().int().min(1).max(100).default(20) });
 const toolsQuerySchema = z.object({ project: nameSchema.optional() });
 
-// Install failures are the plugin's or the caller's problem, not a server fault: 422 with the
-// full details (the step and every validation error). Kept here until the shared status map
-// in api/http.ts knows `install_failed`.
+// Install failures map to 422 through the shared status map (api/http.ts), with details.step.
 async function installing(c: Context<ApiEnv>, work: () => Promise<unknown>, status: 200 | 201 = 200): Promise<Response> {
-  try {
-    return c.json(await work(), status);
-  } catch (error) {
-    if (isQuiverError(error, 'install_failed')) return c.json({ error: error.toJSON() }, 422);
-    throw error;
-  }
+  return c.json(await work(), status);
 }
 
 /** Routes under /api/v1/plugins, /api/v1/workspaces and /api/v1/marketplace. */

@@ -9,6 +9,7 @@ import { benchCommand } from './bench.ts';
 import { manifestCheckCommand } from './manifest.ts';
 import { toolsCommands } from './tools.ts';
 import { evalCommand } from './eval.ts';
+import { pluginCommands } from './plugin.ts';
 
 /** All commands. */
-export const commands: CommandSpec[] = [serveCommand, ...toolsCommands, manifestCheckCommand, evalCommand, ...keysCommands, benchCommand];
+export const commands: CommandSpec[] = [serveCommand, ...pluginCommands, ...toolsCommands, manifestCheckCommand, evalCommand, ...keysCommands, benchCommand];
