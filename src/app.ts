@@ -20,6 +20,14 @@ import type { ApiRouteModule } from './api/app.ts';
 import { accessRoutes } from './api/routes/access.ts';
 import { catalogRoutes } from './api/routes/catalog.ts';
 import { pluginRoutes } from './api/routes/plugins.ts';
+import { selectionRoutes } from './api/routes/selection.ts';
+import { embeddingRoutes } from './api/routes/embeddings.ts';
+import { createSelectionEngine, notifyCatalogChanged, type SelectionEngine } from './selection/index.ts';
+import { createPersistentRetrieval } from './selection/persistent-retrieval.ts';
+import type { Embedder } from './retrieval/embedders/embedder.ts';
+import { createOfflineEmbedder } from './retrieval/embedders/offline.ts';
+import { createOpenAICompatibleEmbedder } from './retrieval/embedders/openai-compatible.ts';
+import { createTransformersEmbedder } from './retrieval/embedders/transformers.ts';
 
 /** Everything a front needs, wired. */
 export interface App {
@@ -31,6 +39,8 @@ export interface App {
   catalog: CatalogService;
   supervisor: Supervisor;
   plugins: PluginService;
+  selection: SelectionEngine;
+  embedder: Embedder;
   /** The HTTP route modules of every part. */
   apiModules(): ApiRouteModule[];
   /** Stops timers, processes and the database. Safe to call twice. */
@@ -49,6 +59,43 @@ export function createLogger(level: QuiverConfig['logLevel']): Logger {
   ) as unknown as Logger;
 }
 
+/** The embedder the configuration asks for (offline by default: no weights needed). */
+export function createEmbedder(config: QuiverConfig['embedder']): Embedder {
+  switch (config.kind) {
+    case 'local':
+      return createTransformersEmbedder({ modelPath: config.modelPath });
+    case 'openai':
+      return createOpenAICompatibleEmbedder({
+        baseURL: config.baseUrl,
+        model: config.model,
+        ...(config.apiKey ? { apiKey: config.apiKey } : {}),
+        ...(config.dimensions ? { dimensions: config.dimensions } : {}),
+      });
+    default:
+      return createOfflineEmbedder();
+  }
+}
+
+/** Methods that change which plugins are in effect somewhere. */
+const ENABLEMENT_CHANGES = ['add', 'enable', 'disable', 'setStatus', 'update', 'sync', 'remove'] as const;
+
+/**
+ * Wraps the plugin service so every change to installation, status or enablement drops the
+ * selection caches (here and, through NOTIFY, in every replica) once it has succeeded.
+ */
+function notifyingPluginService(service: PluginService, changed: () => void): PluginService {
+  const wrapped: PluginService = { ...service };
+  for (const name of ENABLEMENT_CHANGES) {
+    const original = service[name] as (...args: unknown[]) => Promise<unknown>;
+    (wrapped as unknown as Record<string, unknown>)[name] = async (...args: unknown[]) => {
+      const result = await original(...args);
+      changed();
+      return result;
+    };
+  }
+  return Object.freeze(wrapped);
+}
+
 export interface CreateAppOptions {
   logger?: Logger;
 }
@@ -64,7 +111,24 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       mkdirSync(config.homeDir, { recursive: true, mode: 0o711 });
     }
     const apiKeys = createApiKeyService({ db });
-    const catalog = createCatalogService({ db, logger });
+    // Catalog writes drop the selection caches here and, through NOTIFY, in every replica.
+    let selection: SelectionEngine | undefined;
+    const catalog = createCatalogService({
+      db,
+      logger,
+      onChange: (event) => {
+        selection?.invalidate(event.kind);
+        void notifyCatalogChanged(db, event.kind).catch((error) => logger.warn({ err: error }, 'catalog change notification failed'));
+      },
+    });
+    const embedder = createEmbedder(config.embedder);
+    const engine = createSelectionEngine({
+      db,
+      logger: logger.child({ part: 'selection' }),
+      retrieval: () => createPersistentRetrieval({ db, embedder, logger }),
+    });
+    selection = engine;
+    closers.unshift(() => engine.close());
     const supervisor = createSupervisor({
       logger: logger.child({ part: 'runtime' }),
       sandbox: {
@@ -74,13 +138,16 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     });
     closers.unshift(() => supervisor.close());
     const secrets = createLazySecretBox(() => loadSecretKey({ configured: config.secretKey, homeDir: config.homeDir }).key);
-    const plugins = createPluginService({
+    const plugins = notifyingPluginService(createPluginService({
       db,
       catalog,
       supervisor,
       cacheDir: join(config.homeDir, 'plugins'),
       secrets,
       logger: logger.child({ part: 'plugins' }),
+    }), () => {
+      engine.invalidate('enablement');
+      void notifyCatalogChanged(db, 'enablement').catch((error) => logger.warn({ err: error }, 'enablement notification failed'));
     });
 
     let closed = false;
@@ -93,7 +160,15 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       catalog,
       supervisor,
       plugins,
-      apiModules: () => [accessRoutes({ apiKeys }), catalogRoutes({ catalog }), pluginRoutes({ plugins })],
+      selection: engine,
+      embedder,
+      apiModules: () => [
+        accessRoutes({ apiKeys }),
+        catalogRoutes({ catalog }),
+        pluginRoutes({ plugins }),
+        selectionRoutes({ selection: engine }),
+        embeddingRoutes({ db, embedder, afterRecompute: () => engine.invalidate('tools') }),
+      ],
       async close() {
         if (closed) return;
         closed = true;

@@ -10,3 +10,4 @@ export { loadConfig } from './config.ts';
 export type { QuiverConfig } from './config.ts';
 export { createApp } from './app.ts';
 export type { App } from './app.ts';
+export * from './selection/index.ts';

@@ -15,6 +15,7 @@ import { parseOrThrow } from '../core/validation.ts';
 import { listCategories, upsertCategories } from '../store/repositories/categories.ts';
 import { listPageMappings, upsertPageMappings } from '../store/repositories/page-mappings.ts';
 import { upsertSyncPlugin } from '../store/repositories/plugin-refs.ts';
+import { enableInDefaultWorkspace } from '../store/repositories/enablement.ts';
 import {
   insertTools, selectPluginToolSummaries, selectToolStates, softDeleteTools, updateTools,
 } from '../store/repositories/tools.ts';
@@ -61,6 +62,8 @@ export function createSyncOperations(context: CatalogContext): SyncOperations {
       const now = context.now();
       const { report, toolIds } = await context.db.transaction(async (tx) => {
         const plugin = await upsertSyncPlugin(tx, payload.pluginId, payload.version, now);
+        // A plugin that registers itself is usable at once, like one added with `quiver plugin add`.
+        if (plugin.created) await enableInDefaultWorkspace(tx, plugin.id);
         const storedTools = await selectPluginToolSummaries(tx, plugin.id);
         const changedIds = contentChangedIds(payload, contentHashes, storedTools);
         const storedContent = new Map((await selectToolStates(tx, changedIds)).map((tool) => [tool.id, tool]));

@@ -67,3 +67,13 @@ export async function clearEnablement(
   );
   return result.affectedRows > 0;
 }
+
+/** Enables a plugin workspace-wide in the `default` workspace (no-op when already enabled). */
+export async function enableInDefaultWorkspace(db: Queryable, pluginId: string): Promise<void> {
+  await db.query(
+    `INSERT INTO plugin_enablements (plugin_id, workspace_id, enabled)
+     SELECT $1, id, true FROM workspaces WHERE name = 'default'
+     ON CONFLICT (plugin_id, workspace_id, COALESCE(project_id, '00000000-0000-0000-0000-000000000000'::uuid)) DO NOTHING`,
+    [pluginId],
+  );
+}

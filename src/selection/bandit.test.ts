@@ -1,0 +1,92 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { banditContextKey, thompsonRerank, type BanditArm, type RankedCandidate } from './bandit.ts';
+import { createSampler } from './sampler.ts';
+import { createSeededRandom } from './random.ts';
+
+const ranked: RankedCandidate[] = Array.from({ length: 20 }, (_, i) => ({ id: `t${i}`, score: 20 - i }));
+
+describe('bandit', () => {
+  it('builds the seed context key', () => {
+    assert.equal(banditContextKey({ tier: 'shared_access', page: 'contacts' }), 'shared_access:contacts:general');
+    assert.equal(banditContextKey({}), 'any:any:general');
+  });
+
+  it('returns k tools from the top 2k pool with exactly one exploration slot', () => {
+    const sampler = createSampler(createSeededRandom(5));
+    for (let round = 0; round < 200; round++) {
+      const picks = thompsonRerank(ranked, { k: 7, sampler, arm: () => undefined });
+      assert.equal(picks.length, 7);
+      assert.equal(new Set(picks.map((p) => p.id)).size, 7);
+      assert.equal(picks.filter((p) => p.reason === 'exploration').length, 1);
+      for (const pick of picks) assert.ok(Number(pick.id.slice(1)) < 14, `pick ${pick.id} outside the pool`);
+    }
+  });
+
+  it('follows retrieval when cold: the most relevant tool is nearly always kept', () => {
+    const sampler = createSampler(createSeededRandom(6));
+    let topKept = 0;
+    let topFirst = 0;
+    for (let round = 0; round < 1_000; round++) {
+      const picks = thompsonRerank(ranked, { k: 7, sampler, arm: () => undefined });
+      if (picks.some((p) => p.id === 't0')) topKept++;
+      if (picks[0]!.id === 't0') topFirst++;
+    }
+    // Beta(9, 1) for the top tool: it falls out of the exploitation set a few % of the time (that is the exploration).
+    assert.ok(topKept > 940, `top tool kept ${topKept}/1000`);
+    assert.ok(topFirst > 300, `top tool first ${topFirst}/1000`);
+  });
+
+  it('promotes a tool that succeeds and demotes one that fails', () => {
+    const sampler = createSampler(createSeededRandom(7));
+    const arms = new Map<string, BanditArm>([
+      ['t5', { alpha: 80, beta: 2 }],
+      ['t0', { alpha: 2, beta: 80 }],
+    ]);
+    const count = (arm: (id: string) => BanditArm | undefined) => {
+      let t5First = 0;
+      let t0Exploited = 0;
+      for (let round = 0; round < 500; round++) {
+        const picks = thompsonRerank(ranked, { k: 7, sampler, arm });
+        if (picks[0]!.id === 't5') t5First++;
+        if (picks.some((p) => p.id === 't0' && p.reason === 'retrieved')) t0Exploited++;
+      }
+      return { t5First, t0Exploited };
+    };
+    const cold = count(() => undefined);
+    const warm = count((id) => arms.get(id));
+    assert.ok(warm.t5First > 5 * Math.max(cold.t5First, 10), `successful tool first: cold ${cold.t5First}, warm ${warm.t5First}`);
+    assert.ok(cold.t0Exploited > 450 && warm.t0Exploited < 25, `failing tool exploited: cold ${cold.t0Exploited}, warm ${warm.t0Exploited}`);
+  });
+
+  it('uses the exploration slot for untried tools more than for known failures', () => {
+    const sampler = createSampler(createSeededRandom(8));
+    const arms = new Map<string, BanditArm>();
+    for (let i = 0; i < 6; i++) arms.set(`t${i}`, { alpha: 60, beta: 1 });
+    for (let i = 6; i < 14; i++) arms.set(`t${i}`, i === 13 ? { alpha: 1, beta: 1 } : { alpha: 1, beta: 30 });
+    let untried = 0;
+    for (let round = 0; round < 500; round++) {
+      const explored = thompsonRerank(ranked, { k: 7, sampler, arm: (id) => arms.get(id), relevanceStrength: 0 }).find((p) => p.reason === 'exploration');
+      if (explored?.id === 't13') untried++;
+    }
+    assert.ok(untried > 300, `untried tool explored ${untried}/500`);
+  });
+
+  it('handles small pools, k = 1, no exploration and bad stats', () => {
+    const sampler = createSampler(createSeededRandom(9));
+    assert.deepEqual(thompsonRerank([], { k: 7, sampler, arm: () => undefined }), []);
+    const few = thompsonRerank(ranked.slice(0, 3), { k: 7, sampler, arm: () => undefined });
+    assert.equal(few.length, 3);
+    assert.ok(few.every((p) => p.reason === 'retrieved'));
+    assert.equal(thompsonRerank(ranked, { k: 1, sampler, arm: () => undefined }).length, 1);
+    assert.ok(thompsonRerank(ranked, { k: 5, sampler, arm: () => undefined, exploration: false }).every((p) => p.reason === 'retrieved'));
+    const broken = thompsonRerank(ranked, { k: 3, sampler, arm: () => ({ alpha: Number.NaN, beta: -1 }) });
+    assert.equal(broken.length, 3);
+  });
+
+  it('is reproducible with a seeded sampler', () => {
+    const a = thompsonRerank(ranked, { k: 7, sampler: createSampler(createSeededRandom(1)), arm: () => undefined });
+    const b = thompsonRerank(ranked, { k: 7, sampler: createSampler(createSeededRandom(1)), arm: () => undefined });
+    assert.deepEqual(a, b);
+  });
+});

@@ -1,0 +1,61 @@
+/**
+ * @module selection/persistent-retrieval
+ * The production retrieval for the pipeline: the retrieval service's hybrid index (fielded
+ * BM25 + vectors + multi-intent), seeded with the vectors stored in pgvector so a build only
+ * embeds what is missing (DESIGN §3.3: the hot path holds the index in memory, the database
+ * stays the truth). A failing vector load degrades to embedding in memory, with a warning.
+ */
+import type { Database } from '../store/database.ts';
+import type { Logger } from '../core/logger.ts';
+import { silentLogger } from '../core/logger.ts';
+import { createRetrievalIndex, type RetrievalIndex } from '../retrieval/retrieval-index.ts';
+import type { Embedder } from '../retrieval/embedders/embedder.ts';
+import { loadVectors } from '../retrieval/embedding-sync.ts';
+import type { RetrievalDocument } from '../retrieval/document.ts';
+import type { SelectionRetrieval } from './retrieval.ts';
+
+/** Options of `createPersistentRetrieval`. */
+export interface PersistentRetrievalOptions {
+  db: Database;
+  embedder?: Embedder | undefined;
+  logger?: Logger;
+}
+
+/** A SelectionRetrieval over the hybrid index, reusing stored vectors. */
+export function createPersistentRetrieval(options: PersistentRetrievalOptions): SelectionRetrieval {
+  const logger = options.logger ?? silentLogger;
+  const index: RetrievalIndex = createRetrievalIndex(options.embedder ? { embedder: options.embedder } : {});
+
+  async function storedVectors(ids: readonly string[]): Promise<Map<string, Float32Array> | undefined> {
+    if (!options.embedder || ids.length === 0) return undefined;
+    try {
+      return await loadVectors(options.db, options.embedder, ids);
+    } catch (error) {
+      logger.warn({ err: error }, 'retrieval: could not load stored vectors; embedding in memory');
+      return undefined;
+    }
+  }
+
+  return {
+    method: options.embedder ? `hybrid:${options.embedder.modelId}` : 'lexical',
+    async build(documents: readonly RetrievalDocument[]) {
+      const vectors = await storedVectors(documents.map((d) => d.id));
+      await index.build(documents, vectors ? { vectors } : {});
+    },
+    async upsert(documents: readonly RetrievalDocument[]) {
+      // Changed documents must be re-embedded: stored vectors may belong to the old content.
+      await index.upsert(documents);
+    },
+    remove(ids: readonly string[]) {
+      index.remove(ids);
+    },
+    async search(query, searchOptions) {
+      const found = await index.search(query, {
+        k: searchOptions.k,
+        ...(searchOptions.candidateIds ? { candidateIds: searchOptions.candidateIds } : {}),
+        includeRanks: false,
+      });
+      return { results: found.results.map((r) => ({ id: r.id, score: r.score })), warnings: [...found.warnings] };
+    },
+  };
+}
