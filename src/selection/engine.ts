@@ -192,10 +192,22 @@ export interface SelectionEngineOptions {
   listen?: boolean;
 }
 
+/** What `visibleTools` returns. */
+export interface VisibleTools {
+  tools: readonly SelectionCandidate[];
+  pins: readonly SelectionCandidate[];
+  warnings: string[];
+}
+
 /** The selection engine. */
 export interface SelectionEngine {
   /** Runs the pipeline. */
   selectTools(input: SelectToolsInput, options?: SelectOptions): Promise<SelectionResult>;
+  /**
+   * The tools a context may see (policy, enablement and organisation applied; no ranking),
+   * in catalog order, with its pinned tools. Fails closed like `selectTools`.
+   */
+  visibleTools(context: SelectionContext, options?: SelectOptions): Promise<VisibleTools>;
   /** Records what the LLM did with a selection and updates the bandit. */
   recordOutcome(eventId: string, outcome: OutcomeInput, options?: OutcomeOptions): Promise<OutcomeResult>;
   /** Drops cached data of one kind (local only; `notifyCatalogChanged` reaches every process). */
@@ -647,19 +659,16 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
   }
 
   // ---- the pipeline -----------------------------------------------------------------------
-  async function selectTools(input: SelectToolsInput, selectOptions: SelectOptions = {}): Promise<SelectionResult> {
-    const request = parseOrThrow(selectToolsInputSchema, input, 'selection request');
-    const started = performance.now();
-    let mark = started;
-    const lap = () => {
-      const at = performance.now();
-      const elapsed = at - mark;
-      mark = at;
-      return elapsed;
-    };
-    const warnings: string[] = [];
-    const context = request.context;
-    const page = context.page ?? null;
+  /**
+   * Stages 1 and 2 (both fail closed): the tools this context may see. The one place that
+   * decides visibility; `selectTools` and `visibleTools` both go through it.
+   */
+  async function resolveVisible(
+    context: z.output<typeof selectionContextSchema>,
+    binding: SelectOptions['binding'],
+    warnings: string[],
+    lap: () => number = () => 0,
+  ): Promise<{ policyMs: number; candidatesMs: number; current: CatalogSnapshot; scope: Scope; visible: { key: string; set: VisibleSet; policyKey: string } }> {
     const orgId = context.orgId ?? null;
     const policyContext = { orgId: context.orgId, userId: context.userId, roles: context.roles, tier: context.tier, page: context.page };
 
@@ -678,7 +687,6 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
 
     // Stage 2: candidates in scope (fail closed).
     const scope = await resolveScope(context.workspace, context.project);
-    const binding = selectOptions.binding;
     if (binding?.workspaceId && binding.workspaceId !== scope.workspaceId) {
       throw new QuiverError(ErrorCodes.forbidden, 'this API key is bound to another workspace');
     }
@@ -695,6 +703,31 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
     }
     const visible = getVisible(scoped.key, scoped.tools, policy, policyKey);
     const candidatesMs = lap();
+    return { policyMs, candidatesMs, current, scope, visible: { ...visible, policyKey } };
+  }
+
+  async function visibleTools(input: SelectionContext, selectOptions: SelectOptions = {}): Promise<VisibleTools> {
+    const context = parseOrThrow(selectionContextSchema, input, 'selection context');
+    const warnings: string[] = [];
+    const { visible } = await resolveVisible(context, selectOptions.binding, warnings);
+    return { tools: visible.set.tools, pins: visible.set.pins, warnings };
+  }
+
+  async function selectTools(input: SelectToolsInput, selectOptions: SelectOptions = {}): Promise<SelectionResult> {
+    const request = parseOrThrow(selectToolsInputSchema, input, 'selection request');
+    const started = performance.now();
+    let mark = started;
+    const lap = () => {
+      const at = performance.now();
+      const elapsed = at - mark;
+      mark = at;
+      return elapsed;
+    };
+    const warnings: string[] = [];
+    const context = request.context;
+    const page = context.page ?? null;
+    const orgId = context.orgId ?? null;
+    const { policyMs, candidatesMs, current, scope, visible } = await resolveVisible(context, selectOptions.binding, warnings, lap);
 
     // Stage 3: page context (relevance: fail open).
     const pageSet = await getPageSet(visible.key, visible.set, page);
@@ -907,6 +940,7 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
 
   return {
     selectTools,
+    visibleTools,
     recordOutcome,
     invalidate,
     flush,

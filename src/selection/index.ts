@@ -11,6 +11,7 @@ export {
 } from './engine.ts';
 export type {
   SelectionEngine,
+  VisibleTools,
   SelectionEngineOptions,
   SelectToolsInput,
   SelectionContext,
