@@ -47,4 +47,22 @@ describe('BM25F lexical index', () => {
     index.accumulate([{ term: 'a', weight: 2 }], twice);
     assert.ok(Math.abs(twice[0]! - 2 * once[0]!) < 1e-6);
   });
+
+  it('scores several queries into rows in one pass, equal to one accumulate per query', () => {
+    const index = buildLexicalIndex([[['pdf', 'text']], [['image', 'text']], [['pdf']], [['other']]], oneField, 1.2);
+    const queries = [
+      [{ term: 'pdf', weight: 1 }, { term: 'text', weight: 0.5 }],
+      [{ term: 'text', weight: 2 }],
+      [{ term: 'missing', weight: 1 }, { term: 'pdf', weight: 0 }],
+    ];
+    const rows = new Float32Array(index.size * queries.length);
+    const visited = index.accumulateRows(queries, rows);
+    queries.forEach((query, q) => {
+      const single = new Float32Array(index.size);
+      index.accumulate(query, single);
+      for (let d = 0; d < index.size; d++) assert.ok(Math.abs(rows[q * index.size + d]! - single[d]!) < 1e-6, `query ${q} doc ${d}`);
+    });
+    // 'text' is shared by two queries but its postings are read once: pdf (2) + text (2).
+    assert.equal(visited, 4);
+  });
 });

@@ -33,6 +33,12 @@ export interface LexicalIndex {
    * Returns how many postings were visited.
    */
   accumulate(query: readonly WeightedTerm[], scores: Float32Array): number;
+  /**
+   * Scores several queries in one walk over the postings: query q's scores are added into
+   * `scores[q·size … (q+1)·size)`. A term shared by several queries (a clause and the whole
+   * request) has its postings read once. Returns how many postings were visited.
+   */
+  accumulateRows(queries: readonly (readonly WeightedTerm[])[], scores: Float32Array): number;
 }
 
 /** Builds a BM25F index. `documents[i][f]` are the terms of field f of document i. */
@@ -119,6 +125,38 @@ export function buildLexicalIndex(
         const end = offsets[id + 1]!;
         for (let p = offsets[id]!; p < end; p++) scores[docs[p]!]! += factor * values[p]!;
         visited += end - offsets[id]!;
+      }
+      return visited;
+    },
+    accumulateRows(queries, scores) {
+      // term id → the rows it scores in and its factor there (idf × query weight).
+      const rowsOf = new Map<number, number[]>();
+      for (let q = 0; q < queries.length; q++) {
+        for (const { term, weight } of queries[q]!) {
+          const id = termIds.get(term);
+          if (id === undefined || weight === 0) continue;
+          const list = rowsOf.get(id);
+          const entry = [q * size, idfs[id]! * weight];
+          if (list) list.push(...entry);
+          else rowsOf.set(id, entry);
+        }
+      }
+      let visited = 0;
+      for (const [id, list] of rowsOf) {
+        const start = offsets[id]!;
+        const end = offsets[id + 1]!;
+        visited += end - start;
+        if (list.length === 2) {
+          const base = list[0]!;
+          const factor = list[1]!;
+          for (let p = start; p < end; p++) scores[base + docs[p]!]! += factor * values[p]!;
+          continue;
+        }
+        for (let p = start; p < end; p++) {
+          const d = docs[p]!;
+          const value = values[p]!;
+          for (let r = 0; r < list.length; r += 2) scores[list[r]! + d]! += list[r + 1]! * value;
+        }
       }
       return visited;
     },

@@ -157,4 +157,18 @@ describe('retrieval index', () => {
     await index.build(tools);
     assert.deepEqual((await index.search('   ')).results, []);
   });
+
+  it('answers a repeated or multi-clause query the same way every time (query cache, reused buffers)', async () => {
+    const index = createRetrievalIndex({ embedder: createOfflineEmbedder() });
+    await index.build(tools);
+    const query = 'Get the weather forecast for Paris. Then extract the text from this PDF. Finally send an email to Bob.';
+    const first = await index.search(query, { k: 6 });
+    await index.search('stock price of ACME', { k: 6 });
+    const again = await index.search(query, { k: 6 });
+    assert.deepEqual(again, first);
+    assert.deepEqual(first.results.slice(0, 3).map((r) => r.id).sort(), ['email', 'pdf', 'weather']);
+    const masked = await index.search(query, { k: 6, candidateIds: new Set(['pdf', 'stocks']) });
+    assert.equal(masked.results[0]?.id, 'pdf');
+    assert.ok(masked.results.every((r) => r.id === 'pdf' || r.id === 'stocks'));
+  });
 });

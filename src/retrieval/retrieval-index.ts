@@ -172,13 +172,25 @@ interface Snapshot {
   matrix: Float32Array | undefined;
   hasVector: Uint8Array;
   antiPatterns: { lexical: LexicalIndex; owner: Int32Array; selfScore: Float32Array } | undefined;
-  /** Reused buffers: scoring is synchronous, so one search uses them at a time. */
-  lexicalScratch: Float32Array;
-  similarityScratch: Float32Array;
-  wholeScratch: Float32Array;
-  clauseScratch: Float32Array;
-  finalScratch: Float32Array;
+  /**
+   * Reused buffers: scoring is synchronous, so one search uses them at a time and no
+   * search allocates size-long arrays. `rows` holds one lexical score row per query text
+   * (whole request, then its clauses), `bonus` the matching vector-score rows, which are
+   * zero except at the few reranked documents and are reset through the pool lists.
+   */
+  scratch: { rows: Float32Array; bonus: Float32Array; capacity: number; similarities: Float32Array; final: Float32Array; phrases: Float32Array };
 }
+
+/** A query split into its texts (whole request first, then clauses) with their weighted terms. */
+interface QueryAnalysis {
+  texts: string[];
+  terms: WeightedTerm[][];
+  /** True when the clauses' terms add up to the whole request's (they partition its words). */
+  wholeIsSum: boolean;
+}
+
+/** How many analysed queries (and query vectors) each index remembers; repeated requests skip the work. */
+const queryCacheSize = 512;
 
 /** Creates an empty retrieval index. Without an embedder it ranks lexically. */
 export function createRetrievalIndex(config: { embedder?: Embedder; options?: RetrievalOptions } = {}): RetrievalIndex {
@@ -271,78 +283,201 @@ export function createRetrievalIndex(config: { embedder?: Embedder; options?: Re
       matrix,
       hasVector,
       antiPatterns,
-      lexicalScratch: new Float32Array(n),
-      similarityScratch: new Float32Array(n),
-      wholeScratch: new Float32Array(n),
-      clauseScratch: new Float32Array(n),
-      finalScratch: new Float32Array(n),
+      scratch: {
+        rows: new Float32Array(n * 4),
+        bonus: new Float32Array(n * 4),
+        capacity: 4,
+        similarities: new Float32Array(n),
+        final: new Float32Array(n),
+        phrases: new Float32Array(phraseTerms.length),
+      },
     };
   };
 
   const current = (): Snapshot => (snapshot ??= rebuild());
 
+  /** Bounded memo of query analysis and query vectors, keyed by the query text (oldest out first). */
+  const analyses = new Map<string, QueryAnalysis>();
+  const queryVectorCache = new Map<string, Float32Array[]>();
+  const remember = <V>(cache: Map<string, V>, key: string, value: V): V => {
+    if (cache.size >= queryCacheSize) cache.delete(cache.keys().next().value!);
+    cache.set(key, value);
+    return value;
+  };
+  const analyse = (query: string): QueryAnalysis => {
+    const known = analyses.get(query);
+    if (known) return known;
+    const clauses = settings.multiIntent ? splitClauses(query) : [query];
+    const texts = clauses.length > 1 ? [query, ...clauses] : [query];
+    const termLists = texts.map((text) => queryTerms(text, settings.functionWordWeight));
+    let wholeIsSum = false;
+    if (texts.length > 1) {
+      const sum = new Map<string, number>();
+      for (let t = 1; t < termLists.length; t++) for (const { term, weight } of termLists[t]!) sum.set(term, (sum.get(term) ?? 0) + weight);
+      wholeIsSum =
+        sum.size === termLists[0]!.length &&
+        termLists[0]!.every(({ term, weight }) => Math.abs((sum.get(term) ?? Number.NaN) - weight) <= 1e-9 * Math.max(1, weight));
+    }
+    return remember(analyses, query, { texts, terms: termLists, wholeIsSum });
+  };
+
   /**
-   * Scores one text (whole query or clause) into `out`: lexical score normalised by its best
-   * candidate, plus `vectorWeight` × vector similarity normalised the same way. The vectors
-   * rerank the `vectorDepth` best lexical hits (all candidates when 'all').
+   * Scores every text of a query in one pass over the postings, then fuses. Per text: the
+   * lexical score normalised by its best candidate, plus `vectorWeight` × vector similarity
+   * normalised the same way, the vectors reranking the `vectorDepth` best lexical hits (all
+   * candidates when 'all'). With clauses, a tool's score is whole × wholeQueryWeight plus
+   * its best clause score, each normalised by its best (the max over clauses of clause +
+   * share of the whole). Returns the final score row (a scratch buffer).
    */
-  const scoreText = (
+  const scoreQuery = (
     view: Snapshot,
-    text: string,
-    vector: Float32Array | undefined,
+    analysis: QueryAnalysis,
+    queryVectors: Float32Array[] | undefined,
     mask: Uint8Array | undefined,
-    out: Float32Array,
-    vectorScores: Map<number, number> | undefined,
-  ): void => {
+    ranks: { lexical: Float32Array | undefined; vector: Map<number, number> | undefined },
+  ): Float32Array => {
     const n = view.documents.length;
-    const lexical = view.lexicalScratch;
-    lexical.fill(0);
-    view.lexical.accumulate(queryTerms(text, settings.functionWordWeight), lexical);
-    let lexicalMax = 0;
-    for (let d = 0; d < n; d++) {
-      const value = lexical[d]!;
-      if (value > lexicalMax && (mask === undefined || mask[d] === 1)) lexicalMax = value;
+    const textCount = analysis.texts.length;
+    const scratch = view.scratch;
+    if (scratch.capacity < textCount) {
+      scratch.capacity = Math.max(textCount, scratch.capacity * 2);
+      scratch.rows = new Float32Array(n * scratch.capacity);
+      scratch.bonus = new Float32Array(n * scratch.capacity);
     }
-    const scale = lexicalMax > 0 ? 1 / lexicalMax : 0;
-    for (let d = 0; d < n; d++) out[d] = mask === undefined || mask[d] === 1 ? lexical[d]! * scale : 0;
-    if (!vector || !view.matrix || settings.vectorWeight <= 0) return;
-    const dimensions = vector.length;
+    const { rows, bonus, similarities, final } = scratch;
+    rows.fill(0, 0, n * textCount);
+    const lexicalMax = new Float64Array(textCount);
+    if (textCount > 1 && analysis.wholeIsSum) {
+      // The clauses partition the request's words and BM25 is linear in the query term
+      // weights, so the whole request's row is the sum of the clause rows: every posting
+      // is read once and added once. One pass sums and finds each row's best.
+      view.lexical.accumulateRows(analysis.terms.slice(1), rows.subarray(n));
+      for (let d = 0; d < n; d++) {
+        const candidate = mask === undefined || mask[d] === 1;
+        let sum = 0;
+        for (let t = 1, at = n + d; t < textCount; t++, at += n) {
+          const value = rows[at]!;
+          sum += value;
+          if (candidate && value > lexicalMax[t]!) lexicalMax[t] = value;
+        }
+        rows[d] = sum;
+        if (candidate && sum > lexicalMax[0]!) lexicalMax[0] = sum;
+      }
+    } else {
+      view.lexical.accumulateRows(analysis.terms, rows);
+      for (let t = 0; t < textCount; t++) {
+        let best = 0;
+        for (let d = 0, at = t * n; d < n; d++, at++) {
+          const value = rows[at]!;
+          if (value > best && (mask === undefined || mask[d] === 1)) best = value;
+        }
+        lexicalMax[t] = best;
+      }
+    }
+    if (ranks.lexical) ranks.lexical.set(rows.subarray(0, n));
+    const lexicalScale = new Float64Array(textCount);
+    const textMax = new Float64Array(textCount);
+    for (let t = 0; t < textCount; t++) {
+      lexicalScale[t] = lexicalMax[t]! > 0 ? 1 / lexicalMax[t]! : 0;
+      textMax[t] = lexicalMax[t]! > 0 ? 1 : 0;
+    }
+
+    // Vectors: each text's pool (its best lexical hits, or every candidate) gets a bonus row.
     const matrix = view.matrix;
-    let pool: ArrayLike<number>;
-    if (Number.isFinite(settings.vectorDepth)) pool = topK(lexical, settings.vectorDepth, view.idOrder, mask, 0);
-    else {
-      const all: number[] = [];
-      for (let d = 0; d < n; d++) if (mask === undefined || mask[d] === 1) all.push(d);
-      pool = all;
+    const pools: ArrayLike<number>[] = [];
+    if (queryVectors !== undefined && matrix !== undefined && settings.vectorWeight > 0) {
+      let everyCandidate: number[] | undefined;
+      for (let t = 0; t < textCount; t++) {
+        const base = t * n;
+        let pool: ArrayLike<number>;
+        if (Number.isFinite(settings.vectorDepth)) pool = topK(rows.subarray(base, base + n), settings.vectorDepth, view.idOrder, mask, 0);
+        else {
+          if (!everyCandidate) {
+            everyCandidate = [];
+            for (let d = 0; d < n; d++) if (mask === undefined || mask[d] === 1) everyCandidate.push(d);
+          }
+          pool = everyCandidate;
+        }
+        const vector = queryVectors[t]!;
+        const dimensions = vector.length;
+        let vectorMax = 0;
+        for (let p = 0; p < pool.length; p++) {
+          const d = pool[p]!;
+          if (!view.hasVector[d]) {
+            similarities[p] = 0;
+            continue;
+          }
+          const offset = d * dimensions;
+          let s0 = 0;
+          let s1 = 0;
+          let i = 0;
+          for (; i + 1 < dimensions; i += 2) {
+            s0 += matrix[offset + i]! * vector[i]!;
+            s1 += matrix[offset + i + 1]! * vector[i + 1]!;
+          }
+          if (i < dimensions) s0 += matrix[offset + i]! * vector[i]!;
+          const similarity = s0 + s1;
+          similarities[p] = similarity;
+          if (t === 0) ranks.vector?.set(d, similarity);
+          if (similarity > vectorMax) vectorMax = similarity;
+        }
+        if (vectorMax <= 0) continue;
+        pools.push(pool, [t]);
+        const vectorScale = settings.vectorWeight / vectorMax;
+        for (let p = 0; p < pool.length; p++) {
+          const similarity = similarities[p]!;
+          if (!(similarity > 0)) continue;
+          const d = pool[p]!;
+          const value = similarity * vectorScale;
+          bonus[base + d] = value;
+          const total = rows[base + d]! * lexicalScale[t]! + value;
+          if (total > textMax[t]!) textMax[t] = total;
+        }
+      }
     }
-    const similarities = view.similarityScratch;
-    let vectorMax = 0;
-    for (let p = 0; p < pool.length; p++) {
-      const d = pool[p]!;
-      if (!view.hasVector[d]) {
-        similarities[p] = 0;
+
+    // Fusion. Multi-intent: each clause ranks on its own (plus a share of the whole query),
+    // and a tool keeps its best clause score, so every intent reaches the top of the list.
+    const wholeBonusScale = textCount === 1 ? 1 : textMax[0]! > 0 ? settings.wholeQueryWeight / textMax[0]! : 0;
+    const wholeScale = lexicalScale[0]! * wholeBonusScale;
+    const clauseBonusScale = new Float64Array(textCount);
+    const clauseScale = new Float64Array(textCount);
+    for (let t = 1; t < textCount; t++) {
+      clauseBonusScale[t] = textMax[t]! > 0 ? 1 / textMax[t]! : 0;
+      clauseScale[t] = lexicalScale[t]! * clauseBonusScale[t]!;
+    }
+    // Lexical part for every candidate first; the few documents with a vector bonus after.
+    for (let d = 0; d < n; d++) {
+      if (mask !== undefined && mask[d] !== 1) {
+        final[d] = 0;
         continue;
       }
-      const base = d * dimensions;
-      let s0 = 0;
-      let s1 = 0;
-      let i = 0;
-      for (; i + 1 < dimensions; i += 2) {
-        s0 += matrix[base + i]! * vector[i]!;
-        s1 += matrix[base + i + 1]! * vector[i + 1]!;
+      let best = 0;
+      for (let t = 1, at = n + d; t < textCount; t++, at += n) {
+        const value = rows[at]! * clauseScale[t]!;
+        if (value > best) best = value;
       }
-      if (i < dimensions) s0 += matrix[base + i]! * vector[i]!;
-      const similarity = s0 + s1;
-      similarities[p] = similarity;
-      vectorScores?.set(d, similarity);
-      if (similarity > vectorMax) vectorMax = similarity;
+      final[d] = rows[d]! * wholeScale + best;
     }
-    if (vectorMax <= 0) return;
-    const vectorScale = settings.vectorWeight / vectorMax;
-    for (let p = 0; p < pool.length; p++) {
-      const similarity = similarities[p]!;
-      if (similarity > 0) out[pool[p]!]! += similarity * vectorScale;
+    for (let i = 0; i < pools.length; i += 2) {
+      const pool = pools[i]!;
+      for (let p = 0; p < pool.length; p++) {
+        const d = pool[p]!;
+        let best = 0;
+        for (let t = 1, at = n + d; t < textCount; t++, at += n) {
+          const value = rows[at]! * clauseScale[t]! + bonus[at]! * clauseBonusScale[t]!;
+          if (value > best) best = value;
+        }
+        final[d] = rows[d]! * wholeScale + bonus[d]! * wholeBonusScale + best;
+      }
     }
+    // Reset the bonus rows through the pools, so the next search starts from zeros.
+    for (let i = 0; i < pools.length; i += 2) {
+      const pool = pools[i]!;
+      const base = pools[i + 1]![0]! * n;
+      for (let p = 0; p < pool.length; p++) bonus[base + pool[p]!] = 0;
+    }
+    return final;
   };
 
   /** 1-based rank of document d in `scores` among candidates, or undefined when it did not score. */
@@ -405,16 +540,20 @@ export function createRetrievalIndex(config: { embedder?: Embedder; options?: Re
     async search(query, options = {}) {
       const k = options.k ?? 10;
       const warnings = [...buildWarnings];
-      const clauses = settings.multiIntent ? splitClauses(query) : [query];
-      const texts = clauses.length > 1 ? [query, ...clauses] : [query];
+      const analysis = analyse(query);
+      const texts = analysis.texts;
       let queryVectors: Float32Array[] | undefined;
       if (embedder && vectorsEnabled && vectors.size > 0 && settings.vectorWeight > 0) {
-        try {
-          queryVectors = await embedder.embed(texts, options.signal ? { signal: options.signal } : undefined);
-          checkVectors(embedder, queryVectors, texts.length);
-        } catch (error) {
-          queryVectors = undefined;
-          warnings.push(`embedder ${embedder.modelId} failed on the query, ranking lexically: ${(error as Error).message}`);
+        queryVectors = queryVectorCache.get(query);
+        if (!queryVectors) {
+          try {
+            queryVectors = await embedder.embed(texts, options.signal ? { signal: options.signal } : undefined);
+            checkVectors(embedder, queryVectors, texts.length);
+            remember(queryVectorCache, query, queryVectors);
+          } catch (error) {
+            queryVectors = undefined;
+            warnings.push(`embedder ${embedder.modelId} failed on the query, ranking lexically: ${(error as Error).message}`);
+          }
         }
       }
       // From here on everything is synchronous, so concurrent searches cannot interleave.
@@ -429,35 +568,14 @@ export function createRetrievalIndex(config: { embedder?: Embedder; options?: Re
         }
       }
       const includeRanks = options.includeRanks ?? true;
-      const whole = view.wholeScratch;
+      const wholeLexical = includeRanks ? new Float32Array(n) : undefined;
       const wholeVector = includeRanks && queryVectors ? new Map<number, number>() : undefined;
-      scoreText(view, query, queryVectors?.[0], mask, whole, wholeVector);
-      const wholeLexical = includeRanks ? view.lexicalScratch.slice() : undefined;
-      let final = whole;
-      if (texts.length > 1) {
-        // Multi-intent: each clause ranks on its own (plus a share of the whole query), and a
-        // tool keeps its best clause score, so every intent reaches the top of the list.
-        let wholeMax = 0;
-        for (let d = 0; d < n; d++) if (whole[d]! > wholeMax) wholeMax = whole[d]!;
-        const wholeScale = wholeMax > 0 ? settings.wholeQueryWeight / wholeMax : 0;
-        final = view.finalScratch;
-        final.fill(0);
-        const clauseScores = view.clauseScratch;
-        for (let c = 1; c < texts.length; c++) {
-          scoreText(view, texts[c]!, queryVectors?.[c], mask, clauseScores, undefined);
-          let clauseMax = 0;
-          for (let d = 0; d < n; d++) if (clauseScores[d]! > clauseMax) clauseMax = clauseScores[d]!;
-          const clauseScale = clauseMax > 0 ? 1 / clauseMax : 0;
-          for (let d = 0; d < n; d++) {
-            const combined = whole[d]! * wholeScale + clauseScores[d]! * clauseScale;
-            if (combined > final[d]!) final[d] = combined;
-          }
-        }
-      }
+      const final = scoreQuery(view, analysis, queryVectors, mask, { lexical: wholeLexical, vector: wholeVector });
       if (view.antiPatterns && settings.antiPatternPenalty > 0) {
         const { lexical: antiLexical, owner, selfScore } = view.antiPatterns;
-        const phraseScores = new Float32Array(owner.length);
-        antiLexical.accumulate(queryTerms(query, settings.functionWordWeight), phraseScores);
+        const phraseScores = view.scratch.phrases;
+        phraseScores.fill(0);
+        antiLexical.accumulate(analysis.terms[0]!, phraseScores);
         const demoted = new Map<number, number>();
         for (let p = 0; p < owner.length; p++) {
           const coverage = selfScore[p]! > 0 ? Math.min(1, phraseScores[p]! / selfScore[p]!) : 0;

@@ -43,3 +43,15 @@ describe('porter stemmer', () => {
     assert.equal(porterStem('a'), 'a');
   });
 });
+
+describe('splitWords ASCII fast path', () => {
+  it('splits exactly like the Unicode path (which non-ASCII text still takes)', () => {
+    const cases = ['getHealthWorkforce', 'XMLHttpRequest', 'HTMLParser2x', 'file2pdf', 'ABCdef1GHi', 'aBCD', 'snake_case-kebab', 'IT US', 'A', '9a', 'v2.1 API_KEY'];
+    for (const text of cases) {
+      // A trailing non-ASCII word sends the same text through the regular-expression path.
+      const unicode = splitWords(`${text} é`);
+      assert.deepEqual(splitWords(text), unicode.slice(0, -1), text);
+    }
+    assert.deepEqual(splitWords('XMLHttpRequest file2pdf'), ['XML', 'Http', 'Request', 'file', '2', 'pdf']);
+  });
+});

@@ -19,10 +19,12 @@ export function topK(
   if (k <= 0) return [];
   const heap = new Int32Array(k);
   let size = 0;
+  // Score of the worst kept document once the heap is full: most documents fall below it.
+  let worst = Number.NEGATIVE_INFINITY;
   const n = scores.length;
   for (let d = 0; d < n; d++) {
     const score = scores[d]!;
-    if (score <= minimumScore || (mask !== undefined && mask[d] !== 1)) continue;
+    if (score <= minimumScore || score < worst || (mask !== undefined && mask[d] !== 1)) continue;
     if (size < k) {
       // Sift up: the root is the worst of the kept documents.
       let i = size++;
@@ -34,6 +36,7 @@ export function topK(
         i = parent;
       }
       heap[i] = d;
+      if (size === k) worst = scores[heap[0]!]!;
     } else {
       const root = heap[0]!;
       if (score < scores[root]! || (score === scores[root] && idOrder[d]! > idOrder[root]!)) continue;
@@ -55,6 +58,7 @@ export function topK(
         i = child;
       }
       heap[i] = d;
+      worst = scores[heap[0]!]!;
     }
   }
   return Array.from(heap.subarray(0, size)).sort((a, b) => scores[b]! - scores[a]! || idOrder[a]! - idOrder[b]!);

@@ -417,6 +417,10 @@ export function createSupervisor(options: SupervisorOptions = {}): Supervisor {
         // Traversable (not listable) by the sandbox user, who must reach its own folder inside.
         chmodSync(stateRoot, 0o711);
         ownsStateRoot = true;
+      } else {
+        // A configured root may not exist yet; a recursive mkdir below would create it 0700,
+        // hiding every plugin folder from the sandbox user.
+        mkdirSync(stateRoot, { recursive: true, mode: 0o711 });
       }
       directory = join(stateRoot, sanitizeForPath(spec.pluginId));
     }

@@ -1,26 +1,82 @@
 /**
  * @module cli/commands/serve
- * `quiver serve`: starts the HTTP API (and, later, the MCP endpoint) on the configured store.
- * Binds 127.0.0.1 unless told otherwise; binding every interface needs an explicit flag.
- * On first start it creates an admin API key and prints it once.
+ * `quiver serve`: Quiver on the configured store, as
+ * - HTTP (default): the REST API plus the MCP endpoint (Streamable HTTP at `/mcp`), bound to
+ *   127.0.0.1 unless told otherwise (binding every interface needs an explicit flag);
+ * - `--stdio`: one MCP session on stdin/stdout for a local client (Claude Desktop, Cursor,
+ *   the MCP Inspector), bound to the workspace/org/user given by flags. Logs go to stderr.
+ * On first start it creates an admin API key and prints it once (stderr).
  */
 import { serve as serveHttp } from '@hono/node-server';
 import { QuiverError, ErrorCodes } from '../../core/errors.ts';
 import { isPublicBindHost } from '../../config.ts';
 import { describeStoreLocation } from '../../store/open.ts';
 import { createApi } from '../../api/app.ts';
-import type { CommandSpec } from '../command.ts';
+import type { App } from '../../app.ts';
+import { createGateway, type Gateway } from '../../gateway/gateway.ts';
+import { createGatewayBackend } from '../../composition/gateway-backend.ts';
+import type { CliContext, CommandSpec } from '../command.ts';
 import { parseHostPort } from './host-port.ts';
+import { MCP_STDIO_OPTIONS, identityFromFlags, mcpRoutes, parseExposureMode, runStdioGateway } from './serve-mcp.ts';
+
+function waitForSignal(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}
+
+function buildGateway(app: App, context: CliContext): { gateway: Gateway; close(): Promise<void> } {
+  const backend = createGatewayBackend({
+    db: app.db,
+    selection: app.selection,
+    plugins: app.plugins,
+    supervisor: app.supervisor,
+    logger: app.logger.child({ part: 'gateway' }),
+  });
+  const defaultExposureMode = parseExposureMode(context.args.values.exposure);
+  const gateway = createGateway({
+    backend,
+    logger: app.logger.child({ part: 'gateway' }),
+    options: { serverInfo: { name: 'quiver', version: '0.1.0' }, ...(defaultExposureMode ? { defaultExposureMode } : {}) },
+  });
+  return {
+    gateway,
+    async close() {
+      await gateway.close();
+      await backend.close();
+    },
+  };
+}
+
+async function serveStdio(context: CliContext): Promise<number> {
+  const app = await context.openApp();
+  const adminKey = await app.apiKeys.ensureAdminKey();
+  if (adminKey) context.io.stderr(`Created the first admin API key (shown once): ${adminKey}\n`);
+  const { gateway, close } = buildGateway(app, context);
+  try {
+    const running = await runStdioGateway({ gateway, identity: identityFromFlags(context.args.values) });
+    await Promise.race([running.closed, waitForSignal()]);
+    await running.close();
+  } finally {
+    await close();
+  }
+  return 0;
+}
 
 export const serveCommand: CommandSpec = {
   path: ['serve'],
-  summary: 'Start Quiver: HTTP API (and MCP over Streamable HTTP at /mcp) on the embedded store or PostgreSQL.',
-  usage: '[--http HOST:PORT] [--dangerously-bind-all-interfaces]',
+  summary: 'Start Quiver: REST API and MCP (Streamable HTTP at /mcp), or one MCP session over stdio with --stdio.',
+  usage:
+    '[--http HOST:PORT] [--dangerously-bind-all-interfaces] | --stdio [--workspace W] [--project P] [--org O] [--user U] [--role R]... [--tier T] [--exposure search|capabilities|all] [--allow-tool NAME]...',
   options: {
     http: { type: 'string' },
     'dangerously-bind-all-interfaces': { type: 'boolean', default: false },
+    ...MCP_STDIO_OPTIONS,
   },
   async run(context) {
+    if (context.args.values.stdio === true) return serveStdio(context);
     const { host, port } = parseHostPort(context.args.values.http, context.config().http);
     if (isPublicBindHost(host) && context.args.values['dangerously-bind-all-interfaces'] !== true) {
       throw new QuiverError(
@@ -31,37 +87,41 @@ export const serveCommand: CommandSpec = {
     const started = performance.now();
     const app = await context.openApp();
     const adminKey = await app.apiKeys.ensureAdminKey();
-    const api = createApi({ apiKeys: app.apiKeys, modules: app.apiModules(), logger: app.logger });
+    const { gateway, close: closeGateway } = buildGateway(app, context);
+    const mcp = mcpRoutes({
+      gateway,
+      logger: app.logger.child({ part: 'mcp-http' }),
+      // DNS-rebinding protection: only these Host names reach /mcp.
+      allowedHosts: isPublicBindHost(host) ? ['127.0.0.1', 'localhost', '::1', host] : ['127.0.0.1', 'localhost', '::1'],
+    });
+    const api = createApi({ apiKeys: app.apiKeys, modules: [...app.apiModules(), mcp], logger: app.logger });
     const server = serveHttp({ fetch: api.fetch, hostname: host, port });
-    await new Promise<void>((resolve, reject) => {
-      server.once('listening', () => resolve());
-      server.once('error', (error: NodeJS.ErrnoException) =>
-        reject(
-          new QuiverError(ErrorCodes.unavailable, `cannot listen on ${host}:${port}: ${error.code ?? error.message}`, { cause: error }),
-        ),
-      );
-    });
-    const address = server.address();
-    const actualPort = typeof address === 'object' && address ? address.port : port;
-    const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
-    if (adminKey) {
-      context.io.stderr(
-        `\nCreated the first admin API key. It is shown only this once; store it now:\n\n  ${adminKey}\n\n` +
-          `Use it as "Authorization: Bearer <key>".\n\n`,
-      );
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('listening', () => resolve());
+        server.once('error', (error: NodeJS.ErrnoException) =>
+          reject(new QuiverError(ErrorCodes.unavailable, `cannot listen on ${host}:${port}: ${error.code ?? error.message}`, { cause: error })),
+        );
+      });
+      const address = server.address();
+      const actualPort = typeof address === 'object' && address ? address.port : port;
+      const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
+      if (adminKey) {
+        context.io.stderr(
+          `\nCreated the first admin API key. It is shown only this once; store it now:\n\n  ${adminKey}\n\n` +
+            `Use it as "Authorization: Bearer <key>".\n\n`,
+        );
+      }
+      const readyMs = Math.round(performance.now() - started);
+      const store = describeStoreLocation(app.config.store);
+      if (context.json) context.io.stdout(`${JSON.stringify({ url, mcp: `${url}/mcp`, store, readyMs })}\n`);
+      else context.io.stdout(`Quiver listening on ${url} (MCP at ${url}/mcp; store: ${store}; ready in ${readyMs} ms)\n`);
+      await waitForSignal();
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await mcp.handler.close();
+      await closeGateway();
     }
-    const readyMs = Math.round(performance.now() - started);
-    if (context.json) {
-      context.io.stdout(`${JSON.stringify({ url, store: describeStoreLocation(app.config.store), readyMs })}\n`);
-    } else {
-      context.io.stdout(`Quiver listening on ${url} (store: ${describeStoreLocation(app.config.store)}, ready in ${readyMs} ms)\n`);
-    }
-    await new Promise<void>((resolve) => {
-      const stop = () => resolve();
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
-    await new Promise<void>((resolve) => server.close(() => resolve()));
     return 0;
   },
 };

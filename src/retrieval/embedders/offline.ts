@@ -123,30 +123,37 @@ export function createOfflineEmbedder(options: OfflineEmbedderOptions = {}): Emb
     return cached;
   };
 
+  // Feature weights per signed slot (the same slot twice means the same feature, bar rare
+  // collisions), in a reused dense buffer indexed by slot + dimensions, reset through the
+  // list of touched slots: no per-text map.
+  const weightBySlot = new Float64Array(2 * dimensions + 1);
+  const touched = new Int32Array(2 * dimensions + 1);
   const embedOne = (text: string): Float32Array => {
-    // Feature weights per signed slot (the same slot twice means the same feature, bar rare collisions).
-    const counts = new Map<number, number>();
+    let touchedCount = 0;
+    const add = (signed: number, weight: number): void => {
+      const at = signed + dimensions;
+      if (weightBySlot[at] === 0) touched[touchedCount++] = at;
+      weightBySlot[at]! += weight;
+    };
     let previous: string | undefined;
     for (const surface of splitWords(text)) {
       const features = wordFeatures(surface.toLowerCase());
-      for (let i = 0; i < features.slots.length; i++) {
-        const key = features.slots[i]!;
-        counts.set(key, (counts.get(key) ?? 0) + features.weights[i]!);
-      }
+      for (let i = 0; i < features.slots.length; i++) add(features.slots[i]!, features.weights[i]!);
       if (features.isFunction) {
         previous = undefined;
         continue;
       }
-      if (previous !== undefined && settings.bigramWeight > 0) {
-        const key = slot(`b:${previous} ${features.term}`);
-        counts.set(key, (counts.get(key) ?? 0) + settings.bigramWeight);
-      }
+      if (previous !== undefined && settings.bigramWeight > 0) add(slot(`b:${previous} ${features.term}`), settings.bigramWeight);
       previous = features.term;
     }
     const vector = new Float32Array(dimensions);
-    for (const [signed, count] of counts) {
+    for (let i = 0; i < touchedCount; i++) {
+      const at = touched[i]!;
+      const count = weightBySlot[at]!;
+      weightBySlot[at] = 0;
       // Sublinear TF: a word said three times is not three times as telling.
       const weight = count > 1 ? 1 + Math.log(count) : count;
+      const signed = at - dimensions;
       if (signed > 0) vector[signed - 1]! += weight;
       else vector[-signed - 1]! -= weight;
     }

@@ -28,6 +28,10 @@ export interface SelectionCandidate {
   isAlwaysPinned: boolean;
   pinWeight: number;
   contentHash: string;
+  /** MCP tool annotations (readOnlyHint, idempotentHint, …). */
+  annotations: Record<string, unknown>;
+  /** The plugin's seed 002 visibility tier (`on-demand` for plugin-less tools). */
+  visibility: 'always' | 'on-demand' | 'silent';
 }
 
 interface CandidateRow {
@@ -49,6 +53,8 @@ interface CandidateRow {
   is_always_pinned: boolean;
   pin_weight: number;
   content_hash: string;
+  annotations: Record<string, unknown> | null;
+  plugin_visibility: 'always' | 'on-demand' | 'silent' | null;
 }
 
 function toCandidate(row: CandidateRow): SelectionCandidate {
@@ -72,6 +78,8 @@ function toCandidate(row: CandidateRow): SelectionCandidate {
     isAlwaysPinned: row.is_always_pinned,
     pinWeight: row.pin_weight,
     contentHash: row.content_hash,
+    annotations: row.annotations ?? {},
+    visibility: row.plugin_visibility ?? 'on-demand',
   };
 }
 
@@ -84,7 +92,7 @@ export async function listActiveCandidates(db: Queryable): Promise<SelectionCand
   const { rows } = await db.query<CandidateRow>(
     `SELECT t.id, t.name, t.display_name, t.plugin_id, p.name AS plugin_name, t.org_id, t.category_id, c.name AS category_name,
             t.description, t.parameters_schema, t.function_summary, t.tags, t.when_to_use, t.limitations, t.example_queries,
-            t.is_always_pinned, t.pin_weight, t.content_hash
+            t.is_always_pinned, t.pin_weight, t.content_hash, t.annotations, p.visibility AS plugin_visibility
        FROM tools t
        LEFT JOIN plugins p ON p.id = t.plugin_id
        LEFT JOIN tool_categories c ON c.id = t.category_id
@@ -101,7 +109,7 @@ export async function findCandidatesByIds(db: Queryable, ids: readonly string[])
   const { rows } = await db.query<CandidateRow>(
     `SELECT t.id, t.name, t.display_name, t.plugin_id, p.name AS plugin_name, t.org_id, t.category_id, c.name AS category_name,
             t.description, t.parameters_schema, t.function_summary, t.tags, t.when_to_use, t.limitations, t.example_queries,
-            t.is_always_pinned, t.pin_weight, t.content_hash
+            t.is_always_pinned, t.pin_weight, t.content_hash, t.annotations, p.visibility AS plugin_visibility
        FROM tools t
        LEFT JOIN plugins p ON p.id = t.plugin_id
        LEFT JOIN tool_categories c ON c.id = t.category_id
