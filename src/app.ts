@@ -24,6 +24,7 @@ import { selectionRoutes } from './api/routes/selection.ts';
 import { embeddingRoutes } from './api/routes/embeddings.ts';
 import { createSelectionEngine, notifyCatalogChanged, type SelectionEngine } from './selection/index.ts';
 import { createPersistentRetrieval } from './selection/persistent-retrieval.ts';
+import { createTenantVisibility } from './composition/tenant-visibility.ts';
 import type { Embedder } from './retrieval/embedders/embedder.ts';
 import { createOfflineEmbedder } from './retrieval/embedders/offline.ts';
 import { createOpenAICompatibleEmbedder } from './retrieval/embedders/openai-compatible.ts';
@@ -98,12 +99,14 @@ function notifyingPluginService(service: PluginService, changed: () => void): Pl
 
 export interface CreateAppOptions {
   logger?: Logger;
+  /** An already-open, migrated database (tests run one body on every backend this way). */
+  db?: Database;
 }
 
 /** Opens the store and wires every part. */
 export async function createApp(config: QuiverConfig, options: CreateAppOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
-  const { db, migrations } = await openStore(config.store);
+  const { db, migrations } = options.db ? { db: options.db, migrations: [] } : await openStore(config.store);
   const closers: Array<() => Promise<void>> = [() => db.close()];
   try {
     if (config.store.kind !== 'memory') {
@@ -150,6 +153,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       void notifyCatalogChanged(db, 'enablement').catch((error) => logger.warn({ err: error }, 'enablement notification failed'));
     });
 
+    const tenancy = createTenantVisibility(engine);
     let closed = false;
     return {
       config,
@@ -164,8 +168,8 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       embedder,
       apiModules: () => [
         accessRoutes({ apiKeys }),
-        catalogRoutes({ catalog }),
-        pluginRoutes({ plugins }),
+        catalogRoutes({ catalog, tenancy }),
+        pluginRoutes({ plugins, tenancy }),
         selectionRoutes({ selection: engine }),
         embeddingRoutes({ db, embedder, afterRecompute: () => engine.invalidate('tools') }),
       ],

@@ -50,7 +50,7 @@ export interface ToolOperations {
   /** A live tool by `<plugin>__<tool>` or, for plugin-less tools, its bare name. */
   getToolByQualifiedName(qualifiedName: string, options?: ToolLookupOptions): Promise<ToolRecord>;
   /** Tools matching filters, one page at a time. */
-  listTools(query?: ToolListQueryInput): Promise<ToolPage>;
+  listTools(query?: ToolListQueryInput, options?: { onlyIds?: ReadonlySet<string> }): Promise<ToolPage>;
   /** Applies a partial patch as a new version; a no-op patch writes nothing. */
   updateTool(id: string, patch: ToolPatch): Promise<ToolRecord>;
   /** Soft-deletes a tool (recorded as a version). */
@@ -181,7 +181,7 @@ export function createToolOperations(context: CatalogContext): ToolOperations {
       return tool;
     },
 
-    async listTools(raw = {}) {
+    async listTools(raw = {}, options = {}) {
       const query = parseOrThrow(toolListQuerySchema, raw, 'tool list query');
       const { items, total } = await listTools(db, {
         pluginId: query.pluginId,
@@ -192,6 +192,7 @@ export function createToolOperations(context: CatalogContext): ToolOperations {
         embeddingStatus: query.embeddingStatus,
         orgId: query.orgId,
         search: query.search,
+        ids: options.onlyIds,
         includeDeleted: query.includeDeleted,
         limit: query.limit,
         offset: query.offset,

@@ -23,6 +23,7 @@ import {
 import { syncPayloadSchema } from '../../catalog/sync-schema.ts';
 import type { CatalogService } from '../../catalog/service.ts';
 import { principalWith, readJson, readQuery, type ApiEnv } from '../http.ts';
+import { assertVisible, refuseTenant, unrestrictedVisibility, type TenantVisibility } from '../tenancy.ts';
 import type { ApiRouteModule } from '../app.ts';
 
 const BASE = '/internal/tool-registry';
@@ -44,18 +45,19 @@ function author(c: Context<ApiEnv>): string {
 }
 
 /** Routes of the tool-registry admin API. */
-export function catalogRoutes(services: { catalog: CatalogService }): ApiRouteModule {
+export function catalogRoutes(services: { catalog: CatalogService; tenancy?: TenantVisibility }): ApiRouteModule {
   const { catalog } = services;
+  const tenancy = services.tenancy ?? unrestrictedVisibility;
   return {
     register(app: Hono<ApiEnv>) {
       // Tools (seed 001 §8.1).
       app.get(`${BASE}/tools`, async (c) => {
-        principalWith(c, 'read');
-        const { items, ...page } = await catalog.listTools(readQuery(c, toolListQuerySchema));
+        const visible = await tenancy.visibleToolIds(principalWith(c, 'read'));
+        const { items, ...page } = await catalog.listTools(readQuery(c, toolListQuerySchema), visible ? { onlyIds: visible } : {});
         return c.json({ tools: items, ...page });
       });
       app.get(`${BASE}/tools/:id`, async (c) => {
-        principalWith(c, 'read');
+        assertVisible(await tenancy.visibleToolIds(principalWith(c, 'read')), c.req.param('id'), 'tool');
         return c.json({ tool: await catalog.getTool(c.req.param('id')) });
       });
       app.post(`${BASE}/tools`, async (c) => {
@@ -73,7 +75,7 @@ export function catalogRoutes(services: { catalog: CatalogService }): ApiRouteMo
         return c.json({ tool: await catalog.deleteTool(c.req.param('id'), { changedBy }) });
       });
       app.get(`${BASE}/tools/:id/versions`, async (c) => {
-        principalWith(c, 'read');
+        assertVisible(await tenancy.visibleToolIds(principalWith(c, 'read')), c.req.param('id'), 'tool');
         return c.json({ versions: await catalog.listToolVersions(c.req.param('id')) });
       });
       app.post(`${BASE}/tools/:id/rollback`, async (c) => {
@@ -137,7 +139,8 @@ export function catalogRoutes(services: { catalog: CatalogService }): ApiRouteMo
 
       // Visibility rules (seed 001 §8.3): active ones unless `?includeInactive=true`.
       app.get(`${BASE}/visibility-rules`, async (c) => {
-        principalWith(c, 'read');
+        // Rules name other organisations and users: never shown to a tenant.
+        refuseTenant(principalWith(c, 'read'), 'visibility rules');
         return c.json({ rules: await catalog.listVisibilityRules(readQuery(c, visibilityRuleListQuerySchema)) });
       });
       app.post(`${BASE}/visibility-rules`, async (c) => {

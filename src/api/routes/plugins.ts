@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { isQuiverError } from '../../core/errors.ts';
 import type { PluginService } from '../../plugins/service.ts';
 import { principalWith, readJson, readQuery, type ApiEnv } from '../http.ts';
+import { assertVisible, isTenantKey, refuseTenant, unrestrictedVisibility, type TenantVisibility } from '../tenancy.ts';
 import type { ApiRouteModule } from '../app.ts';
 
 const nameSchema = z.string().min(1).max(64);
@@ -58,24 +59,37 @@ async function installing(c: Context<ApiEnv>, work: () => Promise<unknown>, stat
 }
 
 /** Routes under /api/v1/plugins, /api/v1/workspaces and /api/v1/marketplace. */
-export function pluginRoutes(services: { plugins: PluginService }): ApiRouteModule {
+export function pluginRoutes(services: { plugins: PluginService; tenancy?: TenantVisibility }): ApiRouteModule {
   const { plugins } = services;
+  const tenancy = services.tenancy ?? unrestrictedVisibility;
+  /** Visible plugin names for the caller (undefined: unrestricted), after the scope check. */
+  const visiblePlugins = (c: Context<ApiEnv>) => tenancy.visiblePluginNames(principalWith(c, 'read'));
+  /** A plugin reference (id or name) the caller may see, else not_found. */
+  async function visiblePlugin(c: Context<ApiEnv>): Promise<string> {
+    const reference = c.req.param('id')!;
+    const visible = await visiblePlugins(c);
+    if (visible !== undefined) assertVisible(visible, (await plugins.show(reference)).plugin.name, 'plugin');
+    return reference;
+  }
   return {
     register(app: Hono<ApiEnv>) {
       // Static paths first, so `intelligence` is never read as a plugin id.
       app.get('/api/v1/plugins/intelligence/export', async (c) => {
-        principalWith(c, 'read');
-        return c.json({ documents: await plugins.exportIntelligence() });
+        const visible = await visiblePlugins(c);
+        const documents = await plugins.exportIntelligence();
+        return c.json({ documents: visible ? documents.filter((d) => visible.has(d.pluginName)) : documents });
       });
       app.get('/api/v1/plugins/intelligence/search', async (c) => {
-        principalWith(c, 'read');
+        const visible = await visiblePlugins(c);
         const query = readQuery(c, searchQuerySchema);
-        return c.json({ results: await plugins.searchIntelligence(query.q, query.limit) });
+        const results = await plugins.searchIntelligence(query.q, query.limit);
+        return c.json({ results: visible ? results.filter((r) => visible.has(r.plugin)) : results });
       });
 
       app.get('/api/v1/plugins', async (c) => {
-        principalWith(c, 'read');
-        return c.json({ plugins: await plugins.list({ includeRemoved: c.req.query('includeRemoved') === 'true' }) });
+        const visible = await visiblePlugins(c);
+        const list = await plugins.list({ includeRemoved: c.req.query('includeRemoved') === 'true' });
+        return c.json({ plugins: visible ? list.filter((p) => visible.has(p.name)) : list });
       });
       app.post('/api/v1/plugins', async (c) => {
         principalWith(c, 'admin');
@@ -84,8 +98,7 @@ export function pluginRoutes(services: { plugins: PluginService }): ApiRouteModu
         return installing(c, () => plugins.add(source, options), 201);
       });
       app.get('/api/v1/plugins/:id', async (c) => {
-        principalWith(c, 'read');
-        return c.json(await plugins.show(c.req.param('id')));
+        return c.json(await plugins.show(await visiblePlugin(c)));
       });
       app.patch('/api/v1/plugins/:id', async (c) => {
         principalWith(c, 'admin');
@@ -106,8 +119,9 @@ export function pluginRoutes(services: { plugins: PluginService }): ApiRouteModu
         return c.body(null, 204);
       });
       app.get('/api/v1/plugins/:id/tools', async (c) => {
-        principalWith(c, 'read');
-        return c.json({ tools: await plugins.tools(c.req.param('id')) });
+        const tools = await plugins.tools(await visiblePlugin(c));
+        const visibleTools = await tenancy.visibleToolIds(principalWith(c, 'read'));
+        return c.json({ tools: visibleTools ? tools.filter((t) => visibleTools.has(t.id)) : tools });
       });
       app.post('/api/v1/plugins/:id/enable', async (c) => {
         principalWith(c, 'admin');
@@ -141,8 +155,7 @@ export function pluginRoutes(services: { plugins: PluginService }): ApiRouteModu
         return c.json(await plugins.generateIntelligence(c.req.param('id')), 201);
       });
       app.get('/api/v1/plugins/:id/intelligence', async (c) => {
-        principalWith(c, 'read');
-        return c.json(await plugins.getIntelligence(c.req.param('id')));
+        return c.json(await plugins.getIntelligence(await visiblePlugin(c)));
       });
       app.put('/api/v1/plugins/:id/intelligence', async (c) => {
         principalWith(c, 'admin');
@@ -151,15 +164,21 @@ export function pluginRoutes(services: { plugins: PluginService }): ApiRouteModu
       });
 
       app.get('/api/v1/workspaces', async (c) => {
-        principalWith(c, 'read');
-        return c.json({ workspaces: await plugins.listWorkspaces() });
+        const principal = principalWith(c, 'read');
+        const workspaces = await plugins.listWorkspaces();
+        // A tenant sees only its own workspace (the default one when its key names none).
+        return c.json({
+          workspaces: isTenantKey(principal)
+            ? workspaces.filter((w) => (principal.workspaceId ? w.id === principal.workspaceId : w.name === 'default'))
+            : workspaces,
+        });
       });
       app.post('/api/v1/workspaces', async (c) => {
         principalWith(c, 'admin');
         return c.json(await plugins.createWorkspace(await readJson(c, scopeCreateBodySchema, 'workspace')), 201);
       });
       app.get('/api/v1/workspaces/:workspace/projects', async (c) => {
-        principalWith(c, 'read');
+        refuseTenant(principalWith(c, 'read'), 'projects of a workspace');
         return c.json({ projects: await plugins.listProjects(c.req.param('workspace')) });
       });
       app.post('/api/v1/workspaces/:workspace/projects', async (c) => {
@@ -167,7 +186,8 @@ export function pluginRoutes(services: { plugins: PluginService }): ApiRouteModu
         return c.json(await plugins.createProject(c.req.param('workspace'), await readJson(c, scopeCreateBodySchema, 'project')), 201);
       });
       app.get('/api/v1/workspaces/:workspace/tools', async (c) => {
-        principalWith(c, 'read');
+        // A tenant lists its visible tools through the tool registry instead.
+        refuseTenant(principalWith(c, 'read'), 'workspace tool lists');
         const query = readQuery(c, toolsQuerySchema);
         return c.json({ tools: await plugins.effectiveTools({ workspace: c.req.param('workspace'), project: query.project }) });
       });

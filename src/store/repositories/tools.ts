@@ -82,6 +82,8 @@ export interface ToolListQuery {
   embeddingStatus?: EmbeddingStatus | undefined;
   orgId?: string | undefined;
   search?: string | undefined;
+  /** Only these tool ids (a tenant's visible set). */
+  ids?: ReadonlySet<string> | undefined;
   includeDeleted: boolean;
   limit: number;
   offset: number;
@@ -233,6 +235,7 @@ export async function listTools(db: Queryable, query: ToolListQuery): Promise<{ 
   if (query.status !== undefined) add((p) => `t.status = ${p}`, query.status);
   if (query.embeddingStatus !== undefined) add((p) => `t.embedding_status = ${p}`, query.embeddingStatus);
   if (query.orgId !== undefined) add((p) => `(t.org_id IS NULL OR t.org_id = ${p})`, query.orgId);
+  if (query.ids !== undefined) add((p) => `t.id = ANY(${p}::uuid[])`, [...query.ids]);
   if (query.search !== undefined) {
     add(
       (p) => `(t.name ILIKE ${p} OR t.display_name ILIKE ${p} OR t.description ILIKE ${p}
