@@ -16,6 +16,8 @@ import { openStore } from '../store/open.ts';
 import type { Database } from '../store/database.ts';
 import { sha256Hex } from '../core/hash.ts';
 import { setEnablement } from '../store/repositories/enablement.ts';
+import { createPersistentRetrieval } from './persistent-retrieval.ts';
+import { createOfflineEmbedder } from '../retrieval/embedders/offline.ts';
 import { createSelectionEngine, type SelectionEngine } from './engine.ts';
 import { createSeededRandom, type RandomSource } from './random.ts';
 import { createSampler } from './sampler.ts';
@@ -90,6 +92,7 @@ async function seededStore(tools: readonly SealTool[], count: number, pluginCoun
 /** Latency of one warm selection size. */
 export interface LatencyResult {
   tools: number;
+  retrieval: 'hybrid' | 'lexical';
   selections: number;
   p50Ms: number;
   p99Ms: number;
@@ -116,7 +119,9 @@ async function measure(engine: SelectionEngine, queries: readonly string[], coun
 }
 
 /** Warm selection latency and sequential throughput per catalog size (DESIGN §6). */
-export async function benchSelectionLatency(options: { sizes?: number[]; selections?: number; dataDir?: URL } = {}): Promise<LatencyResult[]> {
+export async function benchSelectionLatency(
+  options: { sizes?: number[]; selections?: number; dataDir?: URL; retrieval?: 'hybrid' | 'lexical' } = {},
+): Promise<LatencyResult[]> {
   const sizes = options.sizes ?? [1_000, 10_000, 100_000];
   const { tools, queries } = loadSeal(options.dataDir ?? DEFAULT_DATA);
   const results: LatencyResult[] = [];
@@ -131,7 +136,13 @@ export async function benchSelectionLatency(options: { sizes?: number[]; selecti
         return db.query(sql, params);
       },
     };
-    const engine = createSelectionEngine({ db: counting, random: createSeededRandom(1), listen: false });
+    // `hybrid` is what `quiver serve` runs: BM25F + offline vectors + multi-intent clauses.
+    const engine = createSelectionEngine({
+      db: counting,
+      random: createSeededRandom(1),
+      listen: false,
+      ...(options.retrieval === 'lexical' ? {} : { retrieval: () => createPersistentRetrieval({ db: counting, embedder: createOfflineEmbedder() }) }),
+    });
     try {
       // Warm-up: load the snapshot, build the index, fill the caches and token totals.
       for (let i = 0; i < 1_000; i++) await engine.selectTools({ query: queries[i % queries.length]!, k: 7, log: false });
@@ -139,7 +150,7 @@ export async function benchSelectionLatency(options: { sizes?: number[]; selecti
       const unlogged = await measure(engine, queries, selections, false);
       const warmDatabaseQueries = queriesRun - before;
       const logged = await measure(engine, queries, Math.min(selections, 1_000), true);
-      results.push({ tools: size, selections, ...unlogged, warmDatabaseQueries, logged });
+      results.push({ tools: size, retrieval: options.retrieval ?? 'hybrid', selections, ...unlogged, warmDatabaseQueries, logged });
     } finally {
       await engine.close();
       await db.close();

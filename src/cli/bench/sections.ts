@@ -1,13 +1,56 @@
 /**
  * @module cli/bench/sections
- * The benchmark sections `quiver bench` runs, in order. Each returns measured figures.
+ * The benchmark sections `quiver bench` runs, in order (DESIGN §6 targets). Each returns
+ * what it measured; the targets are printed beside the figures, never instead of them.
  */
+import { openStore } from '../../store/open.ts';
+import { benchDifferentialSync } from '../../catalog/sync-bench.ts';
+import { benchSelectionLatency, benchTokenSavings, benchBandit } from '../../selection/bench.ts';
+import { benchProcessBound, benchCallOverhead } from '../../runtime/bench.ts';
+import { benchGatewayOverhead, benchSessionTokens } from '../../gateway/bench.ts';
 import { benchServeStartup } from './startup.ts';
+import { benchMemory } from './memory.ts';
 
 /** One named benchmark. */
 export interface BenchSection {
   name: string;
+  target: string;
   run(): Promise<unknown>;
 }
 
-export const benchSections: BenchSection[] = [{ name: 'serveStartup', run: benchServeStartup }];
+export const benchSections: BenchSection[] = [
+  {
+    name: 'selectionLatency',
+    target: '1,000 tools: p50 ≤ 1 ms, p99 ≤ 5 ms, ≥ 2,000/s on one core; 100,000 tools: p99 ≤ 25 ms',
+    run: () => benchSelectionLatency({ sizes: [1_000, 10_000, 100_000], retrieval: 'hybrid' }),
+  },
+  {
+    name: 'selectionLatencyLexicalOnly',
+    target: 'for comparison: the same pipeline without vectors',
+    run: () => benchSelectionLatency({ sizes: [1_000, 10_000], retrieval: 'lexical' }),
+  },
+  { name: 'tokenSavings', target: '≥ 95 % of schema tokens saved at K = 7 on ≥ 150 real tools', run: () => benchTokenSavings() },
+  { name: 'bandit', target: 'within 5 % of the oracle after ~50 interactions per context (seed 001 §7.4)', run: async () => benchBandit() },
+  {
+    name: 'differentialSync',
+    target: '1,000 tools with 3 changed: ≤ 100 ms on PGlite, exactly 3 re-embedded',
+    async run() {
+      const { db } = await openStore({ kind: 'memory' });
+      try {
+        return await benchDifferentialSync(db);
+      } finally {
+        await db.close();
+      }
+    },
+  },
+  {
+    name: 'processBound',
+    target: '1,000 calls across 50 sessions to 5 plugins: ≤ 5 (+ pool size) plugin processes alive, none orphaned',
+    run: () => benchProcessBound(),
+  },
+  { name: 'supervisorCallOverhead', target: 'added latency of a call through the supervisor vs a direct MCP client', run: () => benchCallOverhead() },
+  { name: 'gatewayCallOverhead', target: '≤ 1 ms added at p50 vs a direct MCP client', run: () => benchGatewayOverhead() },
+  { name: 'sessionTokens', target: 'tool tokens per session in search mode vs all mode (≥ 150 real tools)', run: () => benchSessionTokens() },
+  { name: 'serveStartup', target: 'quiver serve on the embedded default ready ≤ 3 s', run: () => benchServeStartup() },
+  { name: 'memory', target: '≤ 400 MB RSS with 10,000 tools loaded', run: () => benchMemory(10_000) },
+];

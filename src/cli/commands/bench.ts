@@ -29,10 +29,10 @@ export const benchCommand: CommandSpec = {
       if (!context.json) context.io.stderr(`bench: ${section.name}…\n`);
       const started = performance.now();
       try {
-        results[section.name] = await section.run();
+        results[section.name] = { target: section.target, measured: await section.run(), seconds: Math.round(performance.now() - started) / 1000 };
       } catch (error) {
         failed++;
-        results[section.name] = { error: (error as Error).message };
+        results[section.name] = { target: section.target, error: (error as Error).message };
       }
       if (!context.json) context.io.stderr(`bench: ${section.name} done in ${Math.round(performance.now() - started)} ms\n`);
     }
