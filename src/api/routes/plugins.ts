@@ -3,11 +3,13 @@
  * Plugins (DESIGN §3.5, seed 003): install, list, show, update, remove, enable / disable per
  * workspace or project, re-discovery, credentials (write-only: values never come back),
  * workspaces and projects, the marketplace, and the Plugin Intelligence Document endpoints
- * of seed 000 §6.3. Reads need the `read` scope, writes `admin`.
+ * of seed 000 §6.3, and plugin health (runtime issue "Health": live process state, breakers,
+ * crash loops, persisted call aggregates). Reads need the `read` scope, writes `admin`.
  */
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
-import { isQuiverError } from '../../core/errors.ts';
+import { ErrorCodes, QuiverError, isQuiverError } from '../../core/errors.ts';
+import { healthQuerySchema, type PluginHealthSource } from '../../plugins/health.ts';
 import type { PluginService } from '../../plugins/service.ts';
 import { principalWith, readJson, readQuery, type ApiEnv } from '../http.ts';
 import { assertVisible, isTenantKey, refuseTenant, unrestrictedVisibility, type TenantVisibility } from '../tenancy.ts';
@@ -59,8 +61,13 @@ async function installing(c: Context<ApiEnv>, work: () => Promise<unknown>, stat
 }
 
 /** Routes under /api/v1/plugins, /api/v1/workspaces and /api/v1/marketplace. */
-export function pluginRoutes(services: { plugins: PluginService; tenancy?: TenantVisibility }): ApiRouteModule {
+export function pluginRoutes(services: { plugins: PluginService; tenancy?: TenantVisibility; health?: PluginHealthSource }): ApiRouteModule {
   const { plugins } = services;
+  /** The health source, or `unavailable` when this hub was wired without one. */
+  const health = (): PluginHealthSource => {
+    if (services.health === undefined) throw new QuiverError(ErrorCodes.unavailable, 'plugin health is not wired into this hub');
+    return services.health;
+  };
   const tenancy = services.tenancy ?? unrestrictedVisibility;
   /** Visible plugin names for the caller (undefined: unrestricted), after the scope check. */
   const visiblePlugins = (c: Context<ApiEnv>) => tenancy.visiblePluginNames(principalWith(c, 'read'));
@@ -84,6 +91,12 @@ export function pluginRoutes(services: { plugins: PluginService; tenancy?: Tenan
         const query = readQuery(c, searchQuerySchema);
         const results = await plugins.searchIntelligence(query.q, query.limit);
         return c.json({ results: visible ? results.filter((r) => visible.has(r.plugin)) : results });
+      });
+      // Static too: registered before `/api/v1/plugins/:id` so `health` is never read as a plugin id.
+      app.get('/api/v1/plugins/health', async (c) => {
+        const visible = await visiblePlugins(c);
+        const query = readQuery(c, healthQuerySchema);
+        return c.json(await health().report({ window: query.window, visible }));
       });
 
       app.get('/api/v1/plugins', async (c) => {
@@ -122,6 +135,16 @@ export function pluginRoutes(services: { plugins: PluginService; tenancy?: Tenan
         const tools = await plugins.tools(await visiblePlugin(c));
         const visibleTools = await tenancy.visibleToolIds(principalWith(c, 'read'));
         return c.json({ tools: visibleTools ? tools.filter((t) => visibleTools.has(t.id)) : tools });
+      });
+      app.get('/api/v1/plugins/:id/calls', async (c) => {
+        const reference = await visiblePlugin(c);
+        const query = readQuery(c, healthQuerySchema);
+        const report = await health().toolCalls(reference, { window: query.window });
+        // A tenant sees the calls of the tools it can see (as `/tools` lists them), no others.
+        const visibleTools = await tenancy.visibleToolIds(principalWith(c, 'read'));
+        if (visibleTools === undefined) return c.json(report);
+        const names = new Set((await plugins.tools(reference)).filter((t) => visibleTools.has(t.id)).map((t) => t.name));
+        return c.json({ ...report, tools: report.tools.filter((t) => names.has(t.toolName)) });
       });
       app.post('/api/v1/plugins/:id/enable', async (c) => {
         principalWith(c, 'admin');
@@ -220,6 +243,16 @@ export function pluginRoutes(services: { plugins: PluginService; tenancy?: Tenan
         delete: { summary: 'Remove: disable, soft-delete its tools, clean its cache', tags: ['plugins'], responses: { '204': 'Removed' } },
       },
       '/api/v1/plugins/:id/tools': { get: { summary: "The plugin's live catalog tools", tags: ['plugins'] } },
+      '/api/v1/plugins/health': {
+        get: {
+          summary: 'Per plugin: status, live process health (state, pids, breakers, crash loop, score, p50/p95) and persisted call aggregates over ?window= (default 1h)',
+          tags: ['plugins'],
+          parameters: [{ name: 'window', in: 'query' }],
+        },
+      },
+      '/api/v1/plugins/:id/calls': {
+        get: { summary: "Per-tool call aggregates of a plugin over ?window= (default 1h; e.g. 15m, 24h, 7d)", tags: ['plugins'], parameters: [{ name: 'window', in: 'query' }] },
+      },
       '/api/v1/plugins/:id/enable': { post: { summary: 'Enable in a workspace (all its projects) or one project', tags: ['plugins'], requestBody: scopeBodySchema } },
       '/api/v1/plugins/:id/disable': { post: { summary: 'Disable in a workspace, or opt one project out', tags: ['plugins'], requestBody: scopeBodySchema } },
       '/api/v1/plugins/:id/sync': { post: { summary: 'Re-discover from the installed folder and re-sync the catalog', tags: ['plugins'] } },

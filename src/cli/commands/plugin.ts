@@ -1,6 +1,6 @@
 /**
  * @module cli/commands/plugin
- * `quiver plugin add|list|show|tools|enable|disable|update|sync|remove|secret set` and
+ * `quiver plugin add|list|show|tools|enable|disable|update|sync|remove|secret set|health` and
  * `quiver marketplace import|search` (DESIGN §3.5). Every command takes --json. Secret values
  * are read from the argument or, when it is omitted, from stdin, and are never printed.
  */
@@ -8,14 +8,22 @@ import { readFile } from 'node:fs/promises';
 import type { App } from '../../app.ts';
 import { QuiverError, invalidInput } from '../../core/errors.ts';
 import { parseJsonText } from '../../core/validation.ts';
+import type { PluginHealthSource } from '../../plugins/health.ts';
 import type { InstallReport, PluginService } from '../../plugins/service.ts';
-import { formatTable, printJson, type CliContext, type CommandSpec } from '../command.ts';
+import { EXIT_CODES, formatTable, printJson, type CliContext, type CommandSpec } from '../command.ts';
 
 /** The plugins service of the app (wired by the composition root as `app.plugins`). */
 export function pluginService(app: App): PluginService {
   const service = (app as App & { plugins?: PluginService }).plugins;
   if (service === undefined) throw new QuiverError('internal', 'the plugins service is not wired into the app (App.plugins)');
   return service;
+}
+
+/** The plugin health source of the app (wired by the composition root as `app.pluginHealth`). */
+export function pluginHealthSource(app: App): PluginHealthSource {
+  const source = (app as App & { pluginHealth?: PluginHealthSource }).pluginHealth;
+  if (source === undefined) throw new QuiverError('internal', 'plugin health is not wired into the app (App.pluginHealth)');
+  return source;
 }
 
 const text = (context: CliContext, name: string): string | undefined => {
@@ -285,5 +293,63 @@ const marketplaceSearch: CommandSpec = {
   },
 };
 
+const percent = (value: number | null) => (value === null ? '' : `${(value * 100).toFixed(1)}%`);
+const millis = (value: number | null) => (value === null ? '' : `${Math.round(value)}`);
+
+const health: CommandSpec = {
+  path: ['plugin', 'health'],
+  summary:
+    'Call statistics per plugin from the store (on PGlite only while no server holds the data folder); ' +
+    'with --check, start each active plugin, list its tools and stop it (exit 1 when any fails).',
+  usage: '[NAME] [--check] [--window 1h] [--timeout MS]',
+  options: { check: { type: 'boolean', default: false }, window: { type: 'string' }, timeout: { type: 'string' } },
+  async run(context) {
+    const [name] = context.args.positionals;
+    const timeoutText = text(context, 'timeout');
+    const timeoutMs = timeoutText === undefined ? 15_000 : Number(timeoutText);
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 600_000) throw invalidInput('--timeout is a whole number of milliseconds from 100 to 600000');
+    const source = pluginHealthSource(await context.openApp());
+    const report = await source.report({ window: text(context, 'window') ?? '1h', plugin: name });
+    const checks = context.args.values.check === true ? await source.check({ plugins: name === undefined ? undefined : [name], timeoutMs }) : undefined;
+    const code = checks !== undefined && checks.some((check) => !check.ok) ? EXIT_CODES.failure : EXIT_CODES.ok;
+    if (context.json) {
+      printJson(context.io, { ...report, ...(checks === undefined ? {} : { checks }) });
+      return code;
+    }
+    let out = `calls in the last ${report.window} (since ${report.since.toISOString()}):\n`;
+    out += formatTable(
+      ['NAME', 'STATUS', 'CALLS', 'SUCCESS', 'ERRORS', 'TIMEOUTS', 'REJECTED', 'P50_MS', 'P95_MS', 'SCORE', 'ERROR_CLASSES'],
+      report.plugins.map((plugin) => [
+        plugin.name,
+        plugin.status,
+        plugin.calls.calls,
+        percent(plugin.calls.successRate),
+        plugin.calls.errors,
+        plugin.calls.timeouts,
+        plugin.calls.rejected,
+        millis(plugin.calls.p50LatencyMs),
+        millis(plugin.calls.p95LatencyMs),
+        plugin.calls.score,
+        Object.entries(plugin.calls.errorClasses).map(([errorClass, count]) => `${errorClass}=${count}`).join(','),
+      ]),
+    );
+    if (checks !== undefined) {
+      out += `\ncheck (start, tools/list, stop; timeout ${timeoutMs} ms):\n`;
+      out += checks.length === 0 ? 'no active plugin with a launch to check\n' : formatTable(
+        ['NAME', 'RESULT', 'LATENCY_MS', 'TOOLS', 'ERROR'],
+        checks.map((check) => [
+          check.name,
+          check.ok ? 'ok' : 'FAILED',
+          Math.round(check.latencyMs),
+          check.tools,
+          check.error === null ? '' : `${check.error.code}: ${check.error.message.replace(/\s+/g, ' ').slice(0, 200)}`,
+        ]),
+      );
+    }
+    context.io.stdout(out);
+    return code;
+  },
+};
+
 /** Every plugin and marketplace command. */
-export const pluginCommands: CommandSpec[] = [add, listCommand, show, tools, enable, disable, update, sync, remove, secretSet, marketplaceImport, marketplaceSearch];
+export const pluginCommands: CommandSpec[] = [add, listCommand, show, tools, enable, disable, update, sync, remove, secretSet, health, marketplaceImport, marketplaceSearch];

@@ -1,0 +1,165 @@
+/**
+ * @module runtime/call-event-recorder
+ * Persists the supervisor's `CallEvent`s (one per upstream tool call, DESIGN §3.6; runtime
+ * issue "Health") to `plugin_call_events`, off the hot path: `record()` only queues; a timer
+ * (or a full batch) writes the queue with one multi-row insert. A full queue drops its oldest
+ * event and counts it; a failed insert is logged and counted, never thrown into a call.
+ *
+ * @example
+ * const recorder = createCallEventRecorder({ db, logger });
+ * const supervisor = createSupervisor({ onCall: (event) => recorder.record(event) });
+ * // … on shutdown: supervisor first (its last events), then the recorder, then the database.
+ * await supervisor.close(); await recorder.close(); await db.close();
+ */
+import { silentLogger, type Logger } from '../core/logger.ts';
+import type { Queryable } from '../store/database.ts';
+import { isUuid } from '../store/repositories/mapping.ts';
+import { insertPluginCallEvents, type PluginCallEventWrite } from '../store/repositories/plugin-call-events.ts';
+import type { CallEvent } from './types.ts';
+
+/** Options of `createCallEventRecorder`. */
+export interface CallEventRecorderOptions {
+  db: Queryable;
+  logger?: Logger;
+  /** Longest an event waits in the queue before a write (ms, default 200). */
+  flushMs?: number;
+  /** Events per insert; a queue this long is written at once (default 200). */
+  batchSize?: number;
+  /** Queue bound: beyond it the oldest event is dropped (default 10 000). */
+  maxQueue?: number;
+}
+
+/** A call event as the recorder takes it: the supervisor's, optionally with the MCP session. */
+export type RecordableCallEvent = Pick<CallEvent, 'pluginId' | 'pluginName' | 'tool' | 'latencyMs' | 'outcome' | 'errorClass' | 'at'> & {
+  sessionId?: string | undefined;
+};
+
+/** Counters of a recorder (for tests, logs and metrics). */
+export interface CallEventRecorderStats {
+  /** Waiting to be written. */
+  queued: number;
+  /** Stored in the database. */
+  written: number;
+  /** Dropped because the queue was full. */
+  dropped: number;
+  /** Lost because an insert failed. */
+  failed: number;
+  /** Not stored: the plugin is not a stored plugin (no UUID id) or was removed meanwhile. */
+  skipped: number;
+}
+
+/** The recorder. */
+export interface CallEventRecorder {
+  /** Queues one event; never throws, never waits. Ignored after `close()`. */
+  record(event: RecordableCallEvent): void;
+  /** Writes everything queued so far (insert failures are logged, not thrown). */
+  flush(): Promise<void>;
+  /** Flushes and stops; later `record()` calls are ignored. Safe to call twice. */
+  close(): Promise<void>;
+  stats(): CallEventRecorderStats;
+}
+
+/** Creates a recorder writing to `plugin_call_events` through `db`. */
+export function createCallEventRecorder(options: CallEventRecorderOptions): CallEventRecorder {
+  const { db } = options;
+  const logger = options.logger ?? silentLogger;
+  const flushMs = options.flushMs ?? 200;
+  const batchSize = Math.max(1, options.batchSize ?? 200);
+  const maxQueue = Math.max(1, options.maxQueue ?? 10_000);
+  const queue: PluginCallEventWrite[] = [];
+  const counters = { written: 0, dropped: 0, failed: 0, skipped: 0 };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let flushing: Promise<void> | undefined;
+  let closed = false;
+  // One warning per burst of drops (not one per event), with the running total.
+  let dropWarned = false;
+
+  function schedule(): void {
+    if (queue.length >= batchSize) {
+      void flush();
+      return;
+    }
+    if (timer === undefined) {
+      timer = setTimeout(() => void flush(), flushMs);
+      timer.unref?.();
+    }
+  }
+
+  function record(event: RecordableCallEvent): void {
+    try {
+      if (closed) return;
+      // Specs built outside the plugin store (tests, local backends) have no row to point at.
+      if (!isUuid(event.pluginId)) {
+        counters.skipped += 1;
+        return;
+      }
+      if (queue.length >= maxQueue) {
+        queue.shift();
+        counters.dropped += 1;
+        if (!dropWarned) {
+          dropWarned = true;
+          logger.warn({ dropped: counters.dropped, maxQueue }, 'plugin call events: queue full; oldest events dropped');
+        }
+      }
+      queue.push({
+        pluginId: event.pluginId,
+        pluginName: event.pluginName,
+        toolName: event.tool,
+        latencyMs: Number.isFinite(event.latencyMs) ? event.latencyMs : 0,
+        outcome: event.outcome,
+        errorClass: event.outcome === 'success' ? null : (event.errorClass ?? null),
+        sessionId: event.sessionId ?? null,
+        createdAt: event.at instanceof Date && !Number.isNaN(event.at.getTime()) ? event.at : new Date(),
+      });
+      schedule();
+    } catch (error) {
+      // Recording is best effort: a call must never fail because its event could not be queued.
+      logger.warn({ err: error }, 'plugin call events: could not queue an event');
+    }
+  }
+
+  async function flushOnce(): Promise<void> {
+    if (timer !== undefined) {
+      clearTimeout(timer);
+      timer = undefined;
+    }
+    while (queue.length > 0) {
+      const batch = queue.splice(0, batchSize);
+      try {
+        const stored = await insertPluginCallEvents(db, batch);
+        counters.written += stored;
+        counters.skipped += batch.length - stored;
+      } catch (error) {
+        counters.failed += batch.length;
+        logger.error({ err: error, events: batch.length }, 'plugin call events: could not write a batch');
+      }
+    }
+    if (dropWarned) {
+      logger.warn({ dropped: counters.dropped }, 'plugin call events: queue drained after drops');
+      dropWarned = false;
+    }
+  }
+
+  async function flush(): Promise<void> {
+    while (flushing) await flushing;
+    if (queue.length === 0) return;
+    flushing = flushOnce().finally(() => {
+      flushing = undefined;
+    });
+    await flushing;
+  }
+
+  return {
+    record,
+    flush,
+    async close() {
+      if (closed) {
+        while (flushing) await flushing;
+        return;
+      }
+      closed = true;
+      await flush();
+    },
+    stats: () => ({ queued: queue.length, ...counters }),
+  };
+}
