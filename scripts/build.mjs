@@ -14,5 +14,6 @@ if (tsc.status !== 0) {
   process.exit(tsc.status ?? 1);
 }
 cpSync(join(root, 'src/store/migrations'), join(root, 'dist/store/migrations'), { recursive: true });
+cpSync(join(root, 'src/web'), join(root, 'dist/web'), { recursive: true });
 writeFileSync(join(root, 'dist/.build-stamp'), new Date().toISOString());
 console.error('[quiver] built dist/');

@@ -14,14 +14,17 @@ import type { MigrationResult } from './store/migrator.ts';
 import { createApiKeyService, type ApiKeyService } from './access/api-keys.ts';
 import { createCatalogService, type CatalogService } from './catalog/index.ts';
 import { createSupervisor, type Supervisor } from './runtime/index.ts';
+import { createCallEventRecorder, type CallEventRecorder } from './runtime/call-event-recorder.ts';
 import { createPluginService, type PluginService } from './plugins/service.ts';
 import { createLazySecretBox, loadSecretKey } from './plugins/secret-box.ts';
+import { createPluginHealth, type PluginHealthSource } from './plugins/health.ts';
 import type { ApiRouteModule } from './api/app.ts';
 import { accessRoutes } from './api/routes/access.ts';
 import { catalogRoutes } from './api/routes/catalog.ts';
 import { pluginRoutes } from './api/routes/plugins.ts';
 import { selectionRoutes } from './api/routes/selection.ts';
 import { embeddingRoutes } from './api/routes/embeddings.ts';
+import { uiRoutes } from './api/routes/ui.ts';
 import { createSelectionEngine, notifyCatalogChanged, type SelectionEngine } from './selection/index.ts';
 import { createPersistentRetrieval } from './selection/persistent-retrieval.ts';
 import { createTenantVisibility } from './composition/tenant-visibility.ts';
@@ -40,6 +43,10 @@ export interface App {
   catalog: CatalogService;
   supervisor: Supervisor;
   plugins: PluginService;
+  /** Persists every upstream call (`plugin_call_events`). */
+  callEvents: CallEventRecorder;
+  /** Plugin health for the API and `quiver plugin health`. */
+  pluginHealth: PluginHealthSource;
   selection: SelectionEngine;
   embedder: Embedder;
   /** The HTTP route modules of every part. */
@@ -132,8 +139,17 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     });
     selection = engine;
     closers.unshift(() => engine.close());
+    // Every upstream call becomes a row of plugin_call_events (runtime issue "Health").
+    // Closers run first to last and are unshifted: the recorder's goes in before the
+    // supervisor's, so on close the supervisor stops first (its last calls are queued), then
+    // the recorder flushes, then the database closes.
+    const callEvents = createCallEventRecorder({ db, logger: logger.child({ part: 'call-events' }) });
+    closers.unshift(() => callEvents.close());
     const supervisor = createSupervisor({
       logger: logger.child({ part: 'runtime' }),
+      onCall: (event) => callEvents.record(event),
+      // Idle connections answer a ping every minute; one that does not is recycled (DESIGN §3.6).
+      pingIntervalMs: 60_000,
       sandbox: {
         dangerouslyAllowUnsandboxed: config.dangerouslyAllowUnsandboxed,
         stateRoot: join(config.homeDir, 'state'),
@@ -153,6 +169,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       void notifyCatalogChanged(db, 'enablement').catch((error) => logger.warn({ err: error }, 'enablement notification failed'));
     });
 
+    const pluginHealth = createPluginHealth({ db, plugins, supervisor, beforeRead: () => callEvents.flush() });
     const tenancy = createTenantVisibility(engine);
     let closed = false;
     return {
@@ -164,14 +181,17 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       catalog,
       supervisor,
       plugins,
+      callEvents,
+      pluginHealth,
       selection: engine,
       embedder,
       apiModules: () => [
         accessRoutes({ apiKeys }),
         catalogRoutes({ catalog, tenancy }),
-        pluginRoutes({ plugins, tenancy }),
+        pluginRoutes({ plugins, tenancy, health: pluginHealth }),
         selectionRoutes({ selection: engine }),
         embeddingRoutes({ db, embedder, afterRecompute: () => engine.invalidate('tools') }),
+        uiRoutes(),
       ],
       async close() {
         if (closed) return;

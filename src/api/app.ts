@@ -63,7 +63,8 @@ export function createApi(options: CreateApiOptions): Hono<ApiEnv> {
   app.use('*', (c, next) => (pathLimits.get(c.req.path) ?? defaultLimit)(c, next));
 
   app.use('*', async (c, next) => {
-    if (PUBLIC_PATHS.has(c.req.path) || c.req.path.startsWith('/ui')) return next();
+    // The admin UI's static files are public; every API call it makes carries the key.
+    if (PUBLIC_PATHS.has(c.req.path) || c.req.path === '/ui' || c.req.path.startsWith('/ui/')) return next();
     const header = c.req.header('authorization');
     const token = header?.match(/^Bearer\s+(\S+)$/i)?.[1] ?? c.req.header('x-api-key');
     c.set('principal', await options.apiKeys.authenticate(token));
