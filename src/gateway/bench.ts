@@ -8,7 +8,7 @@
  *   on a catalog of ≥ 150 real tools served by real MCP servers.
  * Both run on THE TEST BACKEND (`testing/local-backend.ts`) and real processes.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,8 +22,13 @@ import { createLocalTestBackend, type LocalPluginSpec } from './testing/local-ba
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const repoRoot = join(here, '../../');
-const catalogServer = join(here, 'testing/catalog-server.ts');
-const gatewayProcess = join(here, 'testing/gateway-process.ts');
+/** Node arguments that run a testing script: the TypeScript source through tsx, or the compiled build. */
+function script(name: string): string[] {
+  const source = join(here, `testing/${name}.ts`);
+  return existsSync(source) ? ['--import', 'tsx', source] : [join(here, `testing/${name}.js`)];
+}
+const catalogServer = script('catalog-server');
+const gatewayProcess = script('gateway-process');
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -54,7 +59,7 @@ export async function benchGatewayOverhead(options: { iterations?: number; warmu
     catalogFile,
     JSON.stringify({ name: 'bench', tools: [{ name: 'echo', description: 'Echoes its arguments.', inputSchema: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } }] }),
   );
-  const upstream: LocalPluginSpec = { name: 'bench', command: process.execPath, args: ['--import', 'tsx', catalogServer, '--json', catalogFile], cwd: repoRoot };
+  const upstream: LocalPluginSpec = { name: 'bench', command: process.execPath, args: [...catalogServer, '--json', catalogFile], cwd: repoRoot };
   const configFile = join(directory, 'gateway.json');
   writeFileSync(configFile, JSON.stringify({ plugins: [upstream] }));
 
@@ -63,7 +68,7 @@ export async function benchGatewayOverhead(options: { iterations?: number; warmu
   try {
     await direct.connect(new StdioClientTransport({ command: upstream.command, args: upstream.args!, cwd: repoRoot, stderr: 'ignore' }));
     await viaGateway.connect(
-      new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', gatewayProcess, '--config', configFile, '--exposure', 'all'], cwd: repoRoot, stderr: 'ignore' }),
+      new StdioClientTransport({ command: process.execPath, args: [...gatewayProcess, '--config', configFile, '--exposure', 'all'], cwd: repoRoot, stderr: 'ignore' }),
     );
     const callDirect = () => direct.callTool({ name: 'echo', arguments: { message: 'ping' } });
     const callGateway = () => viaGateway.callTool({ name: 'bench__echo', arguments: { message: 'ping' } });
@@ -136,7 +141,7 @@ export async function benchSessionTokens(options: { catalogFile?: string; querie
   const plugins: LocalPluginSpec[] = [0, 1, 2, 3].map((part) => ({
     name: `seal-${part + 1}`,
     command: process.execPath,
-    args: ['--import', 'tsx', catalogServer, '--jsonl', catalogFile, '--offset', String(part * 40), '--count', '40', '--name', `seal-${part + 1}`],
+    args: [...catalogServer, '--jsonl', catalogFile, '--offset', String(part * 40), '--count', '40', '--name', `seal-${part + 1}`],
     cwd: repoRoot,
     manifest: { title: `Seal-Tools part ${part + 1}`, category: 'data' },
   }));
