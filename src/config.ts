@@ -41,6 +41,8 @@ export interface ConfigOverrides {
   port?: number | undefined;
   allowAllInterfaces?: boolean | undefined;
   logLevel?: string | undefined;
+  /** Level when neither the flag nor QUIVER_LOG_LEVEL sets one (servers log info, one-shot commands warn). */
+  defaultLogLevel?: string | undefined;
 }
 
 type Env = Record<string, string | undefined>;
@@ -101,7 +103,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
   const databaseUrl = overrides.databaseUrl ?? values.QUIVER_DATABASE_URL;
   const store = parseStoreLocation(overrides.dataDir !== undefined ? dataDir : (databaseUrl ?? dataDir));
 
-  const logLevel = overrides.logLevel ?? values.QUIVER_LOG_LEVEL ?? 'info';
+  const logLevel = overrides.logLevel ?? values.QUIVER_LOG_LEVEL ?? overrides.defaultLogLevel ?? 'info';
   if (!(logLevels as readonly string[]).includes(logLevel)) {
     throw new QuiverError(ErrorCodes.config, `invalid log level '${logLevel}' (use one of ${logLevels.join(', ')})`);
   }

@@ -55,6 +55,8 @@ export interface CommandSpec {
   run(context: CliContext): Promise<number>;
   /** True for commands that never need the store (help, version, eval). */
   storeless?: boolean;
+  /** Log level unless configured: `info` for long-running servers; one-shot commands default to `warn`. */
+  defaultLogLevel?: 'info' | 'warn';
 }
 
 /** Options every command accepts. */

@@ -113,7 +113,8 @@ export async function runCli(
   }
   let config: QuiverConfig | undefined;
   let app: App | undefined;
-  const loadOnce = () => (config ??= loadConfig(env, overridesFrom(parsed.values), { uid: process.getuid?.() }));
+  const loadOnce = () =>
+    (config ??= loadConfig(env, { ...overridesFrom(parsed.values), defaultLogLevel: command.defaultLogLevel ?? 'warn' }, { uid: process.getuid?.() }));
   try {
     return await command.run({
       args: { values: parsed.values, positionals: parsed.positionals },

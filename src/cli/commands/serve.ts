@@ -67,6 +67,7 @@ async function serveStdio(context: CliContext): Promise<number> {
 
 export const serveCommand: CommandSpec = {
   path: ['serve'],
+  defaultLogLevel: 'info',
   summary: 'Start Quiver: REST API and MCP (Streamable HTTP at /mcp), or one MCP session over stdio with --stdio.',
   usage:
     '[--http HOST:PORT] [--dangerously-bind-all-interfaces] | --stdio [--workspace W] [--project P] [--org O] [--user U] [--role R]... [--tier T] [--exposure search|capabilities|all] [--allow-tool NAME]...',
