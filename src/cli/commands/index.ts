@@ -10,7 +10,8 @@ import { manifestCheckCommand } from './manifest.ts';
 import { toolsCommands } from './tools.ts';
 import { evalCommand } from './eval.ts';
 import { pluginCommands } from './plugin.ts';
+import { workspaceCommands } from './workspace.ts';
 import { selectionCommands } from './select.ts';
 
 /** All commands. */
-export const commands: CommandSpec[] = [serveCommand, ...pluginCommands, ...toolsCommands, ...selectionCommands, manifestCheckCommand, evalCommand, ...keysCommands, benchCommand];
+export const commands: CommandSpec[] = [serveCommand, ...pluginCommands, ...workspaceCommands, ...toolsCommands, ...selectionCommands, manifestCheckCommand, evalCommand, ...keysCommands, benchCommand];
