@@ -8,7 +8,7 @@ import type { Database } from './database.ts';
 import { openPGlite } from './pglite-database.ts';
 import { openPostgres } from './postgres-database.ts';
 import { lockDataDir } from './data-dir-lock.ts';
-import { migrate, type MigrationResult } from './migrator.ts';
+import { loadMigrations, migrate, type MigrationResult } from './migrator.ts';
 
 /** Where the data lives, parsed from one setting. */
 export type StoreLocation =
@@ -49,22 +49,25 @@ export interface OpenedStore {
 /** Opens (and by default migrates) the store at `location`. */
 export async function openStore(location: StoreLocation, options: OpenStoreOptions = {}): Promise<OpenedStore> {
   let db: Database;
+  const migrations = options.migrate === false ? undefined : loadMigrations();
+  // A new PGlite store may start from the build-time template (initdb + these migrations).
+  const template = migrations === undefined ? undefined : { migrations };
   if (location.kind === 'postgres') {
     db = await openPostgres(location.url, options.poolSize === undefined ? {} : { poolSize: options.poolSize });
   } else if (location.kind === 'memory') {
-    db = await openPGlite();
+    db = await openPGlite(template === undefined ? {} : { template });
   } else {
     const release = lockDataDir(location.path);
     try {
-      db = await openPGlite({ dataDir: location.path, onClose: release });
+      db = await openPGlite({ dataDir: location.path, onClose: release, ...(template === undefined ? {} : { template }) });
     } catch (error) {
       release();
       throw error;
     }
   }
   try {
-    const migrations = options.migrate === false ? [] : await migrate(db);
-    return { db, location, migrations };
+    const results = migrations === undefined ? [] : await migrate(db, migrations);
+    return { db, location, migrations: results };
   } catch (error) {
     await db.close();
     throw error;

@@ -5,8 +5,12 @@
  */
 import { PGlite, types } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Database, NotificationHandler, QueryResult, Queryable } from './database.ts';
 import { assertChannelName } from './database.ts';
+import { migrate, type Migration } from './migrator.ts';
+import { clearNewDataDir, createTemplate, extractTemplate, isNewDataDir, loadTemplate, type TemplateManifest } from './pglite-template.ts';
 
 const int8Parsers = {
   [types.INT8]: (value: string) => Number(value),
@@ -32,14 +36,79 @@ function wrap(target: PGliteLike): Queryable {
  */
 export const PGLITE_SETTINGS = ['shared_buffers = 32MB'];
 
+/** How a PGlite store came to be: made from the build-time template, by initdb, or found. */
+export type PGliteOrigin = 'template' | 'initdb' | 'existing';
+
+export interface OpenPGliteOptions {
+  /** The data folder; undefined means in memory. */
+  dataDir?: string;
+  onClose?: () => void;
+  /**
+   * Start a NEW store from the build-time template (see pglite-template.ts) when one matches
+   * exactly these migrations; otherwise, or for an existing folder, nothing changes. Only
+   * for callers that migrate to the same list right after (openStore does).
+   */
+  template?: { migrations: Migration[]; directories?: URL[] };
+  /** Told how the store came to be (tests and diagnostics). */
+  onOrigin?: (origin: PGliteOrigin) => void;
+}
+
 /** Opens PGlite with pgvector. `dataDir` undefined means in memory. */
-export async function openPGlite(options: { dataDir?: string; onClose?: () => void } = {}): Promise<Database> {
-  const pg = await PGlite.create({
-    ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
-    extensions: { vector },
-    parsers: int8Parsers,
-    postgresqlconf: PGLITE_SETTINGS,
+export async function openPGlite(options: OpenPGliteOptions = {}): Promise<Database> {
+  const { dataDir } = options;
+  const existing = dataDir !== undefined && existsSync(join(dataDir, 'PG_VERSION'));
+  let origin: PGliteOrigin = existing ? 'existing' : 'initdb';
+  let loadDataDir: Blob | undefined;
+  if (!existing && options.template !== undefined) {
+    const template = loadTemplate(options.template.migrations, options.template.directories);
+    if (template !== undefined) {
+      if (dataDir === undefined) {
+        // In memory there is no folder to unpack into: PGlite loads the tar into its MEMFS.
+        loadDataDir = new Blob([template.tar], { type: 'application/x-tar' });
+        origin = 'template';
+      } else if (isNewDataDir(dataDir) && extractTemplate(template, dataDir)) {
+        origin = 'template';
+      }
+    }
+  }
+  const create = (fromTemplate: Blob | undefined) =>
+    PGlite.create({
+      ...(dataDir === undefined ? {} : { dataDir }),
+      ...(fromTemplate === undefined ? {} : { loadDataDir: fromTemplate }),
+      extensions: { vector },
+      parsers: int8Parsers,
+      postgresqlconf: PGLITE_SETTINGS,
+    });
+  let pg: PGlite;
+  try {
+    pg = await create(loadDataDir);
+  } catch (error) {
+    if (origin !== 'template') throw error;
+    // The template is an optimisation: if PostgreSQL will not start from it, start over with initdb.
+    if (dataDir !== undefined) clearNewDataDir(dataDir);
+    origin = 'initdb';
+    pg = await create(undefined);
+  }
+  options.onOrigin?.(origin);
+  return asDatabase(pg, options.onClose);
+}
+
+/**
+ * Writes the template used by openPGlite for new stores into `directory` (scripts/build.mjs):
+ * an in-memory PGlite, exactly as openStore leaves a new store, dumped.
+ */
+export async function buildPGliteTemplate(directory: string, migrations: Migration[]): Promise<TemplateManifest> {
+  return createTemplate({
+    directory,
+    migrations,
+    settings: PGLITE_SETTINGS,
+    migrate: async (pg) => {
+      await migrate(asDatabase(pg), migrations);
+    },
   });
+}
+
+function asDatabase(pg: PGlite, onClose?: () => void): Database {
   const base = wrap(pg);
   let closed = false;
   return {
@@ -68,7 +137,7 @@ export async function openPGlite(options: { dataDir?: string; onClose?: () => vo
       try {
         await pg.close();
       } finally {
-        options.onClose?.();
+        onClose?.();
       }
     },
   };
