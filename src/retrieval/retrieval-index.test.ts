@@ -58,6 +58,24 @@ describe('retrieval index', () => {
     assert.deepEqual(none.results, []);
   });
 
+  it('caches the candidate mask by Set identity, recomputing when the Set or the index changes', async () => {
+    const index = createRetrievalIndex({ embedder: createOfflineEmbedder() });
+    await index.build(tools);
+    const query = 'send an email then convert a PDF to text and check the weather';
+    const unrestricted = await index.search(query, { k: 6 });
+    // A Set covering every tool ranks exactly like no restriction, searched twice (cached).
+    const everything = new Set(tools.map((tool) => tool.id));
+    for (let i = 0; i < 2; i++) assert.deepEqual((await index.search(query, { k: 6, candidateIds: everything })).results, unrestricted.results);
+    const some = new Set(['pdf', 'email']);
+    for (let i = 0; i < 2; i++) assert.deepEqual((await index.search(query, { k: 6, candidateIds: some })).results.map((r) => r.id).sort(), ['email', 'pdf']);
+    // A grown Set is not served from the stale mask.
+    some.add('weather');
+    assert.ok((await index.search(query, { k: 6, candidateIds: some })).results.some((r) => r.id === 'weather'));
+    // After an upsert the same Set is mapped onto the new positions.
+    await index.upsert([{ id: 'extra', name: 'convertPdf', description: 'Convert a PDF to text' }]);
+    assert.ok((await index.search(query, { k: 6, candidateIds: everything })).results.every((r) => r.id !== 'extra'));
+  });
+
   it('fails open to lexical ranking with a warning when the embedder fails', async () => {
     const index = createRetrievalIndex({ embedder: brokenEmbedder() });
     await index.build(tools);

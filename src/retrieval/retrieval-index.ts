@@ -20,7 +20,7 @@ import { buildLexicalIndex, type FieldParameters, type LexicalIndex, type Weight
 import { splitClauses } from './multi-intent.ts';
 import { termWeight, terms, tokenize } from './tokenizer.ts';
 import { checkVectors, defaultTextShare, embedDocuments } from './tool2vec.ts';
-import { topK } from './top-k.ts';
+import { TopKCollector, topK } from './top-k.ts';
 
 /** Tuning of the index. Defaults are the measured ones in docs/retrieval.md. */
 export interface RetrievalOptions {
@@ -73,7 +73,11 @@ export interface RetrievalSearchResult {
 export interface SearchOptions {
   /** How many tools to return (default 10). */
   k?: number;
-  /** Restricts results to these tool ids (selection applies policy before retrieval). */
+  /**
+   * Restricts results to these tool ids (selection applies policy before retrieval). Treated
+   * as immutable: its mask over the index is cached by Set identity (and size), so callers
+   * that reuse one Set per visible set (selection's page-set cache) pay O(size) once.
+   */
   candidateIds?: ReadonlySet<string>;
   /** Report lexicalRank / vectorRank per result (default true; costs O(size) per result). */
   includeRanks?: boolean;
@@ -179,6 +183,11 @@ interface Snapshot {
    * zero except at the few reranked documents and are reset through the pool lists.
    */
   scratch: { rows: Float32Array; bonus: Float32Array; capacity: number; similarities: Float32Array; final: Float32Array; phrases: Float32Array };
+  /**
+   * Candidate masks by Set identity. `mask` is undefined when the set covers every document
+   * (no filtering needed). Keyed per snapshot, so a rebuild drops them.
+   */
+  masks: WeakMap<ReadonlySet<string>, { size: number; mask: Uint8Array | undefined }>;
 }
 
 /** A query split into its texts (whole request first, then clauses) with their weighted terms. */
@@ -291,6 +300,7 @@ export function createRetrievalIndex(config: { embedder?: Embedder; options?: Re
         final: new Float32Array(n),
         phrases: new Float32Array(phraseTerms.length),
       },
+      masks: new WeakMap(),
     };
   };
 
@@ -347,6 +357,15 @@ export function createRetrievalIndex(config: { embedder?: Embedder; options?: Re
     const { rows, bonus, similarities, final } = scratch;
     rows.fill(0, 0, n * textCount);
     const lexicalMax = new Float64Array(textCount);
+    const matrix = view.matrix;
+    const useVectors = queryVectors !== undefined && matrix !== undefined && settings.vectorWeight > 0;
+    // The vectors' pools (each text's best lexical hits) are picked in the same pass that
+    // finds each row's best, instead of one more pass over every row.
+    const collectors =
+      useVectors && Number.isFinite(settings.vectorDepth)
+        ? Array.from({ length: textCount }, (_, t) => new TopKCollector(settings.vectorDepth, rows, t * n, view.idOrder))
+        : undefined;
+    const worst = new Float64Array(textCount).fill(Number.NEGATIVE_INFINITY);
     if (textCount > 1 && analysis.wholeIsSum) {
       // The clauses partition the request's words and BM25 is linear in the query term
       // weights, so the whole request's row is the sum of the clause rows: every posting
@@ -358,18 +377,37 @@ export function createRetrievalIndex(config: { embedder?: Embedder; options?: Re
         for (let t = 1, at = n + d; t < textCount; t++, at += n) {
           const value = rows[at]!;
           sum += value;
-          if (candidate && value > lexicalMax[t]!) lexicalMax[t] = value;
+          if (!candidate) continue;
+          if (value > lexicalMax[t]!) lexicalMax[t] = value;
+          if (collectors !== undefined && value > 0 && value >= worst[t]!) {
+            collectors[t]!.offer(d);
+            worst[t] = collectors[t]!.worst;
+          }
         }
         rows[d] = sum;
-        if (candidate && sum > lexicalMax[0]!) lexicalMax[0] = sum;
+        if (!candidate) continue;
+        // The best is kept unrounded (as before); the pool compares the stored value, as topK did.
+        if (sum > lexicalMax[0]!) lexicalMax[0] = sum;
+        const stored = rows[d]!;
+        if (collectors !== undefined && stored > 0 && stored >= worst[0]!) {
+          collectors[0]!.offer(d);
+          worst[0] = collectors[0]!.worst;
+        }
       }
     } else {
       view.lexical.accumulateRows(analysis.terms, rows);
       for (let t = 0; t < textCount; t++) {
         let best = 0;
+        const collector = collectors?.[t];
+        let floor = Number.NEGATIVE_INFINITY;
         for (let d = 0, at = t * n; d < n; d++, at++) {
           const value = rows[at]!;
-          if (value > best && (mask === undefined || mask[d] === 1)) best = value;
+          if (!(value > 0) || (mask !== undefined && mask[d] !== 1)) continue;
+          if (value > best) best = value;
+          if (collector !== undefined && value >= floor) {
+            collector.offer(d);
+            floor = collector.worst;
+          }
         }
         lexicalMax[t] = best;
       }
@@ -383,14 +421,13 @@ export function createRetrievalIndex(config: { embedder?: Embedder; options?: Re
     }
 
     // Vectors: each text's pool (its best lexical hits, or every candidate) gets a bonus row.
-    const matrix = view.matrix;
     const pools: ArrayLike<number>[] = [];
-    if (queryVectors !== undefined && matrix !== undefined && settings.vectorWeight > 0) {
+    if (useVectors && queryVectors !== undefined && matrix !== undefined) {
       let everyCandidate: number[] | undefined;
       for (let t = 0; t < textCount; t++) {
         const base = t * n;
         let pool: ArrayLike<number>;
-        if (Number.isFinite(settings.vectorDepth)) pool = topK(rows.subarray(base, base + n), settings.vectorDepth, view.idOrder, mask, 0);
+        if (collectors !== undefined) pool = collectors[t]!.result();
         else {
           if (!everyCandidate) {
             everyCandidate = [];
@@ -480,6 +517,28 @@ export function createRetrievalIndex(config: { embedder?: Embedder; options?: Re
     return final;
   };
 
+  /**
+   * The candidate mask of a Set (cached by identity and size): undefined when the Set covers
+   * every indexed document, so the hot loops skip the per-document check.
+   */
+  const candidateMask = (view: Snapshot, candidateIds: ReadonlySet<string>): Uint8Array | undefined => {
+    const cached = view.masks.get(candidateIds);
+    if (cached && cached.size === candidateIds.size) return cached.mask;
+    const n = view.documents.length;
+    let mask: Uint8Array | undefined = new Uint8Array(n);
+    let covered = 0;
+    for (const id of candidateIds) {
+      const position = view.positionOf.get(id);
+      if (position !== undefined && mask[position] === 0) {
+        mask[position] = 1;
+        covered++;
+      }
+    }
+    if (covered === n) mask = undefined;
+    view.masks.set(candidateIds, { size: candidateIds.size, mask });
+    return mask;
+  };
+
   /** 1-based rank of document d in `scores` among candidates, or undefined when it did not score. */
   const rankOf = (scores: Float32Array | Map<number, number>, d: number, view: Snapshot, mask: Uint8Array | undefined): number | undefined => {
     const mine = scores instanceof Map ? scores.get(d) : scores[d];
@@ -559,14 +618,7 @@ export function createRetrievalIndex(config: { embedder?: Embedder; options?: Re
       // From here on everything is synchronous, so concurrent searches cannot interleave.
       const view = current();
       const n = view.documents.length;
-      let mask: Uint8Array | undefined;
-      if (options.candidateIds) {
-        mask = new Uint8Array(n);
-        for (const id of options.candidateIds) {
-          const position = view.positionOf.get(id);
-          if (position !== undefined) mask[position] = 1;
-        }
-      }
+      const mask = options.candidateIds ? candidateMask(view, options.candidateIds) : undefined;
       const includeRanks = options.includeRanks ?? true;
       const wholeLexical = includeRanks ? new Float32Array(n) : undefined;
       const wholeVector = includeRanks && queryVectors ? new Map<number, number>() : undefined;

@@ -63,3 +63,71 @@ export function topK(
   }
   return Array.from(heap.subarray(0, size)).sort((a, b) => scores[b]! - scores[a]! || idOrder[a]! - idOrder[b]!);
 }
+
+/**
+ * The same selection as `topK`, fed one document at a time (in any order) from a pass the
+ * caller makes anyway, so picking several rows' best documents needs no pass of its own.
+ * Scores are read from `scores[base + d]`; only scores above 0 are kept.
+ */
+export class TopKCollector {
+  private readonly heap: Int32Array;
+  private size = 0;
+  /** Score of the worst kept document once full; callers may skip offers below it. */
+  worst = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly k: number,
+    private readonly scores: Float32Array,
+    private readonly base: number,
+    private readonly idOrder: Int32Array,
+  ) {
+    this.heap = new Int32Array(Math.max(0, k));
+  }
+
+  /** Considers document d (its score must already be stored). */
+  offer(d: number): void {
+    const { heap, scores, base, idOrder, k } = this;
+    const score = scores[base + d]!;
+    if (k <= 0 || score <= 0 || score < this.worst) return;
+    const size = this.size;
+    if (size < k) {
+      let i = this.size++;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        const p = heap[parent]!;
+        if (scores[base + p]! < score || (scores[base + p] === score && idOrder[p]! > idOrder[d]!)) break;
+        heap[i] = p;
+        i = parent;
+      }
+      heap[i] = d;
+      if (this.size === k) this.worst = scores[base + heap[0]!]!;
+      return;
+    }
+    const root = heap[0]!;
+    if (score < scores[base + root]! || (score === scores[base + root] && idOrder[d]! > idOrder[root]!)) return;
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= size) break;
+      const right = left + 1;
+      let child = left;
+      if (right < size) {
+        const l = heap[left]!;
+        const r = heap[right]!;
+        if (scores[base + r]! < scores[base + l]! || (scores[base + r] === scores[base + l] && idOrder[r]! > idOrder[l]!)) child = right;
+      }
+      const c = heap[child]!;
+      if (score < scores[base + c]! || (score === scores[base + c] && idOrder[d]! > idOrder[c]!)) break;
+      heap[i] = c;
+      i = child;
+    }
+    heap[i] = d;
+    this.worst = scores[base + heap[0]!]!;
+  }
+
+  /** The kept documents, best first. */
+  result(): number[] {
+    const { scores, base, idOrder } = this;
+    return Array.from(this.heap.subarray(0, this.size)).sort((a, b) => scores[base + b]! - scores[base + a]! || idOrder[a]! - idOrder[b]!);
+  }
+}
