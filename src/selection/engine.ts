@@ -173,7 +173,7 @@ export interface CacheTtls {
 /** Options of `createSelectionEngine`. */
 export interface SelectionEngineOptions {
   db: Database;
-  /** The retrieval index, or a factory for it (default: the offline BM25F fallback). */
+  /** The retrieval index, or a factory for it (default: the retrieval service's index without vectors). */
   retrieval?: SelectionRetrieval | (() => SelectionRetrieval);
   logger?: Logger;
   clock?: () => Date;

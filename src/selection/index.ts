@@ -37,6 +37,6 @@ export { thompsonRerank, banditContextKey } from './bandit.ts';
 export { createSampler } from './sampler.ts';
 export { createSeededRandom } from './random.ts';
 export type { RandomSource } from './random.ts';
-export { createLexicalRetrieval } from './retrieval.ts';
+export { createLexicalRetrieval, adaptRetrievalIndex } from './retrieval.ts';
 export type { SelectionRetrieval, RetrievalHit, RetrievalSearchOptions } from './retrieval.ts';
 export { LruTtlCache } from './lru-cache.ts';

@@ -12,7 +12,7 @@ import { createRetrievalIndex, type RetrievalIndex } from '../retrieval/retrieva
 import type { Embedder } from '../retrieval/embedders/embedder.ts';
 import { loadVectors } from '../retrieval/embedding-sync.ts';
 import type { RetrievalDocument } from '../retrieval/document.ts';
-import type { SelectionRetrieval } from './retrieval.ts';
+import { adaptRetrievalIndex, type SelectionRetrieval } from './retrieval.ts';
 
 /** Options of `createPersistentRetrieval`. */
 export interface PersistentRetrievalOptions {
@@ -36,26 +36,11 @@ export function createPersistentRetrieval(options: PersistentRetrievalOptions): 
     }
   }
 
-  return {
+  return adaptRetrievalIndex(index, {
     method: options.embedder ? `hybrid:${options.embedder.modelId}` : 'lexical',
     async build(documents: readonly RetrievalDocument[]) {
       const vectors = await storedVectors(documents.map((d) => d.id));
       await index.build(documents, vectors ? { vectors } : {});
     },
-    async upsert(documents: readonly RetrievalDocument[]) {
-      // Changed documents must be re-embedded: stored vectors may belong to the old content.
-      await index.upsert(documents);
-    },
-    remove(ids: readonly string[]) {
-      index.remove(ids);
-    },
-    async search(query, searchOptions) {
-      const found = await index.search(query, {
-        k: searchOptions.k,
-        ...(searchOptions.candidateIds ? { candidateIds: searchOptions.candidateIds } : {}),
-        includeRanks: false,
-      });
-      return { results: found.results.map((r) => ({ id: r.id, score: r.score })), warnings: [...found.warnings] };
-    },
-  };
+  });
 }

@@ -2,13 +2,11 @@
  * @module selection/retrieval
  * The retrieval slice the pipeline needs (stage 4, seed 001 §5.4), so any index can plug in:
  * the retrieval service's hybrid index (`createRetrievalIndex` from `src/retrieval`) fits
- * this interface as it is. `createLexicalRetrieval` is a self-contained BM25F fallback over
- * the retrieval module's tokenizer and index, used when no index is given: relevance only,
- * no embedder, no I/O.
+ * this interface through `adaptRetrievalIndex`. `createLexicalRetrieval` is that index without
+ * an embedder, used when no index is given: relevance only, no I/O.
  */
-import { buildLexicalIndex, type LexicalIndex, type WeightedTerm } from '../retrieval/lexical-index.ts';
-import { documentFields, fieldNames, type RetrievalDocument } from '../retrieval/document.ts';
-import { functionWords, terms } from '../retrieval/tokenizer.ts';
+import type { RetrievalDocument } from '../retrieval/document.ts';
+import { createRetrievalIndex, type RetrievalIndex } from '../retrieval/retrieval-index.ts';
 
 export type { RetrievalDocument } from '../retrieval/document.ts';
 
@@ -41,81 +39,31 @@ export interface SelectionRetrieval {
   readonly method?: string;
 }
 
-// Field weights: the name and summary say most about a tool; parameter text least.
-const FIELD_WEIGHTS: Record<(typeof fieldNames)[number], { weight: number; b: number }> = {
-  name: { weight: 3, b: 0.5 },
-  summary: { weight: 2, b: 0.75 },
-  description: { weight: 1, b: 0.75 },
-  whenToUse: { weight: 1.5, b: 0.75 },
-  tags: { weight: 1.5, b: 0.5 },
-  parameterNames: { weight: 0.5, b: 0.75 },
-  parameterDescriptions: { weight: 0.3, b: 0.75 },
-  examples: { weight: 1.5, b: 0.75 },
-  extra: { weight: 0.3, b: 0.75 },
-};
-const FUNCTION_WORD_WEIGHT = 0.15;
-
-/** A BM25F retrieval over tool documents with no embedder (the offline fallback). */
-export function createLexicalRetrieval(): SelectionRetrieval {
-  let documents = new Map<string, RetrievalDocument>();
-  let ids: string[] = [];
-  let index: LexicalIndex | undefined;
-  let scores = new Float32Array(0);
-
-  function rebuild(): void {
-    ids = [...documents.keys()];
-    const fielded = ids.map((id) => {
-      const fields = documentFields(documents.get(id)!);
-      return fieldNames.map((field) => terms(fields[field]));
-    });
-    index = buildLexicalIndex(fielded, fieldNames.map((field) => FIELD_WEIGHTS[field]), 1.2);
-    scores = new Float32Array(ids.length);
-  }
-
+/**
+ * Adapts the retrieval service's index to the pipeline's slice. The index honours
+ * `candidateIds` itself; the pipeline re-checks visibility anyway.
+ */
+export function adaptRetrievalIndex(
+  index: RetrievalIndex,
+  options: { method: string; build?: (documents: readonly RetrievalDocument[]) => Promise<void> },
+): SelectionRetrieval {
   return {
-    method: 'lexical',
-    build(next) {
-      documents = new Map(next.map((document) => [document.id, document]));
-      index = undefined;
-    },
-    upsert(next) {
-      for (const document of next) documents.set(document.id, document);
-      index = undefined;
-    },
-    remove(removed) {
-      for (const id of removed) documents.delete(id);
-      index = undefined;
-    },
-    search(query, options) {
-      if (index === undefined) rebuild();
-      const weights = new Map<string, number>();
-      for (const term of terms(query)) {
-        const weight = functionWords.has(term) ? FUNCTION_WORD_WEIGHT : 1;
-        weights.set(term, Math.max(weights.get(term) ?? 0, weight));
-      }
-      const weighted: WeightedTerm[] = [...weights].map(([term, weight]) => ({ term, weight }));
-      scores.fill(0);
-      index!.accumulate(weighted, scores);
-      // Bounded insertion into a best-first array of size k: O(n + hits · k).
-      const k = Math.max(0, Math.floor(options.k));
-      const topIndex: number[] = [];
-      const topScore: number[] = [];
-      const candidates = options.candidateIds;
-      for (let i = 0; i < scores.length; i++) {
-        const score = scores[i]!;
-        if (score <= 0) continue;
-        if (topScore.length === k && score <= topScore[k - 1]!) continue;
-        if (candidates !== undefined && !candidates.has(ids[i]!)) continue;
-        let at = topScore.length;
-        while (at > 0 && topScore[at - 1]! < score) at--;
-        topScore.splice(at, 0, score);
-        topIndex.splice(at, 0, i);
-        if (topScore.length > k) {
-          topScore.pop();
-          topIndex.pop();
-        }
-      }
-      return { results: topIndex.map((i, rank) => ({ id: ids[i]!, score: topScore[rank]! })) };
+    method: options.method,
+    build: options.build ?? ((documents) => index.build(documents)),
+    upsert: (documents) => index.upsert(documents),
+    remove: (ids) => index.remove(ids),
+    async search(query, searchOptions) {
+      const found = await index.search(query, {
+        k: searchOptions.k,
+        ...(searchOptions.candidateIds ? { candidateIds: searchOptions.candidateIds } : {}),
+        includeRanks: false,
+      });
+      return { results: found.results.map((hit) => ({ id: hit.id, score: hit.score })), warnings: [...found.warnings] };
     },
   };
+}
+
+/** The retrieval service's index without vectors: fielded BM25 with multi-intent clauses, no I/O. */
+export function createLexicalRetrieval(): SelectionRetrieval {
+  return adaptRetrievalIndex(createRetrievalIndex(), { method: 'lexical' });
 }
