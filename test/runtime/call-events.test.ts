@@ -76,7 +76,9 @@ describeEachBackend('call events from a real supervisor', (backend) => {
     );
     assert.deepEqual(steady.calls.errorClasses, { timeout: 1, tool_error: 1 });
     assert.equal(steady.calls.successRate, 0.6);
-    assert.ok(steady.calls.p95LatencyMs! >= 300, 'the timed-out call counts with its latency');
+    // percentile_cont interpolates: with 5 calls p95 lies 80 % of the way from the 4th to the
+    // slowest, so a timed-out call of ≥ 300 ms lifts it to at least ~240 ms.
+    assert.ok(steady.calls.p95LatencyMs! >= 0.8 * 300 - 5, `the timed-out call counts with its latency (p95 ${steady.calls.p95LatencyMs})`);
     assert.ok(typeof steady.calls.score === 'number' && steady.calls.score < 100);
     // The slow call answers the ping after its timeout, so the process stays up.
     assert.equal(steady.process?.state, 'running');
