@@ -14,6 +14,7 @@
 import { silentLogger, type Logger } from '../core/logger.ts';
 import type { Queryable } from '../store/database.ts';
 import { isUuid } from '../store/repositories/mapping.ts';
+import { createBatchWriter } from '../store/batch-writer.ts';
 import { insertPluginCallEvents, type PluginCallEventWrite } from '../store/repositories/plugin-call-events.ts';
 import type { CallEvent } from './types.ts';
 
@@ -66,24 +67,31 @@ export function createCallEventRecorder(options: CallEventRecorderOptions): Call
   const flushMs = options.flushMs ?? 200;
   const batchSize = Math.max(1, options.batchSize ?? 200);
   const maxQueue = Math.max(1, options.maxQueue ?? 10_000);
-  const queue: PluginCallEventWrite[] = [];
   const counters = { written: 0, dropped: 0, failed: 0, skipped: 0 };
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let flushing: Promise<void> | undefined;
   let closed = false;
   // One warning per burst of drops (not one per event), with the running total.
   let dropWarned = false;
-
-  function schedule(): void {
-    if (queue.length >= batchSize) {
-      void flush();
-      return;
-    }
-    if (timer === undefined) {
-      timer = setTimeout(() => void flush(), flushMs);
-      timer.unref?.();
-    }
-  }
+  const writer = createBatchWriter<PluginCallEventWrite>({
+    async write(batch) {
+      const stored = await insertPluginCallEvents(db, batch);
+      counters.written += stored;
+      counters.skipped += batch.length - stored;
+    },
+    flushMs,
+    batchSize,
+    maxQueue,
+    onDrop() {
+      counters.dropped += 1;
+      if (!dropWarned) {
+        dropWarned = true;
+        logger.warn({ dropped: counters.dropped, maxQueue }, 'plugin call events: queue full; oldest events dropped');
+      }
+    },
+    onError(error, batch) {
+      counters.failed += batch.length;
+      logger.error({ err: error, events: batch.length }, 'plugin call events: could not write a batch');
+    },
+  });
 
   function record(event: RecordableCallEvent): void {
     try {
@@ -93,15 +101,7 @@ export function createCallEventRecorder(options: CallEventRecorderOptions): Call
         counters.skipped += 1;
         return;
       }
-      if (queue.length >= maxQueue) {
-        queue.shift();
-        counters.dropped += 1;
-        if (!dropWarned) {
-          dropWarned = true;
-          logger.warn({ dropped: counters.dropped, maxQueue }, 'plugin call events: queue full; oldest events dropped');
-        }
-      }
-      queue.push({
+      writer.push({
         pluginId: event.pluginId,
         pluginName: event.pluginName,
         toolName: event.tool,
@@ -111,42 +111,18 @@ export function createCallEventRecorder(options: CallEventRecorderOptions): Call
         sessionId: event.sessionId ?? null,
         createdAt: event.at instanceof Date && !Number.isNaN(event.at.getTime()) ? event.at : new Date(),
       });
-      schedule();
     } catch (error) {
       // Recording is best effort: a call must never fail because its event could not be queued.
       logger.warn({ err: error }, 'plugin call events: could not queue an event');
     }
   }
 
-  async function flushOnce(): Promise<void> {
-    if (timer !== undefined) {
-      clearTimeout(timer);
-      timer = undefined;
-    }
-    while (queue.length > 0) {
-      const batch = queue.splice(0, batchSize);
-      try {
-        const stored = await insertPluginCallEvents(db, batch);
-        counters.written += stored;
-        counters.skipped += batch.length - stored;
-      } catch (error) {
-        counters.failed += batch.length;
-        logger.error({ err: error, events: batch.length }, 'plugin call events: could not write a batch');
-      }
-    }
+  async function flush(): Promise<void> {
+    await writer.flush();
     if (dropWarned) {
       logger.warn({ dropped: counters.dropped }, 'plugin call events: queue drained after drops');
       dropWarned = false;
     }
-  }
-
-  async function flush(): Promise<void> {
-    while (flushing) await flushing;
-    if (queue.length === 0) return;
-    flushing = flushOnce().finally(() => {
-      flushing = undefined;
-    });
-    await flushing;
   }
 
   return {
@@ -154,12 +130,12 @@ export function createCallEventRecorder(options: CallEventRecorderOptions): Call
     flush,
     async close() {
       if (closed) {
-        while (flushing) await flushing;
+        await writer.flush();
         return;
       }
       closed = true;
       await flush();
     },
-    stats: () => ({ queued: queue.length, ...counters }),
+    stats: () => ({ queued: writer.size, ...counters }),
   };
 }

@@ -18,6 +18,7 @@ import { silentLogger, type Logger } from '../core/logger.ts';
 import { countJsonTokens, TOKENIZER_NAME } from '../core/tokens.ts';
 import { parseOrThrow } from '../core/validation.ts';
 import type { Database } from '../store/database.ts';
+import { createBatchWriter } from '../store/batch-writer.ts';
 import {
   catalogSignature,
   findCandidatesByIds,
@@ -611,52 +612,30 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
   }
 
   // ---- events -----------------------------------------------------------------------------
-  const queue: SelectionEventWrite[] = [];
+  // Event logging is off the hot path (seed 001 §7.5): queued, written in batches.
   const pendingIds = new Set<string>();
-  let flushTimer: ReturnType<typeof setTimeout> | undefined;
-  let flushing: Promise<void> | undefined;
-
-  function enqueue(event: SelectionEventWrite): void {
-    if (queue.length >= maxQueue) {
-      const dropped = queue.shift()!;
+  const events = createBatchWriter<SelectionEventWrite>({
+    write: (batch) => insertSelectionEvents(db, batch),
+    flushMs,
+    batchSize,
+    maxQueue,
+    onDrop: (dropped) => {
       pendingIds.delete(dropped.id);
       logger.warn({ eventId: dropped.id }, 'selection: event queue full; oldest event dropped');
-    }
-    queue.push(event);
+    },
+    // Best effort: report, never throw into a request.
+    onError: (error, batch) => logger.error({ err: error, events: batch.length }, 'selection: could not write selection events'),
+    onSettled: (batch) => {
+      for (const event of batch) pendingIds.delete(event.id);
+    },
+  });
+
+  function enqueue(event: SelectionEventWrite): void {
     pendingIds.add(event.id);
-    if (queue.length >= batchSize) void flush();
-    else if (flushTimer === undefined) {
-      flushTimer = setTimeout(() => void flush(), flushMs);
-      flushTimer.unref?.();
-    }
+    events.push(event);
   }
 
-  async function flushOnce(): Promise<void> {
-    if (flushTimer !== undefined) {
-      clearTimeout(flushTimer);
-      flushTimer = undefined;
-    }
-    while (queue.length > 0) {
-      const batch = queue.splice(0, batchSize);
-      try {
-        await insertSelectionEvents(db, batch);
-      } catch (error) {
-        // Logging is best effort and off the hot path: report, never throw into a request.
-        logger.error({ err: error, events: batch.length }, 'selection: could not write selection events');
-      } finally {
-        for (const event of batch) pendingIds.delete(event.id);
-      }
-    }
-  }
-
-  async function flush(): Promise<void> {
-    while (flushing) await flushing;
-    if (queue.length === 0) return;
-    flushing = flushOnce().finally(() => {
-      flushing = undefined;
-    });
-    await flushing;
-  }
+  const flush = (): Promise<void> => events.flush();
 
   // ---- the pipeline -----------------------------------------------------------------------
   /**
