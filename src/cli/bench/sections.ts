@@ -10,6 +10,7 @@ import { benchProcessBound, benchCallOverhead } from '../../runtime/bench.ts';
 import { benchGatewayOverhead, benchSessionTokens } from '../../gateway/bench.ts';
 import { benchServeStartup } from './startup.ts';
 import { benchMemory } from './memory.ts';
+import { benchProductionGatewayOverhead } from './gateway-production.ts';
 
 /** One named benchmark. */
 export interface BenchSection {
@@ -49,7 +50,12 @@ export const benchSections: BenchSection[] = [
     run: () => benchProcessBound(),
   },
   { name: 'supervisorCallOverhead', target: 'added latency of a call through the supervisor vs a direct MCP client', run: () => benchCallOverhead() },
-  { name: 'gatewayCallOverhead', target: '≤ 1 ms added at p50 vs a direct MCP client', run: () => benchGatewayOverhead() },
+  { name: 'gatewayCallOverhead', target: '≤ 1 ms added at p50 vs a direct MCP client', run: () => benchProductionGatewayOverhead() },
+  {
+    name: 'gatewayCallOverheadTestBackend',
+    target: 'the gateway alone (in-repo test backend, no sandbox), for comparison',
+    run: () => benchGatewayOverhead(),
+  },
   { name: 'sessionTokens', target: 'tool tokens per session in search mode vs all mode (≥ 150 real tools)', run: () => benchSessionTokens() },
   { name: 'serveStartup', target: 'quiver serve on the embedded default ready ≤ 3 s', run: () => benchServeStartup() },
   { name: 'memory', target: '≤ 400 MB RSS with 10,000 tools loaded', run: () => benchMemory(10_000) },

@@ -1,0 +1,111 @@
+/**
+ * @module cli/bench/gateway-production
+ * `tools/call` overhead of the production gateway (DESIGN §6: ≤ 1 ms at p50): an MCP client
+ * talking to `quiver serve --stdio` (production backend: selection visibility, plugin launch
+ * spec, supervisor, bubblewrap sandbox) in front of a real npm MCP server, against the same
+ * client talking to that server directly from its installed folder. Calls are interleaved.
+ * Needs the npm registry once to install the server.
+ */
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { parseJsonText } from '../../core/validation.ts';
+
+const BIN = fileURLToPath(new URL('../../../bin/quiver.mjs', import.meta.url));
+
+function quiver(args: string[], env: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`quiver ${args[0]} ${args[1] ?? ''} failed (${code}): ${err.slice(-400)}`))));
+  });
+}
+
+const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+const round = (n: number) => Math.round(n * 1000) / 1000;
+
+/** Measured overhead of the production gateway over a direct client. */
+export interface ProductionGatewayOverhead {
+  server: string;
+  iterations: number;
+  directP50Ms: number;
+  directP99Ms: number;
+  gatewayP50Ms: number;
+  gatewayP99Ms: number;
+  addedP50Ms: number;
+  addedP99Ms: number;
+  setup: string;
+}
+
+/** Installs server-everything into a throwaway home and measures both paths. */
+export async function benchProductionGatewayOverhead(options: { iterations?: number; warmup?: number } = {}): Promise<ProductionGatewayOverhead> {
+  const iterations = options.iterations ?? 300;
+  const warmup = options.warmup ?? 30;
+  const home = mkdtempSync(join(tmpdir(), 'quiver-bench-gateway-'));
+  chmodSync(home, 0o755); // the sandbox user must reach the installed package
+  const env = { ...(process.env as Record<string, string>), QUIVER_HOME: home, QUIVER_DATA_DIR: join(home, 'data'), QUIVER_LOG_LEVEL: 'silent' };
+  const clients: Client[] = [];
+  try {
+    await quiver(['plugin', 'add', 'npm:@modelcontextprotocol/server-everything', '--name', 'everything', '--json'], env);
+    const shown = parseJsonText(await quiver(['plugin', 'show', 'everything', '--json'], env), 'plugin show') as {
+      plugin: { version: string; launch: { command: string; args: string[]; cwd: string }; source: { cachePath: string } };
+    };
+    const { launch, source } = shown.plugin;
+
+    const direct = new Client({ name: 'bench-direct', version: '1.0.0' });
+    await direct.connect(new StdioClientTransport({ command: process.execPath, args: launch.args, cwd: join(source.cachePath, launch.cwd), stderr: 'ignore' }));
+    clients.push(direct);
+    const gateway = new Client({ name: 'bench-gateway', version: '1.0.0' });
+    await gateway.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'serve', '--stdio', '--exposure', 'all'], env, stderr: 'ignore' }));
+    clients.push(gateway);
+
+    const call = async (client: Client, name: string) => {
+      const started = performance.now();
+      const result = await client.callTool({ name, arguments: { message: 'bench' } });
+      if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
+      return performance.now() - started;
+    };
+    for (let i = 0; i < warmup; i++) {
+      await call(direct, 'echo');
+      await call(gateway, 'everything__echo');
+    }
+    const directTimes: number[] = [];
+    const gatewayTimes: number[] = [];
+    for (let i = 0; i < iterations; i++) {
+      if (i % 2 === 0) {
+        directTimes.push(await call(direct, 'echo'));
+        gatewayTimes.push(await call(gateway, 'everything__echo'));
+      } else {
+        gatewayTimes.push(await call(gateway, 'everything__echo'));
+        directTimes.push(await call(direct, 'echo'));
+      }
+    }
+    directTimes.sort((a, b) => a - b);
+    gatewayTimes.sort((a, b) => a - b);
+    const d50 = percentile(directTimes, 0.5);
+    const d99 = percentile(directTimes, 0.99);
+    const g50 = percentile(gatewayTimes, 0.5);
+    const g99 = percentile(gatewayTimes, 0.99);
+    return {
+      server: `@modelcontextprotocol/server-everything ${shown.plugin.version}`,
+      iterations,
+      directP50Ms: round(d50),
+      directP99Ms: round(d99),
+      gatewayP50Ms: round(g50),
+      gatewayP99Ms: round(g99),
+      addedP50Ms: round(g50 - d50),
+      addedP99Ms: round(g99 - d99),
+      setup: 'SDK client -> stdio -> quiver serve --stdio (production backend, plugin sandboxed by bubblewrap) -> server-everything; vs SDK client -> stdio -> server-everything',
+    };
+  } finally {
+    for (const client of clients) await client.close().catch(() => {});
+    rmSync(home, { recursive: true, force: true });
+  }
+}
