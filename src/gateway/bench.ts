@@ -49,6 +49,51 @@ export interface GatewayOverheadResult {
   setup: string;
 }
 
+/**
+ * Times `iterations` calls of each path, interleaved (alternating which goes first so neither
+ * always runs on a warmer machine), after `warmup` untimed rounds; returns p50/p99 of both.
+ */
+export async function compareCallPaths(
+  direct: () => Promise<unknown>,
+  gateway: () => Promise<unknown>,
+  options: { iterations: number; warmup: number; setup: string },
+): Promise<GatewayOverheadResult> {
+  for (let i = 0; i < options.warmup; i++) {
+    await direct();
+    await gateway();
+  }
+  const directTimes: number[] = [];
+  const gatewayTimes: number[] = [];
+  const time = async (call: () => Promise<unknown>, into: number[]) => {
+    const started = performance.now();
+    await call();
+    into.push(performance.now() - started);
+  };
+  for (let i = 0; i < options.iterations; i += 1) {
+    if (i % 2 === 0) {
+      await time(direct, directTimes);
+      await time(gateway, gatewayTimes);
+    } else {
+      await time(gateway, gatewayTimes);
+      await time(direct, directTimes);
+    }
+  }
+  directTimes.sort((a, b) => a - b);
+  gatewayTimes.sort((a, b) => a - b);
+  const directP50 = percentile(directTimes, 50);
+  const gatewayP50 = percentile(gatewayTimes, 50);
+  return {
+    iterations: options.iterations,
+    directP50Ms: round(directP50),
+    directP99Ms: round(percentile(directTimes, 99)),
+    gatewayP50Ms: round(gatewayP50),
+    gatewayP99Ms: round(percentile(gatewayTimes, 99)),
+    addedP50Ms: round(gatewayP50 - directP50),
+    addedP99Ms: round(percentile(gatewayTimes, 99) - percentile(directTimes, 99)),
+    setup: options.setup,
+  };
+}
+
 /** Measures what the gateway adds to a `tools/call` (N interleaved calls each way). */
 export async function benchGatewayOverhead(options: { iterations?: number; warmup?: number } = {}): Promise<GatewayOverheadResult> {
   const iterations = options.iterations ?? 300;
@@ -72,41 +117,11 @@ export async function benchGatewayOverhead(options: { iterations?: number; warmu
     );
     const callDirect = () => direct.callTool({ name: 'echo', arguments: { message: 'ping' } });
     const callGateway = () => viaGateway.callTool({ name: 'bench__echo', arguments: { message: 'ping' } });
-    for (let i = 0; i < warmup; i += 1) {
-      await callDirect();
-      await callGateway();
-    }
-    const directTimes: number[] = [];
-    const gatewayTimes: number[] = [];
-    const time = async (call: () => Promise<unknown>, into: number[]) => {
-      const started = performance.now();
-      await call();
-      into.push(performance.now() - started);
-    };
-    for (let i = 0; i < iterations; i += 1) {
-      // Alternate which goes first so neither always runs on a warmer machine.
-      if (i % 2 === 0) {
-        await time(callDirect, directTimes);
-        await time(callGateway, gatewayTimes);
-      } else {
-        await time(callGateway, gatewayTimes);
-        await time(callDirect, directTimes);
-      }
-    }
-    directTimes.sort((a, b) => a - b);
-    gatewayTimes.sort((a, b) => a - b);
-    const directP50 = percentile(directTimes, 50);
-    const gatewayP50 = percentile(gatewayTimes, 50);
-    return {
+    return await compareCallPaths(callDirect, callGateway, {
       iterations,
-      directP50Ms: round(directP50),
-      directP99Ms: round(percentile(directTimes, 99)),
-      gatewayP50Ms: round(gatewayP50),
-      gatewayP99Ms: round(percentile(gatewayTimes, 99)),
-      addedP50Ms: round(gatewayP50 - directP50),
-      addedP99Ms: round(percentile(gatewayTimes, 99) - percentile(directTimes, 99)),
+      warmup,
       setup: 'SDK client -> stdio -> gateway process (exposure all, test backend) -> stdio -> catalog-server echo; vs SDK client -> stdio -> catalog-server echo',
-    };
+    });
   } finally {
     await Promise.allSettled([direct.close(), viaGateway.close()]);
     rmSync(directory, { recursive: true, force: true });

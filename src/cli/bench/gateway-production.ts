@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { parseJsonText } from '../../core/validation.ts';
+import { compareCallPaths, type GatewayOverheadResult } from '../../gateway/bench.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/quiver.mjs', import.meta.url));
 
@@ -28,20 +29,9 @@ function quiver(args: string[], env: Record<string, string>): Promise<string> {
   });
 }
 
-const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-const round = (n: number) => Math.round(n * 1000) / 1000;
-
 /** Measured overhead of the production gateway over a direct client. */
-export interface ProductionGatewayOverhead {
+export interface ProductionGatewayOverhead extends GatewayOverheadResult {
   server: string;
-  iterations: number;
-  directP50Ms: number;
-  directP99Ms: number;
-  gatewayP50Ms: number;
-  gatewayP99Ms: number;
-  addedP50Ms: number;
-  addedP99Ms: number;
-  setup: string;
 }
 
 /** Installs server-everything into a throwaway home and measures both paths. */
@@ -66,44 +56,16 @@ export async function benchProductionGatewayOverhead(options: { iterations?: num
     await gateway.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'serve', '--stdio', '--exposure', 'all'], env, stderr: 'ignore' }));
     clients.push(gateway);
 
-    const call = async (client: Client, name: string) => {
-      const started = performance.now();
+    const call = (client: Client, name: string) => async () => {
       const result = await client.callTool({ name, arguments: { message: 'bench' } });
       if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
-      return performance.now() - started;
     };
-    for (let i = 0; i < warmup; i++) {
-      await call(direct, 'echo');
-      await call(gateway, 'everything__echo');
-    }
-    const directTimes: number[] = [];
-    const gatewayTimes: number[] = [];
-    for (let i = 0; i < iterations; i++) {
-      if (i % 2 === 0) {
-        directTimes.push(await call(direct, 'echo'));
-        gatewayTimes.push(await call(gateway, 'everything__echo'));
-      } else {
-        gatewayTimes.push(await call(gateway, 'everything__echo'));
-        directTimes.push(await call(direct, 'echo'));
-      }
-    }
-    directTimes.sort((a, b) => a - b);
-    gatewayTimes.sort((a, b) => a - b);
-    const d50 = percentile(directTimes, 0.5);
-    const d99 = percentile(directTimes, 0.99);
-    const g50 = percentile(gatewayTimes, 0.5);
-    const g99 = percentile(gatewayTimes, 0.99);
-    return {
-      server: `@modelcontextprotocol/server-everything ${shown.plugin.version}`,
+    const measured = await compareCallPaths(call(direct, 'echo'), call(gateway, 'everything__echo'), {
       iterations,
-      directP50Ms: round(d50),
-      directP99Ms: round(d99),
-      gatewayP50Ms: round(g50),
-      gatewayP99Ms: round(g99),
-      addedP50Ms: round(g50 - d50),
-      addedP99Ms: round(g99 - d99),
+      warmup,
       setup: 'SDK client -> stdio -> quiver serve --stdio (production backend, plugin sandboxed by bubblewrap) -> server-everything; vs SDK client -> stdio -> server-everything',
-    };
+    });
+    return { server: `@modelcontextprotocol/server-everything ${shown.plugin.version}`, ...measured };
   } finally {
     for (const client of clients) await client.close().catch(() => {});
     rmSync(home, { recursive: true, force: true });
