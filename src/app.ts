@@ -85,7 +85,7 @@ export function createEmbedder(config: QuiverConfig['embedder']): Embedder {
 }
 
 /** Methods that change which plugins are in effect somewhere. */
-const ENABLEMENT_CHANGES = ['add', 'enable', 'disable', 'setStatus', 'update', 'sync', 'remove'] as const;
+const ENABLEMENT_CHANGES = ['add', 'enable', 'disable', 'setStatus', 'update', 'sync', 'remove', 'setWorkspaceExposureMode'] as const;
 
 /**
  * Wraps the plugin service so every change to installation, status or enablement drops the

@@ -24,9 +24,12 @@ import type {
   CapabilitySummary,
   CatalogChange,
   GatewayBackend,
+  ExposureMode,
   GatewayTool,
+  SessionIdentity,
   Visibility,
 } from '../gateway/backend.ts';
+import { EXPOSURE_MODES } from '../gateway/backend.ts';
 import { toolDefinitionTokens } from '../gateway/meta-tools.ts';
 
 /** What the backend is built from. */
@@ -50,7 +53,13 @@ const asStrings = (value: unknown): string[] => (Array.isArray(value) ? value.fi
 const asText = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
 
 /** Builds the production backend. */
-export function createGatewayBackend(deps: GatewayBackendDeps): GatewayBackend & { close(): Promise<void> } {
+export function createGatewayBackend(deps: GatewayBackendDeps): GatewayBackend & {
+  /** The exposure mode a workspace sets for its sessions (seed 002 tiers; per-connection flags win). */
+  exposureModeFor(identity: SessionIdentity): ExposureMode | undefined;
+  /** Reloads the per-workspace exposure modes (also done on every catalog change). */
+  refreshExposureModes(): Promise<void>;
+  close(): Promise<void>;
+} {
   const logger = deps.logger ?? silentLogger;
   const ttl = deps.cacheTtlMs ?? 10_000;
   const now = deps.now ?? Date.now;
@@ -60,9 +69,21 @@ export function createGatewayBackend(deps: GatewayBackendDeps): GatewayBackend &
   const listeners = new Set<(change: CatalogChange) => void>();
   let unlisten: Promise<() => Promise<void>> | undefined;
 
+  let exposureModes = new Map<string, string>();
+
+  async function refreshExposureModes(): Promise<void> {
+    try {
+      exposureModes = await deps.plugins.workspaceExposureModes();
+    } catch (error) {
+      // Relevance, not security: keep the modes we had.
+      logger.warn({ err: error }, 'gateway: could not load workspace exposure modes');
+    }
+  }
+
   function clearCaches(): void {
     specs.clear();
     pluginList = undefined;
+    void refreshExposureModes();
   }
 
   function contextOf(session: BackendSession) {
@@ -182,6 +203,12 @@ export function createGatewayBackend(deps: GatewayBackendDeps): GatewayBackend &
   }
 
   return {
+    exposureModeFor(identity) {
+      const mode = exposureModes.get(identity.workspace);
+      return (EXPOSURE_MODES as readonly string[]).includes(mode ?? '') ? (mode as ExposureMode) : undefined;
+    },
+    refreshExposureModes,
+
     async searchTools(session, query, options) {
       const limit = Math.max(1, Math.min(50, options.limit));
       const result = await deps.selection.selectTools({ query, context: contextOf(session), k: limit, provider: 'mcp' });

@@ -65,6 +65,8 @@ import {
   listPluginEnablements,
   listProjects,
   listWorkspaces,
+  listWorkspaceExposureModes,
+  setWorkspaceExposureMode,
   type ProjectRecord,
   type WorkspaceRecord,
 } from '../store/repositories/workspaces.ts';
@@ -204,6 +206,10 @@ export interface PluginService {
   upstreamSpec(plugin: string): Promise<UpstreamSpec>;
   listWorkspaces(): Promise<WorkspaceRecord[]>;
   createWorkspace(input: { name: string; displayName?: string | undefined }): Promise<WorkspaceRecord>;
+  /** Sets the MCP exposure mode (`search`, `capabilities`, `all`) of a workspace; null restores the default. */
+  setWorkspaceExposureMode(workspace: string, mode: 'search' | 'capabilities' | 'all' | null): Promise<void>;
+  /** Exposure modes set per workspace, keyed by workspace id and name. */
+  workspaceExposureModes(): Promise<Map<string, string>>;
   listProjects(workspace: string): Promise<ProjectRecord[]>;
   createProject(workspace: string, input: { name: string; displayName?: string | undefined }): Promise<ProjectRecord>;
   getIntelligence(plugin: string): Promise<IntelligenceRecord>;
@@ -749,6 +755,12 @@ export function createPluginService(options: PluginServiceOptions): PluginServic
         throw error;
       }
     },
+
+    async setWorkspaceExposureMode(workspaceName, mode) {
+      if (!(await setWorkspaceExposureMode(db, workspaceName, mode))) throw notFound('workspace', workspaceName);
+    },
+
+    workspaceExposureModes: () => listWorkspaceExposureModes(db),
 
     async listProjects(workspaceName) {
       const { workspace } = await resolveScope({ workspace: workspaceName });

@@ -64,6 +64,27 @@ describe('quiver as an MCP endpoint in front of a real npm MCP server', { timeou
     }
   });
 
+  it('a workspace set to `all` exposure lists every enabled tool without meta-tools', async () => {
+    const set = await runBinary(['workspace', 'set', 'default', '--exposure', 'all'], env);
+    assert.equal(set.code, 0, set.stderr);
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [QUIVER_BIN, 'serve', '--stdio'],
+      env: { ...(process.env as Record<string, string>), ...env, QUIVER_LOG_LEVEL: 'silent' },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'e2e-all', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      assert.ok(names.includes('everything__echo'), names.join(', '));
+      assert.ok(!names.includes('search_tools'));
+    } finally {
+      await client.close();
+      assert.equal((await runBinary(['workspace', 'set', 'default', '--exposure', 'default'], env)).code, 0);
+    }
+  });
+
   it('over Streamable HTTP with an API key: the same flow, and no key means 401', async () => {
     // A key with only the mcp scope, created while no server holds the data folder.
     const key = await createKey(env);

@@ -27,7 +27,7 @@ function waitForSignal(): Promise<void> {
   });
 }
 
-function buildGateway(app: App, context: CliContext): { gateway: Gateway; close(): Promise<void> } {
+async function buildGateway(app: App, context: CliContext): Promise<{ gateway: Gateway; close(): Promise<void> }> {
   const backend = createGatewayBackend({
     db: app.db,
     selection: app.selection,
@@ -36,10 +36,16 @@ function buildGateway(app: App, context: CliContext): { gateway: Gateway; close(
     logger: app.logger.child({ part: 'gateway' }),
   });
   const defaultExposureMode = parseExposureMode(context.args.values.exposure);
+  await backend.refreshExposureModes();
   const gateway = createGateway({
     backend,
     logger: app.logger.child({ part: 'gateway' }),
-    options: { serverInfo: { name: 'quiver', version: '0.1.0' }, ...(defaultExposureMode ? { defaultExposureMode } : {}) },
+    options: {
+      serverInfo: { name: 'quiver', version: '0.1.0' },
+      ...(defaultExposureMode ? { defaultExposureMode } : {}),
+      // A workspace's own setting (`quiver workspace set W --exposure M`) beats the server default.
+      exposureModeFor: (identity) => backend.exposureModeFor(identity),
+    },
   });
   return {
     gateway,
@@ -54,7 +60,7 @@ async function serveStdio(context: CliContext): Promise<number> {
   const app = await context.openApp();
   const adminKey = await app.apiKeys.ensureAdminKey();
   if (adminKey) context.io.stderr(`Created the first admin API key (shown once): ${adminKey}\n`);
-  const { gateway, close } = buildGateway(app, context);
+  const { gateway, close } = await buildGateway(app, context);
   try {
     const running = await runStdioGateway({ gateway, identity: identityFromFlags(context.args.values) });
     await Promise.race([running.closed, waitForSignal()]);
@@ -88,7 +94,7 @@ export const serveCommand: CommandSpec = {
     const started = performance.now();
     const app = await context.openApp();
     const adminKey = await app.apiKeys.ensureAdminKey();
-    const { gateway, close: closeGateway } = buildGateway(app, context);
+    const { gateway, close: closeGateway } = await buildGateway(app, context);
     const mcp = mcpRoutes({
       gateway,
       logger: app.logger.child({ part: 'mcp-http' }),

@@ -36,6 +36,26 @@ const workspaceList: CommandSpec = {
   },
 };
 
+const workspaceSet: CommandSpec = {
+  path: ['workspace', 'set'],
+  summary: 'Set how MCP sessions of a workspace see tools: --exposure search|capabilities|all|default.',
+  usage: 'NAME --exposure MODE',
+  options: { exposure: { type: 'string' } },
+  async run(context) {
+    const [name] = context.args.positionals;
+    const exposure = context.args.values.exposure;
+    if (!name || typeof exposure !== 'string') throw invalidInput('workspace set needs a NAME and --exposure search|capabilities|all|default');
+    if (!['search', 'capabilities', 'all', 'default'].includes(exposure)) {
+      throw invalidInput(`--exposure must be search, capabilities, all or default, got '${exposure}'`);
+    }
+    const app = await context.openApp();
+    await app.plugins.setWorkspaceExposureMode(name, exposure === 'default' ? null : (exposure as 'search' | 'capabilities' | 'all'));
+    if (context.json) printJson(context.io, { workspace: name, exposure });
+    else context.io.stdout(`workspace ${name}: exposure ${exposure}\n`);
+    return 0;
+  },
+};
+
 const projectCreate: CommandSpec = {
   path: ['project', 'create'],
   summary: 'Create a project inside a workspace.',
@@ -68,4 +88,4 @@ const projectList: CommandSpec = {
   },
 };
 
-export const workspaceCommands: CommandSpec[] = [workspaceCreate, workspaceList, projectCreate, projectList];
+export const workspaceCommands: CommandSpec[] = [workspaceCreate, workspaceList, workspaceSet, projectCreate, projectList];

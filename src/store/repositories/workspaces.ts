@@ -114,3 +114,29 @@ export async function listPluginEnablements(
   );
   return rows;
 }
+
+/** The MCP exposure mode each workspace sets (settings.exposureMode), keyed by both id and name. */
+export async function listWorkspaceExposureModes(db: Queryable): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ id: string; name: string; mode: string | null }>(
+    "SELECT id, name, settings->>'exposureMode' AS mode FROM workspaces WHERE settings ? 'exposureMode'",
+  );
+  const modes = new Map<string, string>();
+  for (const row of rows) {
+    if (row.mode === null) continue;
+    modes.set(row.id, row.mode);
+    modes.set(row.name, row.mode);
+  }
+  return modes;
+}
+
+/** Sets (or, with null, clears) a workspace's exposure mode; false when no such workspace. */
+export async function setWorkspaceExposureMode(db: Queryable, name: string, mode: string | null): Promise<boolean> {
+  const result =
+    mode === null
+      ? await db.query("UPDATE workspaces SET settings = settings - 'exposureMode', updated_at = now() WHERE name = $1", [name])
+      : await db.query(
+          "UPDATE workspaces SET settings = jsonb_set(settings, '{exposureMode}', to_jsonb($2::text)), updated_at = now() WHERE name = $1",
+          [name, mode],
+        );
+  return result.affectedRows > 0;
+}
