@@ -13,6 +13,7 @@ import { silentLogger, type Logger } from '../core/logger.ts';
 import type { ApiKeyService } from '../access/api-keys.ts';
 import { statusForCode, type ApiEnv } from './http.ts';
 import { buildOpenApiDocument, type OpenApiPaths } from './openapi.ts';
+import { QUIVER_VERSION } from '../core/version.ts';
 
 /** A group of routes with its OpenAPI description. */
 export interface ApiRouteModule {
@@ -78,7 +79,7 @@ export function createApi(options: CreateApiOptions): Hono<ApiEnv> {
     module.register(app);
     fragments.push(module.openapi);
   }
-  const document = buildOpenApiDocument(options.version ?? '0.1.0', fragments);
+  const document = buildOpenApiDocument(options.version ?? QUIVER_VERSION, fragments);
   app.get('/openapi.json', (c) => c.json(document));
 
   app.notFound((c) => c.json({ error: { code: ErrorCodes.notFound, message: `no route for ${c.req.method} ${c.req.path}` } }, 404));

@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { toQuiverError, ErrorCodes, type QuiverError } from '../core/errors.ts';
 import { loadConfig, type QuiverConfig } from '../config.ts';
 import { createApp, type App } from '../app.ts';
+import { QUIVER_VERSION } from '../core/version.ts';
 import { EXIT_CODES, GLOBAL_OPTIONS, overridesFrom, type CliIo, type CommandSpec } from './command.ts';
 
 /** Exit code for an error. */
@@ -79,6 +80,10 @@ export async function runCli(
   io: CliIo,
   env: Record<string, string | undefined>,
 ): Promise<number> {
+  if (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version') {
+    io.stdout(`quiver ${QUIVER_VERSION}\n`);
+    return EXIT_CODES.ok;
+  }
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
     io.stdout(helpText(commands));
     return EXIT_CODES.ok;

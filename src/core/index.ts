@@ -12,3 +12,4 @@ export * from './logger.ts';
 export * from './manifest.ts';
 export * from './pid.ts';
 export * from './plugin-metadata.ts';
+export * from './version.ts';

@@ -69,6 +69,7 @@ import {
 import { DEFAULT_SEARCH_HISTORY_OPTIONS, SearchHistory, type SearchHistoryOptions } from './search-history.ts';
 import { SessionRegistry } from './session-registry.ts';
 import { ToolContext } from './tool-context.ts';
+import { QUIVER_VERSION } from '../core/version.ts';
 
 /** Tunables of the gateway; every field has a default. */
 export interface GatewayOptions {
@@ -164,7 +165,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   const logger = (options.logger ?? silentLogger).child({ component: 'gateway' });
   const now = options.clock ?? Date.now;
   const settings = options.options ?? {};
-  const serverInfo = settings.serverInfo ?? { name: 'quiver', version: '0.1.0' };
+  const serverInfo = settings.serverInfo ?? { name: 'quiver', version: QUIVER_VERSION };
   const capacity = settings.toolContext?.capacity ?? 16;
   const ttlMs = settings.toolContext?.ttlMs ?? 30 * 60_000;
   const defaultLimit = settings.search?.defaultLimit ?? 5;

@@ -15,6 +15,7 @@ import { ProcessTransport, type ExitInfo } from './process-transport.ts';
 import type { Redactor } from './redact.ts';
 import { sandboxUid, type Launch, type LaunchDescription } from './sandbox.ts';
 import type { HttpSpec, StdioSpec } from './types.ts';
+import { QUIVER_VERSION } from '../core/version.ts';
 
 /** Why a connection ended. */
 export interface ConnectionEnd {
@@ -49,7 +50,7 @@ export interface ConnectOptions {
   signal?: AbortSignal;
 }
 
-const clientInfo = { name: 'quiver', version: '0.1.0' };
+const clientInfo = { name: 'quiver', version: QUIVER_VERSION };
 
 function describeExit(info: ExitInfo | undefined): string {
   if (!info) return 'the connection closed';

@@ -18,6 +18,7 @@ import { createGatewayBackend } from '../../composition/gateway-backend.ts';
 import type { CliContext, CommandSpec } from '../command.ts';
 import { parseHostPort } from './host-port.ts';
 import { MCP_STDIO_OPTIONS, identityFromFlags, mcpRoutes, parseExposureMode, runStdioGateway } from './serve-mcp.ts';
+import { QUIVER_VERSION } from '../../core/version.ts';
 
 function waitForSignal(): Promise<void> {
   return new Promise<void>((resolve) => {
@@ -41,7 +42,7 @@ async function buildGateway(app: App, context: CliContext): Promise<{ gateway: G
     backend,
     logger: app.logger.child({ part: 'gateway' }),
     options: {
-      serverInfo: { name: 'quiver', version: '0.1.0' },
+      serverInfo: { name: 'quiver', version: QUIVER_VERSION },
       ...(defaultExposureMode ? { defaultExposureMode } : {}),
       // A workspace's own setting (`quiver workspace set W --exposure M`) beats the server default.
       exposureModeFor: (identity) => backend.exposureModeFor(identity),
