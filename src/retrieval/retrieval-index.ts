@@ -17,6 +17,7 @@ import { QuiverError } from '../core/errors.ts';
 import { documentFields, fieldNames, type FieldName, type RetrievalDocument } from './document.ts';
 import type { Embedder } from './embedders/embedder.ts';
 import { buildLexicalIndex, type FieldParameters, type LexicalIndex, type WeightedTerm } from './lexical-index.ts';
+import { relatedTerms } from './concepts.ts';
 import { splitClauses } from './multi-intent.ts';
 import { termWeight, terms, tokenize } from './tokenizer.ts';
 import { checkVectors, defaultTextShare, embedDocuments } from './tool2vec.ts';
@@ -30,6 +31,12 @@ export interface RetrievalOptions {
   k1?: number;
   /** Query weight of function words ("you", "the", "please"); see tokenizer. */
   functionWordWeight?: number;
+  /**
+   * Query weight of near-synonyms from the concept lexicon (`concepts.ts`) added to the
+   * query's own terms (default 0.15; 0 disables expansion). Only near-synonyms found in at
+   * most max(50, 2 %) of the catalog's tools are added.
+   */
+  conceptWeight?: number;
   /**
    * Weight of the normalised vector score next to the normalised lexical score. Default 0.3
    * for the offline embedder (its vectors carry mostly lexical evidence) and 1 for neural ones.
@@ -127,6 +134,7 @@ interface Settings {
   fields: FieldParameters[];
   k1: number;
   functionWordWeight: number;
+  conceptWeight: number;
   vectorWeight: number;
   vectorDepth: number;
   multiIntent: boolean;
@@ -149,6 +157,7 @@ function resolveSettings(options: RetrievalOptions, embedder: Embedder | undefin
     fields,
     k1: options.k1 ?? 1.2,
     functionWordWeight: options.functionWordWeight ?? 0.2,
+    conceptWeight: options.conceptWeight ?? 0.15,
     vectorWeight: options.vectorWeight ?? (offline ? 0.3 : 1),
     vectorDepth: depth === 'all' ? Number.POSITIVE_INFINITY : Math.max(1, depth),
     multiIntent: options.multiIntent ?? true,
@@ -161,9 +170,28 @@ function resolveSettings(options: RetrievalOptions, embedder: Embedder | undefin
 
 /** Weighted query terms: repeated terms add up; function words count little (tokenizer). */
 export function queryTerms(text: string, functionWordWeight: number): WeightedTerm[] {
+  return analyseText(text, functionWordWeight).own;
+}
+
+/**
+ * A text's own weighted terms and, when expanding, the concept lexicon's near-synonyms of
+ * its content words (function words are never expanded) that it does not already contain.
+ */
+function analyseText(text: string, functionWordWeight: number, expand = false): { own: WeightedTerm[]; related: string[] } {
   const weights = new Map<string, number>();
-  for (const token of tokenize(text)) weights.set(token.term, (weights.get(token.term) ?? 0) + termWeight(token, functionWordWeight));
-  return [...weights].map(([term, weight]) => ({ term, weight }));
+  const tokens = tokenize(text);
+  const stems: string[] = [];
+  const content: boolean[] = [];
+  for (const token of tokens) {
+    const weight = termWeight(token, functionWordWeight);
+    weights.set(token.term, (weights.get(token.term) ?? 0) + weight);
+    stems.push(token.term);
+    content.push(weight === 1);
+  }
+  const own = [...weights].map(([term, weight]) => ({ term, weight }));
+  if (!expand) return { own, related: [] };
+  const related = [...relatedTerms(stems, (i) => content[i]!)].filter((term) => !weights.has(term));
+  return { own, related };
 }
 
 /** Everything derived from the document set; rebuilt lazily after upsert/remove. */
@@ -194,6 +222,8 @@ interface Snapshot {
 interface QueryAnalysis {
   texts: string[];
   terms: WeightedTerm[][];
+  /** The whole request's terms without concept expansion. */
+  ownTerms: WeightedTerm[];
   /** True when the clauses' terms add up to the whole request's (they partition its words). */
   wholeIsSum: boolean;
 }
@@ -235,6 +265,7 @@ export function createRetrievalIndex(config: { embedder?: Embedder; options?: Re
   };
 
   const rebuild = (): Snapshot => {
+    analyses.clear(); // concept expansion depends on the catalog's document frequencies
     const list = [...documents.values()];
     const positionOf = new Map(list.map((document, i) => [document.id, i]));
     const sortedIds = list.map((document, i) => [document.id, i] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
@@ -319,16 +350,42 @@ export function createRetrievalIndex(config: { embedder?: Embedder; options?: Re
     if (known) return known;
     const clauses = settings.multiIntent ? splitClauses(query) : [query];
     const texts = clauses.length > 1 ? [query, ...clauses] : [query];
-    const termLists = texts.map((text) => queryTerms(text, settings.functionWordWeight));
+    // Own terms first: they decide whether the clauses partition the request.
+    const expand = settings.conceptWeight > 0;
+    const analysed = texts.map((text) => analyseText(text, settings.functionWordWeight, expand));
+    const ownLists = analysed.map((a) => a.own);
+    const sumOf = (lists: WeightedTerm[][]): Map<string, number> => {
+      const sum = new Map<string, number>();
+      for (const list of lists) for (const { term, weight } of list) sum.set(term, (sum.get(term) ?? 0) + weight);
+      return sum;
+    };
     let wholeIsSum = false;
     if (texts.length > 1) {
-      const sum = new Map<string, number>();
-      for (let t = 1; t < termLists.length; t++) for (const { term, weight } of termLists[t]!) sum.set(term, (sum.get(term) ?? 0) + weight);
+      const sum = sumOf(ownLists.slice(1));
       wholeIsSum =
-        sum.size === termLists[0]!.length &&
-        termLists[0]!.every(({ term, weight }) => Math.abs((sum.get(term) ?? Number.NaN) - weight) <= 1e-9 * Math.max(1, weight));
+        sum.size === ownLists[0]!.length &&
+        ownLists[0]!.every(({ term, weight }) => Math.abs((sum.get(term) ?? Number.NaN) - weight) <= 1e-9 * Math.max(1, weight));
     }
-    return remember(analyses, query, { texts, terms: termLists, wholeIsSum });
+    let termLists = ownLists;
+    if (expand) {
+      // Near-synonyms at a low weight, only those the catalog has and not too common (their
+      // long postings would cost time for little evidence). When the clauses partition the
+      // request, the request's terms are the sum of the clauses' (its row stays their sum).
+      const lexical = current().lexical;
+      const maxDf = Math.max(50, 0.02 * lexical.size);
+      termLists = analysed.map(({ own, related }) => {
+        const list = [...own];
+        for (const term of related) {
+          const df = lexical.documentFrequency(term);
+          if (df > 0 && df <= maxDf) list.push({ term, weight: settings.conceptWeight });
+        }
+        return list;
+      });
+      if (wholeIsSum) termLists[0] = [...sumOf(termLists.slice(1))].map(([term, weight]) => ({ term, weight }));
+    }
+    // Anti-patterns are matched on the request's own words, not on their near-synonyms.
+    const ownTerms = ownLists[0]!;
+    return remember(analyses, query, { texts, terms: termLists, ownTerms, wholeIsSum });
   };
 
   /**
@@ -627,7 +684,7 @@ export function createRetrievalIndex(config: { embedder?: Embedder; options?: Re
         const { lexical: antiLexical, owner, selfScore } = view.antiPatterns;
         const phraseScores = view.scratch.phrases;
         phraseScores.fill(0);
-        antiLexical.accumulate(analysis.terms[0]!, phraseScores);
+        antiLexical.accumulate(analysis.ownTerms, phraseScores);
         const demoted = new Map<number, number>();
         for (let p = 0; p < owner.length; p++) {
           const coverage = selfScore[p]! > 0 ? Math.min(1, phraseScores[p]! / selfScore[p]!) : 0;
