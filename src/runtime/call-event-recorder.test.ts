@@ -150,6 +150,22 @@ describeEachBackend('plugin call events', (backend) => {
     await db.query('DELETE FROM plugin_call_events');
   });
 
+  it('prunes events older than the retention period, and keeps the rest', async () => {
+    const gamma = await plugin('gamma');
+    const now = new Date('2026-06-01T00:00:00Z');
+    const recorder = createCallEventRecorder({ db, retentionDays: 30, now: () => now });
+    recorder.record(event(gamma, 'old', { at: new Date('2026-04-01T00:00:00Z') }));
+    recorder.record(event(gamma, 'recent', { at: new Date('2026-05-30T00:00:00Z') }));
+    await recorder.flush();
+    assert.equal(await recorder.prune(), 1);
+    assert.deepEqual(await stored(gamma), ['recent']);
+    await recorder.close();
+    const keepAll = createCallEventRecorder({ db, retentionDays: 0, now: () => new Date('2030-01-01T00:00:00Z') });
+    assert.equal(await keepAll.prune(), 0);
+    assert.deepEqual(await stored(gamma), ['recent']);
+    await keepAll.close();
+  });
+
   it('aggregates per plugin and per tool over a window, with percentile_cont latencies', async () => {
     const recorder = createCallEventRecorder({ db, flushMs: 60_000 });
     const now = Date.now();

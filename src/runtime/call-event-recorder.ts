@@ -15,7 +15,7 @@ import { silentLogger, type Logger } from '../core/logger.ts';
 import type { Queryable } from '../store/database.ts';
 import { isUuid } from '../store/repositories/mapping.ts';
 import { createBatchWriter } from '../store/batch-writer.ts';
-import { insertPluginCallEvents, type PluginCallEventWrite } from '../store/repositories/plugin-call-events.ts';
+import { deletePluginCallEventsBefore, insertPluginCallEvents, type PluginCallEventWrite } from '../store/repositories/plugin-call-events.ts';
 import type { CallEvent } from './types.ts';
 
 /** Options of `createCallEventRecorder`. */
@@ -28,6 +28,11 @@ export interface CallEventRecorderOptions {
   batchSize?: number;
   /** Queue bound: beyond it the oldest event is dropped (default 10 000). */
   maxQueue?: number;
+  /** Events older than this many days are deleted (default 30; 0 keeps everything). */
+  retentionDays?: number;
+  /** How often old events are pruned (ms, default 1 h; the first prune runs after one interval). */
+  pruneEveryMs?: number;
+  now?: () => Date;
 }
 
 /** A call event as the recorder takes it: the supervisor's, optionally with the MCP session. */
@@ -55,6 +60,8 @@ export interface CallEventRecorder {
   record(event: RecordableCallEvent): void;
   /** Writes everything queued so far (insert failures are logged, not thrown). */
   flush(): Promise<void>;
+  /** Deletes events older than the retention period now; returns how many went. */
+  prune(): Promise<number>;
   /** Flushes and stops; later `record()` calls are ignored. Safe to call twice. */
   close(): Promise<void>;
   stats(): CallEventRecorderStats;
@@ -68,7 +75,22 @@ export function createCallEventRecorder(options: CallEventRecorderOptions): Call
   const batchSize = Math.max(1, options.batchSize ?? 200);
   const maxQueue = Math.max(1, options.maxQueue ?? 10_000);
   const counters = { written: 0, dropped: 0, failed: 0, skipped: 0 };
+  const retentionDays = options.retentionDays ?? 30;
+  const now = options.now ?? (() => new Date());
   let closed = false;
+
+  // Retention: the table would otherwise grow with every call forever.
+  async function prune(): Promise<number> {
+    if (retentionDays <= 0) return 0;
+    try {
+      return await deletePluginCallEventsBefore(db, new Date(now().getTime() - retentionDays * 86_400_000));
+    } catch (error) {
+      logger.warn({ err: error }, 'plugin call events: could not prune old events');
+      return 0;
+    }
+  }
+  const pruneTimer = retentionDays > 0 ? setInterval(() => void prune(), options.pruneEveryMs ?? 3_600_000) : undefined;
+  pruneTimer?.unref?.();
   // One warning per burst of drops (not one per event), with the running total.
   let dropWarned = false;
   const writer = createBatchWriter<PluginCallEventWrite>({
@@ -128,12 +150,14 @@ export function createCallEventRecorder(options: CallEventRecorderOptions): Call
   return {
     record,
     flush,
+    prune,
     async close() {
       if (closed) {
         await writer.flush();
         return;
       }
       closed = true;
+      if (pruneTimer) clearInterval(pruneTimer);
       await flush();
     },
     stats: () => ({ queued: writer.size, ...counters }),

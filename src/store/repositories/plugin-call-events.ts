@@ -181,3 +181,9 @@ export async function toolCallAggregates(db: Queryable, pluginId: string, window
   }
   return totals.rows.map((row) => ({ toolName: row.tool_name, ...aggregatesOf(row, byTool.get(row.tool_name)) }));
 }
+
+/** Deletes call events older than `before`; returns how many went. */
+export async function deletePluginCallEventsBefore(db: Queryable, before: Date): Promise<number> {
+  const result = await db.query('DELETE FROM plugin_call_events WHERE created_at < $1', [before.toISOString()]);
+  return result.affectedRows;
+}
