@@ -12,3 +12,4 @@ export { UPSTREAM_ERROR } from './errors.ts';
 export { ToolContext } from './tool-context.ts';
 export { IterationGuard, hashArguments, normalizeArguments } from './iteration-guard.ts';
 export { SearchHistory } from './search-history.ts';
+export { DEFAULT_WORKSPACE, MCP_STDIO_OPTIONS, parseExposureMode, identityFromFlags, identityFromPrincipal } from './identity.ts';

@@ -12,7 +12,8 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createGateway, type GatewayOptions } from '../gateway.ts';
 import { createLocalTestBackend, type LocalPluginSpec } from './local-backend.ts';
-import { MCP_STDIO_OPTIONS, identityFromFlags, runStdioGateway } from '../../cli/commands/serve-mcp.ts';
+import { MCP_STDIO_OPTIONS, identityFromFlags } from '../identity.ts';
+import { runStdioGateway } from '../stdio.ts';
 import type { MarketplaceSuggestion } from '../backend.ts';
 
 /** Runs until the stdio client disconnects or a signal arrives. */

@@ -4,8 +4,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runEval } from './cli.ts';
-import { runCli } from '../../cli/run-cli.ts';
-import { evalCommand } from '../../cli/commands/eval.ts';
 
 function capture() {
   let stdout = '';
@@ -119,17 +117,5 @@ describe('quiver eval', () => {
     const json = capture();
     assert.equal(await runEval(['--tools', bad, '--queries', queries, '--json'], json.io), 2);
     assert.equal(JSON.parse(json.stderr).error.code, 'invalid_input');
-  });
-
-  it('runs as `quiver eval` through the CLI framework', async () => {
-    let stdout = '';
-    let stderr = '';
-    const io = { stdout: (t: string) => (stdout += t), stderr: (t: string) => (stderr += t) };
-    const code = await runCli(['eval', '--tools', tools, '--queries', queries, '--json'], [evalCommand], io, {});
-    assert.equal(code, 0, stderr);
-    assert.equal(JSON.parse(stdout).n, 3);
-    stdout = '';
-    assert.equal(await runCli(['eval', '--queries', queries], [evalCommand], io, {}), 2);
-    assert.equal(await runCli(['eval', 'extra', '--tools', tools, '--queries', queries], [evalCommand], io, {}), 2);
   });
 });
