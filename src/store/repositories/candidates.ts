@@ -5,34 +5,19 @@
  */
 import type { Queryable } from '../database.ts';
 import { NAME_SEPARATOR } from '../../core/names.ts';
+import type { ToolRecord } from '../../core/tool.ts';
 import { isUuid } from './mapping.ts';
 
 /** A tool as the pipeline ranks and formats it. */
-export interface SelectionCandidate {
-  id: string;
-  name: string;
-  qualifiedName: string;
-  displayName: string | null;
-  pluginId: string | null;
-  pluginName: string | null;
-  orgId: string | null;
-  categoryId: string | null;
-  categoryName: string | null;
-  description: string;
-  parameters: Record<string, unknown>;
-  summary: string | null;
-  tags: string[];
-  whenToUse: string[];
-  whenNotToUse: string[];
-  exampleQueries: string[];
-  isAlwaysPinned: boolean;
-  pinWeight: number;
-  contentHash: string;
-  /** MCP tool annotations (readOnlyHint, idempotentHint, …). */
-  annotations: Record<string, unknown>;
+export type SelectionCandidate = Pick<
+  ToolRecord,
+  | 'id' | 'name' | 'qualifiedName' | 'displayName' | 'pluginId' | 'pluginName' | 'orgId' | 'categoryId' | 'categoryName'
+  | 'description' | 'parameters' | 'summary' | 'tags' | 'whenToUse' | 'whenNotToUse' | 'exampleQueries'
+  | 'isAlwaysPinned' | 'pinWeight' | 'contentHash' | 'annotations'
+> & {
   /** The plugin's seed 002 visibility tier (`on-demand` for plugin-less tools). */
   visibility: 'always' | 'on-demand' | 'silent';
-}
+};
 
 interface CandidateRow {
   id: string;

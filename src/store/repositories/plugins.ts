@@ -40,20 +40,11 @@ export interface PluginRecord {
 }
 
 /** The install-time fields of a plugin, written whole by install and update. */
-export interface PluginInstallFields {
-  name: string;
-  displayName: string | null;
-  description: string;
-  version: string | null;
-  sourceType: PluginSourceType;
-  source: Record<string, unknown>;
-  launch: Record<string, unknown> | null;
-  manifest: Record<string, unknown> | null;
-  manifestWarnings: string[];
-  visibility: 'always' | 'on-demand' | 'silent';
-  discovery: Record<string, unknown>;
-  credentials: Array<Record<string, unknown>>;
-}
+export type PluginInstallFields = Pick<
+  PluginRecord,
+  | 'name' | 'displayName' | 'description' | 'version' | 'sourceType' | 'source' | 'launch' | 'manifest'
+  | 'manifestWarnings' | 'visibility' | 'discovery' | 'credentials'
+>;
 
 interface PluginRow {
   id: string;

@@ -11,26 +11,12 @@ import type { Queryable } from '../database.ts';
 import { NIL_UUID, jsonParam, likeLiteral, timeParam, toDate, toDateOrNull } from './mapping.ts';
 
 /** The fields of a tool an admin or a plugin sets; a version snapshot stores exactly these. */
-export interface ToolState {
-  name: string;
-  displayName: string | null;
-  orgId: string | null;
-  categoryId: string | null;
-  description: string;
-  parameters: Record<string, unknown>;
-  returnSchema: Record<string, unknown> | null;
-  annotations: Record<string, unknown>;
-  summary: string | null;
-  tags: string[];
-  whenToUse: string[];
-  whenNotToUse: string[];
-  exampleQueries: string[];
-  metadata: Record<string, unknown>;
-  isAlwaysPinned: boolean;
-  pinWeight: number;
-  status: ToolStatus;
-  schemaVersion: string;
-}
+export type ToolState = Pick<
+  ToolRecord,
+  | 'name' | 'displayName' | 'orgId' | 'categoryId' | 'description' | 'parameters' | 'returnSchema' | 'annotations'
+  | 'summary' | 'tags' | 'whenToUse' | 'whenNotToUse' | 'exampleQueries' | 'metadata' | 'isAlwaysPinned' | 'pinWeight'
+  | 'status' | 'schemaVersion'
+>;
 
 /** The names of the `ToolState` fields, in a stable order (used for changed-field lists). */
 export const TOOL_STATE_FIELDS = [
