@@ -120,7 +120,9 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       // 0711: sandboxed plugins run as an unprivileged user and must traverse into their folders.
       mkdirSync(config.homeDir, { recursive: true, mode: 0o711 });
     }
-    const apiKeys = createApiKeyService({ db });
+    const apiKeys = createApiKeyService({ db, logger: logger.child({ part: 'api-keys' }) });
+    closers.unshift(() => apiKeys.close());
+    await apiKeys.ready();
     // Catalog writes drop the selection caches here and, through NOTIFY, in every replica.
     let selection: SelectionEngine | undefined;
     const catalog = createCatalogService({

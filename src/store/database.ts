@@ -35,7 +35,11 @@ export interface Database extends Queryable {
   exec(sql: string): Promise<void>;
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
-  /** Subscribes to a channel; resolves to a function that unsubscribes. */
+  /**
+   * Subscribes to a channel; resolves to a function that unsubscribes. When the listening
+   * connection is lost (and again once it is back), every handler receives an empty payload,
+   * meaning "notifications may have been missed": drop whatever they would have invalidated.
+   */
   listen(channel: string, handler: NotificationHandler): Promise<() => Promise<void>>;
   /** Sends a notification on a channel (delivered to every listening process). */
   notify(channel: string, payload: string): Promise<void>;

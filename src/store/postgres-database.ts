@@ -38,14 +38,45 @@ export async function openPostgres(url: string, options: { poolSize?: number } =
   let listener: pg.PoolClient | undefined;
   const handlers = new Map<string, Set<NotificationHandler>>();
 
+  let closing = false;
+
+  /** Tells every handler that notifications may have been missed (an empty payload). */
+  function announceGap(): void {
+    for (const set of handlers.values()) for (const handler of set) handler('');
+  }
+
   async function listenerClient(): Promise<pg.PoolClient> {
     if (listener) return listener;
     const client = await pool.connect();
     client.on('notification', (message) => {
       for (const handler of handlers.get(message.channel) ?? []) handler(message.payload ?? '');
     });
+    // A lost LISTEN connection would silently stop cache invalidation and key revocation in this
+    // replica: drop every cache at once (empty payload), then listen again and drop them once more
+    // for whatever was sent while nobody listened.
+    const lost = () => {
+      if (listener !== client) return;
+      listener = undefined;
+      client.release(true);
+      announceGap();
+      if (!closing && handlers.size > 0) void relisten(1);
+    };
+    client.on('error', lost);
+    client.on('end', lost);
     listener = client;
     return client;
+  }
+
+  async function relisten(attempt: number): Promise<void> {
+    try {
+      const client = await listenerClient();
+      for (const channel of handlers.keys()) await client.query(`LISTEN ${channel}`);
+      announceGap();
+    } catch {
+      if (closing) return;
+      const retry = setTimeout(() => void relisten(attempt + 1), Math.min(30_000, 250 * 2 ** attempt));
+      retry.unref?.();
+    }
   }
 
   return {
@@ -91,6 +122,7 @@ export async function openPostgres(url: string, options: { poolSize?: number } =
       await pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
     },
     async close() {
+      closing = true;
       listener?.release();
       listener = undefined;
       await pool.end();
