@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Prints the retrieval results table of docs/retrieval.md (and the README) by running
-// `quiver eval --json` on the three bench configurations in ../shared/bench: Seal-Tools,
+// `quiver eval --json` on the three bench configurations in bench/data: Seal-Tools,
 // MetaTool cold (no examples) and MetaTool with examples. Usage:
 //   node scripts/eval-table.mjs [--bench DIR]
 // Runs fully offline with the default embedder; each configuration in its own process, so
@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 
 const root = new URL('..', import.meta.url).pathname;
 const benchFlag = process.argv.indexOf('--bench');
-const bench = benchFlag > 0 ? process.argv[benchFlag + 1] : join(root, '..', 'shared', 'bench');
+const bench = benchFlag > 0 ? process.argv[benchFlag + 1] : join(root, 'bench', 'data');
 if (!bench || !existsSync(bench)) {
   console.error(`eval-table: bench folder not found (${bench}); pass --bench DIR`);
   process.exit(2);

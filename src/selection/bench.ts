@@ -23,8 +23,7 @@ import { createSeededRandom, type RandomSource } from './random.ts';
 import { createSampler } from './sampler.ts';
 import { thompsonRerank, type BanditArm } from './bandit.ts';
 import { PROVIDERS } from './provider-formats.ts';
-
-const DEFAULT_DATA = new URL('../../../shared/bench/seal-tools/', import.meta.url);
+import { benchDataFile } from './bench-data.ts';
 
 interface SealTool {
   name: string;
@@ -39,9 +38,11 @@ function readJsonl<T>(url: URL): T[] {
     .map((line) => JSON.parse(line) as T);
 }
 
-function loadSeal(dataDir: URL): { tools: SealTool[]; queries: string[] } {
-  const tools = readJsonl<SealTool>(new URL('tools.jsonl', dataDir));
-  const queries = readJsonl<{ query: string }>(new URL('dev.jsonl', dataDir)).map((q) => q.query);
+/** Seal-Tools from `dataDir`, or by default from the repository's `bench/data/seal-tools/`. */
+function loadSeal(dataDir: URL | undefined): { tools: SealTool[]; queries: string[] } {
+  const file = (name: string) => (dataDir === undefined ? benchDataFile('seal-tools', name) : new URL(name, dataDir));
+  const tools = readJsonl<SealTool>(file('tools.jsonl'));
+  const queries = readJsonl<{ query: string }>(file('dev.jsonl')).map((q) => q.query);
   return { tools, queries };
 }
 
@@ -123,7 +124,7 @@ export async function benchSelectionLatency(
   options: { sizes?: number[]; selections?: number; dataDir?: URL; retrieval?: 'hybrid' | 'lexical' } = {},
 ): Promise<LatencyResult[]> {
   const sizes = options.sizes ?? [1_000, 10_000, 100_000];
-  const { tools, queries } = loadSeal(options.dataDir ?? DEFAULT_DATA);
+  const { tools, queries } = loadSeal(options.dataDir);
   const results: LatencyResult[] = [];
   for (const size of sizes) {
     const selections = options.selections ?? (size >= 100_000 ? 500 : 2_000);
@@ -171,7 +172,7 @@ export interface TokenSavingsResult {
 /** Schema tokens sent at K = 7 vs the whole catalog on `toolCount` (≥ 150) real tools (DESIGN §6). */
 export async function benchTokenSavings(options: { toolCount?: number; queries?: number; dataDir?: URL } = {}): Promise<TokenSavingsResult> {
   const toolCount = options.toolCount ?? 200;
-  const { tools, queries } = loadSeal(options.dataDir ?? DEFAULT_DATA);
+  const { tools, queries } = loadSeal(options.dataDir);
   const queryCount = Math.min(options.queries ?? 100, queries.length);
   const db = await seededStore(tools.slice(0, toolCount), toolCount, 5);
   const engine = createSelectionEngine({ db, random: createSeededRandom(1), listen: false });

@@ -1,17 +1,16 @@
 /**
- * Retrieval quality floors on the shared development sets (../shared/bench), run through the
- * same code path as `quiver eval`. The floors sit a little below what docs/retrieval.md
- * reports, so a regression fails here; raise them when retrieval improves.
+ * Retrieval quality floors on the development sets kept in the repository (bench/data), run
+ * through the same code path as `quiver eval`. The floors sit a little below what
+ * docs/retrieval.md reports, so a regression fails here; raise them when retrieval improves.
+ * Never skipped: the data is part of the repository, so a missing file is a failure.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadEvalData } from '../../src/retrieval/eval/load.ts';
 import { runEvaluation, type EvalReport } from '../../src/retrieval/eval/run.ts';
 
-const bench = fileURLToPath(new URL('../../../shared/bench/', import.meta.url));
-const skip = existsSync(bench) ? false : `bench data not found at ${bench}`;
+const bench = fileURLToPath(new URL('../../bench/data/', import.meta.url));
 
 async function evaluate(set: string, withExamples: boolean): Promise<EvalReport> {
   const data = await loadEvalData({
@@ -23,7 +22,7 @@ async function evaluate(set: string, withExamples: boolean): Promise<EvalReport>
   return runEvaluation({ documents: data.documents, queries: data.queries });
 }
 
-describe('retrieval quality on the bench dev sets', { skip }, () => {
+describe('retrieval quality on the bench dev sets', () => {
   it('seal-tools (4,076 tools, multi-intent queries)', async () => {
     const report = await evaluate('seal-tools', false);
     assert.equal(report.n, 700);

@@ -5,21 +5,30 @@
  * JSON line.
  */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { openStore } from '../../store/open.ts';
 import { createCatalogService } from '../../catalog/index.ts';
 import { createSelectionEngine } from '../../selection/index.ts';
 import { createPersistentRetrieval } from '../../selection/persistent-retrieval.ts';
 import { createOfflineEmbedder } from '../../retrieval/embedders/offline.ts';
+import { benchDataFile } from '../../selection/bench-data.ts';
 
 const [mode, folder, countText] = process.argv.slice(2);
 const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
+// Found before anything else so a missing data folder ends the child with its one-line message
+// (the parent shows the tail of stderr, where a stack trace would bury it).
+let sealFile: URL | undefined;
+try {
+  sealFile = mode === 'seed' ? benchDataFile('seal-tools', 'tools.jsonl') : undefined;
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n`);
+  process.exit(1);
+}
 const { db } = await openStore({ kind: 'folder', path: folder! });
 const rssAfterOpenMb = mb(process.memoryUsage().rss);
 
 if (mode === 'seed') {
   const count = Number(countText ?? 10_000);
-  const seal = readFileSync(fileURLToPath(new URL('../../../../shared/bench/seal-tools/tools.jsonl', import.meta.url)), 'utf8')
+  const seal = readFileSync(sealFile!, 'utf8')
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line) as { name: string; description: string; parameters?: Record<string, unknown> | null })
