@@ -11,8 +11,8 @@
  * staging folder is removed, so a failed install leaves nothing behind.
  */
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readFile, rename, rm, stat } from 'node:fs/promises';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { chmod, mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import { dirname, isAbsolute, join, posix, resolve } from 'node:path';
 import { QuiverError } from '../core/errors.ts';
 import { z } from 'zod';
 import {
@@ -33,6 +33,7 @@ import { cloneAtRef, redactUrlCredentials } from './git.ts';
 import { readPackageJson, resolveLaunch, LaunchResolutionError, type PackageJson, type StoredLaunch } from './launch.ts';
 import { npmCacheFolderName, npmInstall } from './npm.ts';
 import type { PluginSource } from './sources.ts';
+import { parseSourceJson, readSourceFile, SOURCE_FILE_LIMIT, SourceFileError } from './source-files.ts';
 
 /** The steps an install goes through, as reported in `install_failed` details. */
 export type InstallStep = 'clone' | 'checkout' | 'npm-install' | 'launch' | 'discovery' | 'validation' | 'sync';
@@ -188,23 +189,18 @@ export function credentialDelivery(
   return { env, headers, missing };
 }
 
-const JSON_FILE_LIMIT = 2 * 1024 * 1024;
-
-async function readQuiverJson(folder: string): Promise<{ raw: unknown; present: boolean; error?: string }> {
-  const path = join(folder, 'quiver.json');
-  let text: string;
+/** Reads `<relativeFolder>/quiver.json` under `root` (never through a link out of it; errors never quote it). */
+async function readQuiverJson(root: string, relativeFolder: string): Promise<{ raw: unknown; present: boolean; error?: string }> {
+  let text: string | undefined;
   try {
-    const info = await stat(path);
-    if (info.size > JSON_FILE_LIMIT) return { raw: undefined, present: true, error: `quiver.json is larger than ${JSON_FILE_LIMIT} bytes` };
-    text = await readFile(path, 'utf8');
-  } catch {
-    return { raw: undefined, present: false };
-  }
-  try {
-    return { raw: JSON.parse(text) as unknown, present: true };
+    text = await readSourceFile(root, posix.join(relativeFolder, 'quiver.json'), { maxBytes: SOURCE_FILE_LIMIT });
   } catch (error) {
-    return { raw: undefined, present: true, error: `quiver.json is not valid JSON: ${(error as Error).message}` };
+    if (error instanceof SourceFileError) return { raw: undefined, present: true, error: error.message };
+    throw error;
   }
+  if (text === undefined) return { raw: undefined, present: false };
+  const parsed = parseSourceJson(text, 'quiver.json');
+  return 'value' in parsed ? { raw: parsed.value, present: true } : { raw: undefined, present: true, error: parsed.error };
 }
 
 /** Fetches, inspects and discovers a plugin. The caller commits the result or calls `discard()`. */
@@ -321,10 +317,15 @@ export async function prepareInstall(request: InstallRequest, settings: Installe
     let rawMetadata: unknown;
     let packageJson: PackageJson | undefined;
     if (pluginFolder !== undefined) {
-      const file = await readQuiverJson(pluginFolder);
+      const file = await readQuiverJson(root!, relativeFolder);
       if (file.error !== undefined) throw fail('validation', file.error, { errors: [file.error] });
       rawMetadata = file.present ? file.raw : undefined;
-      packageJson = await readPackageJson(pluginFolder);
+      try {
+        packageJson = await readPackageJson(root!, relativeFolder);
+      } catch (error) {
+        if (error instanceof SourceFileError) throw fail('validation', error.message, { errors: [error.message] });
+        throw error;
+      }
     }
     const precheck = rawMetadata === undefined ? undefined : validatePluginMetadata(rawMetadata, { pluginName: name });
     const fileObject =
@@ -346,7 +347,7 @@ export async function prepareInstall(request: InstallRequest, settings: Installe
     } else {
       try {
         launch = await resolveLaunch({
-          pluginFolder: pluginFolder!,
+          root: root!,
           relativeFolder,
           launch: parsedLaunch?.success === true ? parsedLaunch.data : undefined,
           packageJson,

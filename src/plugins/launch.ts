@@ -10,10 +10,10 @@
  * command starting with `./` is resolved against the working folder when the plugin starts,
  * so the cache folder can be moved into place after discovery.
  */
-import { readFile } from 'node:fs/promises';
-import { join, normalize, posix } from 'node:path';
+import { isAbsolute, normalize, posix } from 'node:path';
 import { z } from 'zod';
 import type { LaunchSpec } from '../core/plugin-metadata.ts';
+import { parseSourceJson, readSourceFile, readSourceHead, resolveInsideRoot, SourceFileError } from './source-files.ts';
 
 /** A local plugin started as a child process speaking MCP over stdio. */
 export interface StoredStdioLaunch {
@@ -53,27 +53,24 @@ export const packageJsonSchema = z.looseObject({
 });
 export type PackageJson = z.output<typeof packageJsonSchema>;
 
-/** Reads and parses `folder/package.json`; undefined when there is none or it is unreadable JSON. */
-export async function readPackageJson(folder: string): Promise<PackageJson | undefined> {
-  let text: string;
-  try {
-    text = await readFile(join(folder, 'package.json'), 'utf8');
-  } catch {
-    return undefined;
-  }
-  try {
-    const parsed = packageJsonSchema.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+/**
+ * Reads and parses `<relativeFolder>/package.json` under `root`; undefined when there is none or
+ * it is not JSON of the expected shape. Throws SourceFileError when it links out of `root`.
+ */
+export async function readPackageJson(root: string, relativeFolder: string): Promise<PackageJson | undefined> {
+  const text = await readSourceFile(root, posix.join(relativeFolder, 'package.json'));
+  if (text === undefined) return undefined;
+  const json = parseSourceJson(text, 'package.json');
+  if (!('value' in json)) return undefined;
+  const parsed = packageJsonSchema.safeParse(json.value);
+  return parsed.success ? parsed.data : undefined;
 }
 
 /** Inputs of `resolveLaunch`. */
 export interface ResolveLaunchInput {
-  /** The plugin's folder (the package folder for npm), absolute. */
-  pluginFolder: string;
-  /** The same folder relative to the cache folder (`.` or `node_modules/@scope/name`). */
+  /** The plugin's cache folder (or its own folder for a path source), absolute: nothing may lead out of it. */
+  root: string;
+  /** The plugin's folder relative to `root` (`.` or `node_modules/@scope/name`). */
   relativeFolder: string;
   /** quiver.json `launch`, already validated. */
   launch?: LaunchSpec | undefined;
@@ -89,18 +86,54 @@ function inside(relativeFolder: string, sub: string): string {
   return joined === '' ? '.' : joined;
 }
 
-async function runsWithNode(file: string): Promise<boolean> {
+async function runsWithNode(root: string, file: string): Promise<boolean> {
   if (/\.(c|m)?js$/.test(file)) return true;
-  try {
-    const head = (await readFile(file, 'utf8')).slice(0, 200);
-    return /^#!.*\bnode\b/.test(head);
-  } catch {
-    return false;
+  const head = await readSourceHead(root, file, 200).catch((error: unknown) => {
+    if (error instanceof SourceFileError) throw error;
+    return undefined;
+  });
+  return head !== undefined && /^#!.*\bnode\b/.test(head);
+}
+
+/**
+ * The plugin's own parts of a stdio launch (its working folder, a `./command`, and the
+ * arguments the plugin ships, e.g. the entry file) must stay inside `root`, links included:
+ * otherwise an unsandboxed start would run or serve a host file (issue #18 finding 4).
+ * Arguments the admin adds (`extraArgs`, often absolute paths to serve) are not the plugin's.
+ */
+async function assertLaunchInside(root: string, launch: StoredStdioLaunch, pluginArgs: readonly string[]): Promise<void> {
+  const refuse = (what: string): never => {
+    throw new LaunchResolutionError(`the launch ${what} leads outside the plugin's folder (a link or a path out of it); refused`);
+  };
+  const check = async (relative: string, what: string): Promise<void> => {
+    if (isAbsolute(relative)) refuse(what);
+    try {
+      await resolveInsideRoot(root, relative);
+    } catch (error) {
+      if (error instanceof SourceFileError) refuse(what);
+      throw error;
+    }
+  };
+  await check(launch.cwd, 'working folder');
+  if (launch.command.startsWith('./') || launch.command.startsWith('../')) await check(posix.join(launch.cwd, launch.command), 'command');
+  for (const arg of pluginArgs) {
+    // Options and absolute paths are not files of the plugin (absolute ones are not its to name).
+    if (arg.startsWith('-') || isAbsolute(arg) || arg.includes('\0')) continue;
+    await check(posix.join(launch.cwd, arg), `argument '${arg}'`);
   }
 }
 
-/** Builds the stored launch of a local plugin, or throws LaunchResolutionError naming what is missing. */
+/** Builds the stored launch of a local plugin, or throws LaunchResolutionError naming what is missing or refused. */
 export async function resolveLaunch(input: ResolveLaunchInput): Promise<StoredLaunch> {
+  const launch = await buildLaunch(input);
+  if (launch.transport === 'stdio') {
+    const extraCount = input.extraArgs?.length ?? 0;
+    await assertLaunchInside(input.root, launch, launch.args.slice(0, launch.args.length - extraCount));
+  }
+  return launch;
+}
+
+async function buildLaunch(input: ResolveLaunchInput): Promise<StoredLaunch> {
   const extra = [...(input.extraArgs ?? [])];
   if (input.launch !== undefined) {
     const launch = input.launch;
@@ -144,7 +177,7 @@ export async function resolveLaunch(input: ResolveLaunchInput): Promise<StoredLa
     }
     const file = normalize(binPath);
     if (file.startsWith('..')) throw new LaunchResolutionError(`package.json bin '${binPath}' points outside the package`);
-    const node = await runsWithNode(join(input.pluginFolder, file));
+    const node = await runsWithNode(input.root, inside(input.relativeFolder, file));
     return node
       ? { transport: 'stdio', command: 'node', args: [file, ...extra], env: [], cwd: input.relativeFolder }
       : { transport: 'stdio', command: `./${file}`, args: extra, env: [], cwd: input.relativeFolder };

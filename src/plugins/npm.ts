@@ -6,10 +6,11 @@
  * no funding notices. The npm CLI runs through execFile (no shell) with a timeout.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, posix } from 'node:path';
 import { z } from 'zod';
 import { QuiverError } from '../core/errors.ts';
+import { parseSourceJson, readSourceFile, SourceFileError } from './source-files.ts';
 
 /** Options of `npmInstall`. */
 export interface NpmInstallOptions {
@@ -79,15 +80,28 @@ export async function npmInstall(spec: string, folder: string, options: NpmInsta
   await runNpm(args, options);
 
   // The spec may be a range, a tag, an alias or a tarball: the prefix's package.json says what it became.
-  const prefix = prefixManifestSchema.safeParse(JSON.parse(await readFile(join(folder, 'package.json'), 'utf8')));
+  // Both files are read without following links out of the install folder (issue #18 finding 4).
+  const prefixText = await readSourceFile(folder, 'package.json').catch((error: unknown) => {
+    throw new NpmInstallError(`cannot read the install folder's package.json: ${(error as Error).message}`, error);
+  });
+  const prefixJson = prefixText === undefined ? undefined : parseSourceJson(prefixText, 'package.json');
+  const prefix = prefixManifestSchema.safeParse(prefixJson !== undefined && 'value' in prefixJson ? prefixJson.value : undefined);
   const names = prefix.success ? Object.keys(prefix.data.dependencies ?? {}) : [];
   if (names.length !== 1) throw new NpmInstallError(`npm install of '${spec}' did not record exactly one dependency (found ${names.length})`);
   const dependency = names[0]!;
   const packageFolder = join('node_modules', dependency);
   let installed: z.output<typeof installedManifestSchema>;
   try {
-    installed = installedManifestSchema.parse(JSON.parse(await readFile(join(folder, packageFolder, 'package.json'), 'utf8')));
+    const text = await readSourceFile(folder, posix.join('node_modules', dependency, 'package.json'));
+    const json = text === undefined ? undefined : parseSourceJson(text, 'package.json');
+    installed = installedManifestSchema.parse(json !== undefined && 'value' in json ? json.value : undefined);
   } catch (error) {
+    if (error instanceof SourceFileError) {
+      throw new NpmInstallError(
+        `the installed package '${dependency}' is not a plain folder of the install (${error.message}); install a local folder as a path source instead`,
+        error,
+      );
+    }
     throw new NpmInstallError(`the installed package '${dependency}' has no readable package.json with name and version`, error);
   }
   return { packageName: dependency, version: installed.version, packageFolder };

@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -68,6 +68,8 @@ export interface PluginRepo {
   head(): Promise<string>;
   /** Writes files, commits, optionally tags, pushes; returns the new commit. */
   commit(files: Record<string, string>, message: string, options?: { tag?: string; branch?: string }): Promise<string>;
+  /** Replaces files with symbolic links (`file` → `target`), commits and pushes; returns the new commit. */
+  commitLinks(links: Record<string, string>, message: string): Promise<string>;
   /** Reads a file of the working clone. */
   read(file: string): Promise<string>;
 }
@@ -106,6 +108,16 @@ export async function createPluginRepo(root: string, fixture: string, options: {
       const sha = await git(['rev-parse', 'HEAD'], work);
       if (commitOptions.branch) await git(['checkout', '--quiet', 'main'], work);
       return sha;
+    },
+    async commitLinks(links, message) {
+      for (const [file, target] of Object.entries(links)) {
+        await rm(join(work, file), { force: true });
+        await symlink(target, join(work, file));
+      }
+      await git(['add', '-A'], work);
+      await git(['commit', '--quiet', '-m', message], work);
+      await git(['push', '--quiet', 'origin', 'main'], work);
+      return git(['rev-parse', 'HEAD'], work);
     },
     read: (file) => readFile(join(work, file), 'utf8'),
   };
