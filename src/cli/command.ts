@@ -18,10 +18,12 @@ export const EXIT_CODES = {
   unauthorized: 5,
 } as const;
 
-/** Where a command writes. */
+/** Where a command writes (and, for the few that read it, where its standard input comes from). */
 export interface CliIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
+  /** Reads all of standard input; undefined when there is none to read (a terminal). */
+  stdin?: () => Promise<string | undefined>;
 }
 
 /** Parsed arguments of one command. */
@@ -41,32 +43,76 @@ export interface CliContext {
   openApp(): Promise<App>;
   /** True when --json was given: print one JSON document on stdout. */
   json: boolean;
+  /** The caller's working directory: relative paths in arguments resolve against it (it differs from the process's when a server runs the command). */
+  cwd: string;
+  /** Standard input, read once; undefined when there is none (a terminal). */
+  readStdin(): Promise<string | undefined>;
+}
+
+/** How `node:util` parseArgs declares one option. */
+export type ParseArgsOption = NonNullable<ParseArgsConfig['options']>[string];
+
+/**
+ * One option of a command: its parseArgs declaration plus what `--help` prints. The
+ * description is required so that no option can be added without documenting it.
+ */
+export interface CommandOption extends ParseArgsOption {
+  /** What the option does, one line. */
+  description: string;
+  /** The value's placeholder in help (string options), e.g. `N` or `DIR`; default `VALUE`. */
+  valueName?: string;
+  /** The default as help shows it, when the command applies it itself (no parseArgs `default`). */
+  defaultHelp?: string;
+}
+
+/** The options of a command, by long name. */
+export type CommandOptions = Record<string, CommandOption>;
+
+/** Help for options declared without it in a lower layer: one entry per option, enforced by the type. */
+export type OptionHelp<Options extends Record<string, ParseArgsOption>> = {
+  [Name in keyof Options]: string | Pick<CommandOption, 'description' | 'valueName' | 'defaultHelp'>;
+};
+
+/** Adds help to options declared in a lower layer (e.g. the gateway's stdio flags). */
+export function describeOptions<Options extends Record<string, ParseArgsOption>>(options: Options, help: OptionHelp<Options>): CommandOptions {
+  const described: CommandOptions = {};
+  for (const [name, option] of Object.entries(options)) {
+    const entry = help[name as keyof Options];
+    described[name] = { ...option, ...(typeof entry === 'string' ? { description: entry } : entry) };
+  }
+  return described;
 }
 
 /** A CLI command. */
 export interface CommandSpec {
   /** Words that select the command, e.g. `['tools', 'list']`. */
   path: string[];
+  /** One line for `quiver --help` and the command's own help. */
   summary: string;
   /** Usage line after `quiver <path>`, e.g. `QUERY [--k N]`. */
   usage: string;
-  options?: ParseArgsConfig['options'];
+  /** Options besides the global ones, each with its help. */
+  options?: CommandOptions;
   /** Returns the exit code. Long-running commands resolve when they stop. */
   run(context: CliContext): Promise<number>;
   /** True for commands that never need the store (help, version, eval). */
   storeless?: boolean;
   /** Log level unless configured: `info` for long-running servers; one-shot commands default to `warn`. */
   defaultLogLevel?: 'info' | 'warn';
+  /** False for commands a running server cannot run for another process (servers themselves). */
+  forwardable?: boolean;
+  /** True when, for these arguments, the command reads standard input (sent along when a server runs it). */
+  readsStdin?(args: CliArgs): boolean;
 }
 
 /** Options every command accepts. */
 export const GLOBAL_OPTIONS = {
-  data: { type: 'string' },
-  'database-url': { type: 'string' },
-  json: { type: 'boolean', default: false },
-  help: { type: 'boolean', short: 'h', default: false },
-  'log-level': { type: 'string' },
-} as const satisfies ParseArgsConfig['options'];
+  data: { type: 'string', valueName: 'DIR', description: 'embedded PGlite data folder (or QUIVER_DATA_DIR)', defaultHelp: '~/.quiver/data' },
+  'database-url': { type: 'string', valueName: 'URL', description: 'postgres://… or memory:// instead of the data folder (or QUIVER_DATABASE_URL)' },
+  json: { type: 'boolean', default: false, description: 'print one JSON document on stdout; errors as one JSON line on stderr' },
+  help: { type: 'boolean', short: 'h', default: false, description: 'show help for the command' },
+  'log-level': { type: 'string', valueName: 'LEVEL', description: 'silent|error|warn|info|debug (or QUIVER_LOG_LEVEL)', defaultHelp: 'warn; info for serve' },
+} as const satisfies CommandOptions;
 
 /** Global overrides taken from parsed global options. */
 export function overridesFrom(values: CliArgs['values']): ConfigOverrides {

@@ -1,8 +1,9 @@
 /**
  * @module cli/run-cli
- * `runCli(argv, io, env)`: finds the command, parses its options, opens the app when the
- * command needs it, and maps errors to exit codes. With --json an error is one line of
- * JSON on stderr (`{"error":{"code","message"}}`); otherwise `quiver: <message>`.
+ * `runCli(argv, io, env)`: finds the command (a group's words alone print its subcommands),
+ * parses its options, opens the app when the command needs it, and maps errors to exit codes.
+ * With --json an error is one line of JSON on stderr (`{"error":{"code","message"}}`);
+ * otherwise `quiver: <message>`.
  */
 import { parseArgs } from 'node:util';
 import { toQuiverError, ErrorCodes, type QuiverError } from '../core/errors.ts';
@@ -10,6 +11,9 @@ import { loadConfig, type QuiverConfig } from '../config.ts';
 import { createApp, type App } from '../app.ts';
 import { QUIVER_VERSION } from '../core/version.ts';
 import { EXIT_CODES, GLOBAL_OPTIONS, overridesFrom, type CliIo, type CommandSpec } from './command.ts';
+import { commandHelp, commandsUnder, groupHelp, helpText } from './help.ts';
+import { controlSocketPath, isForwardable } from './control-socket.ts';
+import { forwardToServer } from './forward.ts';
 
 /** Exit code for an error. */
 export function exitCodeFor(error: QuiverError): number {
@@ -43,34 +47,39 @@ function findCommand(commands: CommandSpec[], argv: string[]): { command: Comman
   return best;
 }
 
-/** The top-level help text. */
-export function helpText(commands: CommandSpec[]): string {
-  const lines = commands.map((c) => `  quiver ${[...c.path, c.usage].filter(Boolean).join(' ')}\n      ${c.summary}`);
-  return [
-    'Quiver: MCP plugin hub and tool gateway.',
-    '',
-    'Usage: quiver <command> [options]',
-    '',
-    'Commands:',
-    ...lines,
-    '',
-    'Global options:',
-    '  --data DIR            PGlite data folder (default ~/.quiver/data, or QUIVER_DATA_DIR)',
-    '  --database-url URL    postgres://… or memory:// (or QUIVER_DATABASE_URL)',
-    '  --json                print one JSON document on stdout',
-    '  --log-level LEVEL     silent|error|warn|info|debug',
-    '  -h, --help            help for a command',
-    '',
-    'Exit codes: 0 ok, 1 failure, 2 bad usage or input, 3 not found, 4 unavailable (e.g. data folder in use), 5 unauthorized.',
-    '',
-  ].join('\n');
+/**
+ * No command matched. A group of commands (`quiver plugin`, `quiver plugin --help`) prints its
+ * subcommands; any other words are a usage error, with the nearest group's subcommands if any.
+ */
+function groupOrUnknown(argv: string[], commands: CommandSpec[], io: CliIo): number {
+  const firstOption = argv.findIndex((arg) => arg.startsWith('-'));
+  const words = firstOption < 0 ? argv : argv.slice(0, firstOption);
+  const onlyHelp = argv.slice(words.length).every((arg) => arg === '--help' || arg === '-h');
+  for (let length = words.length; length > 0; length--) {
+    const group = words.slice(0, length);
+    if (commandsUnder(commands, group).length === 0) continue;
+    if (length === words.length && onlyHelp) {
+      io.stdout(groupHelp(commands, group));
+      return EXIT_CODES.ok;
+    }
+    io.stderr(`quiver: unknown command '${argv.join(' ')}'.\n${groupHelp(commands, group)}`);
+    return EXIT_CODES.usage;
+  }
+  io.stderr(`quiver: unknown command '${argv.join(' ')}'. Run 'quiver --help' for the list.\n`);
+  return EXIT_CODES.usage;
 }
 
-function commandHelp(command: CommandSpec): string {
-  const options = Object.entries(command.options ?? {}).map(
-    ([name, spec]) => `  --${name}${spec.type === 'string' ? ' VALUE' : ''}${spec.multiple ? ' (repeatable)' : ''}`,
-  );
-  return [`Usage: quiver ${[...command.path, command.usage].filter(Boolean).join(' ')}`, '', command.summary, '', ...(options.length ? ['Options:', ...options, ''] : [])].join('\n');
+/** How a CLI invocation runs besides its arguments. */
+export interface RunCliOptions {
+  /**
+   * An app that is already open (a server running a command for another process): used
+   * instead of opening the store, and never closed by the runner.
+   */
+  app?: App;
+  /** The caller's working directory (default: this process's). */
+  cwd?: string;
+  /** Standard input already read by the caller (forwarded commands). */
+  stdin?: string;
 }
 
 /** Runs one CLI invocation and returns its exit code. */
@@ -79,11 +88,14 @@ export async function runCli(
   commands: CommandSpec[],
   io: CliIo,
   env: Record<string, string | undefined>,
+  options: RunCliOptions = {},
 ): Promise<number> {
   if (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version') {
     io.stdout(`quiver ${QUIVER_VERSION}\n`);
     return EXIT_CODES.ok;
   }
+  // `quiver help plugin add` is `quiver plugin add --help`.
+  if (argv[0] === 'help' && argv.length > 1) return runCli([...argv.slice(1), '--help'], commands, io, env);
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
     io.stdout(helpText(commands));
     return EXIT_CODES.ok;
@@ -95,10 +107,7 @@ export async function runCli(
     else io.stderr(`quiver: ${error.message}\n`);
     return exitCodeFor(error);
   };
-  if (!found) {
-    io.stderr(`quiver: unknown command '${argv.join(' ')}'. Run 'quiver --help' for the list.\n`);
-    return EXIT_CODES.usage;
-  }
+  if (!found) return groupOrUnknown(argv, commands, io);
   const { command, rest } = found;
   let parsed;
   try {
@@ -118,16 +127,38 @@ export async function runCli(
   }
   let config: QuiverConfig | undefined;
   let app: App | undefined;
+  const borrowed = options.app;
   const loadOnce = () =>
+    borrowed?.config ??
     (config ??= loadConfig(env, { ...overridesFrom(parsed.values), defaultLogLevel: command.defaultLogLevel ?? 'warn' }, { uid: process.getuid?.() }));
+  const args = { values: parsed.values, positionals: parsed.positionals };
+  const cwd = options.cwd ?? process.cwd();
+  let stdinRead: Promise<string | undefined> | undefined;
+  const readStdin = () => (stdinRead ??= options.stdin !== undefined ? Promise.resolve(options.stdin) : (io.stdin?.() ?? Promise.resolve(undefined)));
   try {
+    if (!borrowed && isForwardable(command)) {
+      // The embedded folder belongs to a running `quiver serve`: let it run the command (issue #15).
+      const store = loadOnce().store;
+      if (store.kind === 'folder') {
+        const stdin = command.readsStdin?.(args) ? await readStdin() : undefined;
+        const answer = await forwardToServer(controlSocketPath(store.path), { argv, cwd, ...(stdin !== undefined ? { stdin } : {}) });
+        if (answer) {
+          if (answer.stdout) io.stdout(answer.stdout);
+          if (answer.stderr) io.stderr(answer.stderr);
+          return answer.exitCode;
+        }
+      }
+    }
     return await command.run({
-      args: { values: parsed.values, positionals: parsed.positionals },
+      args,
       io,
       env,
       json: parsed.values.json === true,
       config: loadOnce,
+      cwd,
+      readStdin,
       async openApp() {
+        if (borrowed) return borrowed;
         app ??= await createApp(loadOnce());
         return app;
       },

@@ -37,6 +37,8 @@ describeEachBackend('plugin CLI', (backend) => {
       json: parsed.values.json === true,
       config: () => assert.fail('not used'),
       openApp: async () => ({ plugins: harness.plugins }) as unknown as App,
+      cwd: process.cwd(),
+      readStdin: async () => undefined,
     };
     const code = await command.run(context);
     return { code, stdout, json: context.json ? JSON.parse(stdout) : undefined };

@@ -5,12 +5,14 @@
  * are read from the argument or, when it is omitted, from stdin, and are never printed.
  */
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { App } from '../../app.ts';
 import { QuiverError, invalidInput } from '../../core/errors.ts';
 import { parseJsonText } from '../../core/validation.ts';
 import type { PluginHealthSource } from '../../plugins/health.ts';
 import type { InstallReport, PluginService } from '../../plugins/service.ts';
-import { EXIT_CODES, formatTable, printJson, type CliContext, type CommandSpec } from '../command.ts';
+import { parsePluginSource } from '../../plugins/sources.ts';
+import { EXIT_CODES, formatTable, printJson, type CliContext, type CommandOptions, type CommandSpec } from '../command.ts';
 
 /** The plugins service of the app (wired by the composition root as `app.plugins`). */
 export function pluginService(app: App): PluginService {
@@ -46,7 +48,10 @@ export function keyValues(entries: readonly string[], option: string): Record<st
   return result;
 }
 
-const scopeOptions = { workspace: { type: 'string' }, project: { type: 'string' } } as const;
+const scopeOptions = {
+  workspace: { type: 'string', valueName: 'W', description: 'the workspace', defaultHelp: 'default' },
+  project: { type: 'string', valueName: 'P', description: 'only this project of the workspace', defaultHelp: 'the whole workspace' },
+} as const satisfies CommandOptions;
 const scopeOf = (context: CliContext) => ({ workspace: text(context, 'workspace'), project: text(context, 'project') });
 
 function needName(context: CliContext, usage: string): string {
@@ -72,11 +77,22 @@ function printReport(context: CliContext, verb: string, report: InstallReport): 
   context.io.stdout(`${lines.join('\n')}\n`);
 }
 
-async function readStdin(): Promise<string> {
-  if (process.stdin.isTTY) throw invalidInput('give the secret VALUE as an argument or pipe it on stdin');
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+async function secretFromStdin(context: CliContext): Promise<string> {
+  const piped = await context.readStdin();
+  if (piped === undefined) throw invalidInput('give the secret VALUE as an argument or pipe it on stdin');
+  return piped.replace(/\r?\n$/, '');
+}
+
+/** A folder source relative to the caller's directory made absolute (a server may run this command). */
+function sourceFrom(context: CliContext, text: string): string {
+  try {
+    const source = parsePluginSource(text, context.cwd);
+    if (source.kind === 'path') return source.path;
+    if (source.kind === 'git' && !/^[a-z+]+:\/\//i.test(source.url) && !/^[\w.-]+@[\w.-]+:/.test(source.url)) return source.url;
+  } catch {
+    // The service parses it again and reports what is wrong with it.
+  }
+  return text;
 }
 
 const add: CommandSpec = {
@@ -84,17 +100,17 @@ const add: CommandSpec = {
   summary: 'Install a plugin: git URL (--ref), npm:<package>, a folder, an http(s) MCP endpoint, or market:<name>.',
   usage: 'SOURCE [--name N] [--ref R] [--workspace W] [--project P] [--header K=V]... [--secret K=V]... [--arg A]... [--bin B] [--trusted]',
   options: {
-    name: { type: 'string' },
-    ref: { type: 'string' },
+    name: { type: 'string', valueName: 'N', description: 'install under this name (kebab-case)', defaultHelp: 'derived from the source' },
+    ref: { type: 'string', valueName: 'R', description: 'git branch, tag or commit', defaultHelp: "the repository's default branch" },
     ...scopeOptions,
-    header: { type: 'string', multiple: true },
-    secret: { type: 'string', multiple: true },
-    arg: { type: 'string', multiple: true },
-    bin: { type: 'string' },
-    trusted: { type: 'boolean', default: false },
+    header: { type: 'string', multiple: true, valueName: 'K=V', description: 'an HTTP header for a remote plugin, stored encrypted' },
+    secret: { type: 'string', multiple: true, valueName: 'K=V', description: 'a credential (environment variable or declared header), stored encrypted' },
+    arg: { type: 'string', multiple: true, valueName: 'A', description: "an argument appended to the plugin's launch command (e.g. the folder a filesystem server serves)" },
+    bin: { type: 'string', valueName: 'B', description: 'which package.json bin entry to run when there are several' },
+    trusted: { type: 'boolean', default: false, description: "run the package's npm lifecycle scripts (install, build) when installing" },
   },
   async run(context) {
-    const source = needName(context, 'plugin add SOURCE');
+    const source = sourceFrom(context, needName(context, 'plugin add SOURCE'));
     const plugins = pluginService(await context.openApp());
     const report = await plugins.add(source, {
       name: text(context, 'name'),
@@ -115,7 +131,7 @@ const listCommand: CommandSpec = {
   path: ['plugin', 'list'],
   summary: 'List installed plugins.',
   usage: '[--all]',
-  options: { all: { type: 'boolean', default: false } },
+  options: { all: { type: 'boolean', default: false, description: 'include removed plugins' } },
   async run(context) {
     const plugins = await pluginService(await context.openApp()).list({ includeRemoved: context.args.values.all === true });
     if (context.json) printJson(context.io, { plugins });
@@ -205,7 +221,10 @@ const update: CommandSpec = {
   path: ['plugin', 'update'],
   summary: 'Move a plugin to a new git ref or npm version (default: the latest of its ref/spec), re-discover and re-sync.',
   usage: 'NAME [--ref R] [--version V]',
-  options: { ref: { type: 'string' }, version: { type: 'string' } },
+  options: {
+    ref: { type: 'string', valueName: 'R', description: 'the git branch, tag or commit to move to', defaultHelp: 'the latest of the current ref' },
+    version: { type: 'string', valueName: 'V', description: 'the npm version or range to move to', defaultHelp: 'the latest of the current spec' },
+  },
   async run(context) {
     const name = needName(context, 'plugin update NAME');
     const report = await pluginService(await context.openApp()).update(name, { ref: text(context, 'ref'), version: text(context, 'version') });
@@ -242,10 +261,11 @@ const secretSet: CommandSpec = {
   path: ['plugin', 'secret', 'set'],
   summary: 'Store a credential of a plugin, encrypted (VALUE from the argument, or stdin when omitted).',
   usage: 'NAME KEY [VALUE]',
+  readsStdin: (args) => args.positionals.length < 3,
   async run(context) {
     const [name, key, given] = context.args.positionals;
     if (!name || !key) throw invalidInput('usage: quiver plugin secret set NAME KEY [VALUE]');
-    const value = given ?? (await readStdin());
+    const value = given ?? (await secretFromStdin(context));
     const result = await pluginService(await context.openApp()).setSecret(name, key, value);
     if (context.json) printJson(context.io, { plugin: name, ...result });
     else context.io.stdout(`stored ${key} for ${name}${result.declared ? '' : ' (not declared by the plugin: passed as an environment variable)'}\n`);
@@ -259,7 +279,7 @@ const marketplaceImport: CommandSpec = {
   usage: 'FILE',
   async run(context) {
     const file = needName(context, 'marketplace import FILE');
-    const document = parseJsonText(await readFile(file, 'utf8'), file);
+    const document = parseJsonText(await readFile(resolve(context.cwd, file), 'utf8'), file);
     const result = await pluginService(await context.openApp()).importMarketplace(document, { source: file });
     if (context.json) printJson(context.io, result);
     else {
@@ -274,7 +294,7 @@ const marketplaceSearch: CommandSpec = {
   path: ['marketplace', 'search'],
   summary: 'Search the marketplace by name and description.',
   usage: 'QUERY [--limit N]',
-  options: { limit: { type: 'string' } },
+  options: { limit: { type: 'string', valueName: 'N', description: 'at most N results, 1 to 100', defaultHelp: '10' } },
   async run(context) {
     const query = context.args.positionals.join(' ').trim();
     if (query === '') throw invalidInput('usage: quiver marketplace search QUERY');
@@ -302,7 +322,11 @@ const health: CommandSpec = {
     'Call statistics per plugin from the store (on PGlite only while no server holds the data folder); ' +
     'with --check, start each active plugin, list its tools and stop it (exit 1 when any fails).',
   usage: '[NAME] [--check] [--window 1h] [--timeout MS]',
-  options: { check: { type: 'boolean', default: false }, window: { type: 'string' }, timeout: { type: 'string' } },
+  options: {
+    check: { type: 'boolean', default: false, description: 'also start each active plugin, list its tools and stop it' },
+    window: { type: 'string', valueName: 'SPAN', description: 'the statistics window: a number and m, h or d (at most 31 days)', defaultHelp: '1h' },
+    timeout: { type: 'string', valueName: 'MS', description: 'how long --check waits for each plugin, 100 to 600000', defaultHelp: '15000' },
+  },
   async run(context) {
     const [name] = context.args.positionals;
     const timeoutText = text(context, 'timeout');

@@ -37,6 +37,8 @@ describe('select and outcome commands', () => {
         throw new Error('not needed');
       },
       openApp: async () => (wired ? ({ selection } as unknown as App) : ({} as App)),
+      cwd: process.cwd(),
+      readStdin: async () => undefined,
     };
   }
 

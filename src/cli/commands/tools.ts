@@ -4,6 +4,7 @@
  * command line. A tool is named by its id or its qualified name (`plugin__tool`).
  */
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { invalidInput, QuiverError, ErrorCodes } from '../../core/errors.ts';
 import { parseJsonText } from '../../core/validation.ts';
 import type { ToolRecord } from '../../core/tool.ts';
@@ -22,13 +23,13 @@ const list: CommandSpec = {
   summary: 'List catalog tools, filtered by plugin, category or status.',
   usage: '[--plugin NAME] [--category NAME] [--status S] [--search TEXT] [--limit N] [--offset N] [--include-deleted]',
   options: {
-    plugin: { type: 'string' },
-    category: { type: 'string' },
-    status: { type: 'string' },
-    search: { type: 'string' },
-    limit: { type: 'string' },
-    offset: { type: 'string' },
-    'include-deleted': { type: 'boolean', default: false },
+    plugin: { type: 'string', valueName: 'NAME', description: 'only tools of this plugin' },
+    category: { type: 'string', valueName: 'NAME', description: 'only tools in this category' },
+    status: { type: 'string', valueName: 'S', description: 'only tools with this status (e.g. active, stale, needs_review)' },
+    search: { type: 'string', valueName: 'TEXT', description: 'only tools whose name or description contains TEXT' },
+    limit: { type: 'string', valueName: 'N', description: 'at most N tools', defaultHelp: '50' },
+    offset: { type: 'string', valueName: 'N', description: 'skip the first N tools', defaultHelp: '0' },
+    'include-deleted': { type: 'boolean', default: false, description: 'include soft-deleted tools' },
   },
   async run(context) {
     const v = context.args.values;
@@ -94,7 +95,10 @@ const rollback: CommandSpec = {
   path: ['tools', 'rollback'],
   summary: 'Restore a tool to an earlier version (recorded as a new version).',
   usage: 'TOOL --version N [--reason TEXT]',
-  options: { version: { type: 'string' }, reason: { type: 'string' } },
+  options: {
+    version: { type: 'string', valueName: 'N', description: 'the version to restore (see quiver tools history)' },
+    reason: { type: 'string', valueName: 'TEXT', description: 'why, recorded with the new version' },
+  },
   async run(context) {
     const version = context.args.values.version;
     if (typeof version !== 'string') throw invalidInput('tools rollback needs --version N');
@@ -119,7 +123,7 @@ const sync: CommandSpec = {
     if (!file) throw invalidInput('sync needs a FILE with the payload (JSON)');
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      text = await readFile(resolve(context.cwd, file), 'utf8');
     } catch (error) {
       throw new QuiverError(ErrorCodes.notFound, `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
     }

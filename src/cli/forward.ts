@@ -1,0 +1,45 @@
+/**
+ * @module cli/forward
+ * The CLI's side of the control socket (see `control-socket.ts`): when a server owns the data
+ * folder, send the command to it and print what it printed. No server listening (no socket
+ * file, or a stale one left by a killed server) means "run here", which then takes over the
+ * stale lock as usual.
+ */
+import { request } from 'node:http';
+import { existsSync } from 'node:fs';
+import { QuiverError, ErrorCodes } from '../core/errors.ts';
+import { controlResponseSchema, type ControlRequest, type ControlResponse } from './control-socket.ts';
+
+/** Sends a command to the server behind `socketPath`; undefined when no server is listening there. */
+export async function forwardToServer(socketPath: string, body: ControlRequest): Promise<ControlResponse | undefined> {
+  if (!existsSync(socketPath)) return undefined;
+  const payload = JSON.stringify(body);
+  return new Promise<ControlResponse | undefined>((resolve, reject) => {
+    const outgoing = request(
+      { socketPath, path: '/cli', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('error', reject);
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (response.statusCode !== 200) {
+            reject(new QuiverError(ErrorCodes.unavailable, `the running Quiver refused the command (${response.statusCode}): ${text.slice(0, 300)}`));
+            return;
+          }
+          try {
+            resolve(controlResponseSchema.parse(JSON.parse(text)));
+          } catch (error) {
+            reject(new QuiverError(ErrorCodes.unavailable, 'the running Quiver sent an unreadable answer', { cause: error }));
+          }
+        });
+      },
+    );
+    outgoing.on('error', (error: NodeJS.ErrnoException) => {
+      // A socket file with nobody behind it: the server is gone, run locally.
+      if (error.code === 'ECONNREFUSED' || error.code === 'ENOENT') resolve(undefined);
+      else reject(new QuiverError(ErrorCodes.unavailable, `cannot reach the running Quiver at ${socketPath}: ${error.code ?? error.message}`, { cause: error }));
+    });
+    outgoing.end(payload);
+  });
+}
