@@ -107,11 +107,11 @@ export interface CommandSpec {
 
 /** Options every command accepts. */
 export const GLOBAL_OPTIONS = {
-  data: { type: 'string', valueName: 'DIR', description: 'embedded PGlite data folder (or QUIVER_DATA_DIR)', defaultHelp: '~/.quiver/data' },
-  'database-url': { type: 'string', valueName: 'URL', description: 'postgres://… or memory:// instead of the data folder (or QUIVER_DATABASE_URL)' },
+  data: { type: 'string', valueName: 'DIR', description: 'the embedded PGlite data folder; env QUIVER_DATA_DIR', defaultHelp: '~/.quiver/data' },
+  'database-url': { type: 'string', valueName: 'URL', description: 'postgres://… or memory:// instead of the data folder; env QUIVER_DATABASE_URL' },
   json: { type: 'boolean', default: false, description: 'print one JSON document on stdout; errors as one JSON line on stderr' },
   help: { type: 'boolean', short: 'h', default: false, description: 'show help for the command' },
-  'log-level': { type: 'string', valueName: 'LEVEL', description: 'silent|error|warn|info|debug (or QUIVER_LOG_LEVEL)', defaultHelp: 'warn; info for serve' },
+  'log-level': { type: 'string', valueName: 'LEVEL', description: 'silent, error, warn, info or debug; env QUIVER_LOG_LEVEL', defaultHelp: 'warn; info for serve' },
 } as const satisfies CommandOptions;
 
 /** Global overrides taken from parsed global options. */

@@ -12,7 +12,7 @@ export const benchCommand: CommandSpec = {
   path: ['bench'],
   summary: 'Run the performance benchmarks (selection latency, sync, tokens, processes, overhead, start-up, memory).',
   usage: '[--only SECTION,…] [--json]',
-  options: { only: { type: 'string' } },
+  options: { only: { type: 'string', valueName: 'SECTION,…', description: 'run only these sections (comma-separated names)', defaultHelp: 'every section' } },
   storeless: true,
   async run(context) {
     const only = typeof context.args.values.only === 'string' ? context.args.values.only.split(',').map((s) => s.trim()) : undefined;

@@ -9,14 +9,14 @@ import { formatTable, printJson, type CommandSpec } from '../command.ts';
 const create: CommandSpec = {
   path: ['keys', 'create'],
   summary: 'Create an API key (printed once). Scopes: admin, read, select, mcp.',
-  usage: 'NAME [--scope S]... [--org ORG] [--user USER] [--workspace-id ID]',
+  usage: 'NAME [--scope S]... [--org ORG] [--user USER] [--workspace-id ID] [--role R]... [--tier T]',
   options: {
-    scope: { type: 'string', multiple: true },
-    org: { type: 'string' },
-    user: { type: 'string' },
-    'workspace-id': { type: 'string' },
-    role: { type: 'string', multiple: true },
-    tier: { type: 'string' },
+    scope: { type: 'string', multiple: true, valueName: 'S', description: 'what the key may do: admin, read, select or mcp', defaultHelp: 'select and mcp' },
+    org: { type: 'string', valueName: 'ORG', description: 'bind the key to this organisation id (policy and visibility)' },
+    user: { type: 'string', valueName: 'USER', description: 'bind the key to this user id' },
+    'workspace-id': { type: 'string', valueName: 'ID', description: 'bind the key to this workspace (its MCP sessions use it)', defaultHelp: 'the default workspace' },
+    role: { type: 'string', multiple: true, valueName: 'R', description: 'a role of the key, matched by policy rules' },
+    tier: { type: 'string', valueName: 'T', description: 'the plan tier of the key, matched by policy rules' },
   },
   async run(context) {
     const [name] = context.args.positionals;

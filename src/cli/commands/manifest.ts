@@ -30,7 +30,10 @@ export const manifestCheckCommand: CommandSpec = {
   path: ['manifest', 'check'],
   summary: 'Validate a manifest, an intelligence document or a quiver.json; exit 0 when valid, 2 on hard errors.',
   usage: 'FILE [--tools a,b] [--plugin NAME]',
-  options: { tools: { type: 'string' }, plugin: { type: 'string' } },
+  options: {
+    tools: { type: 'string', valueName: 'a,b', description: 'the tool names the plugin registers, to check examples and references against' },
+    plugin: { type: 'string', valueName: 'NAME', description: 'the plugin name to check against', defaultHelp: 'from the file or folder name' },
+  },
   storeless: true,
   async run(context) {
     const [file] = context.args.positionals;

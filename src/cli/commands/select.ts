@@ -36,17 +36,17 @@ export const selectCommand: CommandSpec = {
   summary: 'Select the tools an LLM should see for a query (policy, enablement, page, retrieval, bandit, pins).',
   usage: 'QUERY [--k N] [--page P] [--workspace W] [--project P] [--org O] [--user U] [--role R]… [--tier T] [--provider openai|anthropic|gemini|mcp] [--token-budget N] [--no-log]',
   options: {
-    k: { type: 'string' },
-    page: { type: 'string' },
-    workspace: { type: 'string' },
-    project: { type: 'string' },
-    org: { type: 'string' },
-    user: { type: 'string' },
-    role: { type: 'string', multiple: true },
-    tier: { type: 'string' },
-    provider: { type: 'string' },
-    'token-budget': { type: 'string' },
-    'no-log': { type: 'boolean', default: false },
+    k: { type: 'string', valueName: 'N', description: 'how many tools to retrieve, 1 to 50 (pinned tools come on top)', defaultHelp: '7' },
+    page: { type: 'string', valueName: 'P', description: 'the page or screen the user is on, matched by page mappings' },
+    workspace: { type: 'string', valueName: 'W', description: 'select among the plugins enabled in this workspace', defaultHelp: 'default' },
+    project: { type: 'string', valueName: 'P', description: 'and in this project of the workspace' },
+    org: { type: 'string', valueName: 'O', description: 'the organisation id, for policy rules' },
+    user: { type: 'string', valueName: 'U', description: 'the user id, for policy rules and the bandit' },
+    role: { type: 'string', multiple: true, valueName: 'R', description: 'a role of the user, for policy rules' },
+    tier: { type: 'string', valueName: 'T', description: 'the plan tier, for policy rules' },
+    provider: { type: 'string', valueName: 'NAME', description: 'schema format of the result: openai, anthropic, gemini or mcp', defaultHelp: 'openai' },
+    'token-budget': { type: 'string', valueName: 'N', description: 'send at most N schema tokens (pins first, then the most relevant that fit)' },
+    'no-log': { type: 'boolean', default: false, description: 'do not record a selection event (no outcome can be reported)' },
   },
   async run(context) {
     const query = context.args.positionals.join(' ').trim();
@@ -102,8 +102,8 @@ export const outcomeCommand: CommandSpec = {
   summary: 'Report which tools the LLM called for a selection event and whether they succeeded.',
   usage: 'EVENT_ID --called a,b [--failed]',
   options: {
-    called: { type: 'string', multiple: true },
-    failed: { type: 'boolean', default: false },
+    called: { type: 'string', multiple: true, valueName: 'a,b', description: 'the qualified names of the tools the LLM called (comma-separated or repeated)' },
+    failed: { type: 'boolean', default: false, description: 'the calls did not succeed' },
   },
   async run(context) {
     const [eventId] = context.args.positionals;

@@ -105,7 +105,7 @@ export const serveCommand: CommandSpec = {
   usage:
     '[--http HOST:PORT] [--dangerously-bind-all-interfaces] | --stdio [--workspace W] [--project P] [--org O] [--user U] [--role R]... [--tier T] [--exposure search|capabilities|all] [--allow-tool NAME]...',
   options: {
-    http: { type: 'string', valueName: 'HOST:PORT', description: 'where the HTTP API and /mcp listen (or QUIVER_HOST, QUIVER_PORT)', defaultHelp: '127.0.0.1:7411' },
+    http: { type: 'string', valueName: 'HOST:PORT', description: 'where the HTTP API and /mcp listen; env QUIVER_HOST, QUIVER_PORT', defaultHelp: '127.0.0.1:7411' },
     'dangerously-bind-all-interfaces': { type: 'boolean', default: false, description: 'allow --http on a non-loopback address (exposes Quiver to the network)' },
     ...describeOptions(MCP_STDIO_OPTIONS, {
       stdio: 'serve one MCP session on stdin/stdout instead of HTTP (logs go to stderr)',

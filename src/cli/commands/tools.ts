@@ -25,8 +25,8 @@ const list: CommandSpec = {
   options: {
     plugin: { type: 'string', valueName: 'NAME', description: 'only tools of this plugin' },
     category: { type: 'string', valueName: 'NAME', description: 'only tools in this category' },
-    status: { type: 'string', valueName: 'S', description: 'only tools with this status (e.g. active, stale, needs_review)' },
-    search: { type: 'string', valueName: 'TEXT', description: 'only tools whose name or description contains TEXT' },
+    status: { type: 'string', valueName: 'S', description: 'only tools with this status: draft, active, deprecated or retired' },
+    search: { type: 'string', valueName: 'TEXT', description: 'only tools whose name, description or tags contain TEXT' },
     limit: { type: 'string', valueName: 'N', description: 'at most N tools', defaultHelp: '50' },
     offset: { type: 'string', valueName: 'N', description: 'skip the first N tools', defaultHelp: '0' },
     'include-deleted': { type: 'boolean', default: false, description: 'include soft-deleted tools' },

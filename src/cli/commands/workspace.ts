@@ -10,7 +10,7 @@ const workspaceCreate: CommandSpec = {
   path: ['workspace', 'create'],
   summary: 'Create a workspace (kebab-case name).',
   usage: 'NAME [--title TEXT]',
-  options: { title: { type: 'string' } },
+  options: { title: { type: 'string', valueName: 'TEXT', description: 'display name', defaultHelp: 'the NAME' } },
   async run(context) {
     const [name] = context.args.positionals;
     if (!name) throw invalidInput('workspace create needs a NAME');
@@ -40,7 +40,7 @@ const workspaceSet: CommandSpec = {
   path: ['workspace', 'set'],
   summary: 'Set how MCP sessions of a workspace see tools: --exposure search|capabilities|all|default.',
   usage: 'NAME --exposure MODE',
-  options: { exposure: { type: 'string' } },
+  options: { exposure: { type: 'string', valueName: 'MODE', description: 'search (meta-tools only), capabilities, all (every tool), or default (the server setting)' } },
   async run(context) {
     const [name] = context.args.positionals;
     const exposure = context.args.values.exposure;
@@ -60,7 +60,7 @@ const projectCreate: CommandSpec = {
   path: ['project', 'create'],
   summary: 'Create a project inside a workspace.',
   usage: 'WORKSPACE NAME [--title TEXT]',
-  options: { title: { type: 'string' } },
+  options: { title: { type: 'string', valueName: 'TEXT', description: 'display name', defaultHelp: 'the NAME' } },
   async run(context) {
     const [workspace, name] = context.args.positionals;
     if (!workspace || !name) throw invalidInput('project create needs a WORKSPACE and a NAME');
