@@ -13,15 +13,21 @@
  *    whose bwrap dies with Quiver, even when Quiver is SIGKILLed;
  *    without bubblewrap a trusted plugin runs under `setpriv --pdeathsig SIGKILL` instead.
  *
+ * Between 2 and 3, when the spec names a `codeDir`, `unshare … sh` mounts that folder as an
+ * overlay whose writes land in the state folder (`code-overlay.ts`), so the plugin may write
+ * where it expects to while the shared install cache stays untouched.
+ *
  * Credentials are passed in the environment of the spawned process (bwrap inherits it), never
  * as `--setenv` arguments: a command line is readable by every user through /proc.
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { accessSync, chmodSync, chownSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { QuiverError, ErrorCodes } from '../core/errors.ts';
 import type { CgroupSupport } from './cgroup.ts';
 import { detectCgroups } from './cgroup.ts';
+import { overlayChain, overlayLayout, unsafeOverlayPath, type OverlayLayout, type OverlayTools } from './code-overlay.ts';
 import type { IsolationPolicy } from './isolation-policy.ts';
 import type { StdioSpec } from './types.ts';
 
@@ -39,6 +45,10 @@ export interface HostCapabilities {
   setpriv: string | undefined;
   isRoot: boolean;
   cgroups: CgroupSupport;
+  /** Tools of the writable code overlay, when it works here (probed with a real sandbox). */
+  overlay?: OverlayTools | undefined;
+  /** Why a sandboxed plugin's folder stays read-only, when it does. */
+  overlayProblem?: string | undefined;
 }
 
 /** Options for probing the host. */
@@ -49,6 +59,8 @@ export interface DetectHostOptions {
   searchPath?: string;
   /** Use cgroups when the host has them (default true). */
   useCgroups?: boolean;
+  /** Show a sandboxed plugin's folder writable through an overlay when the host can (default true). */
+  codeOverlay?: boolean;
 }
 
 /** The default executable search path. */
@@ -92,7 +104,54 @@ export function detectHost(options: DetectHostOptions = {}): HostCapabilities {
       bubblewrap = undefined;
     }
   }
-  return { bubblewrap, bubblewrapProblem, setpriv, isRoot, cgroups };
+  const overlay =
+    options.codeOverlay === false
+      ? { tools: undefined, problem: 'disabled by configuration' }
+      : bubblewrap
+        ? probeOverlay({ bubblewrap, setpriv, isRoot, searchPath })
+        : { tools: undefined, problem: 'it needs the bubblewrap sandbox' };
+  return { bubblewrap, bubblewrapProblem, setpriv, isRoot, cgroups, overlay: overlay.tools, overlayProblem: overlay.problem };
+}
+
+/**
+ * Proves the writable code overlay works here the way a launch uses it: as the sandbox user, a
+ * bwrap sandbox writes into an overlaid folder; the write must land in the upper layer only.
+ */
+function probeOverlay(host: { bubblewrap: string; setpriv: string | undefined; isRoot: boolean; searchPath: string }): { tools: OverlayTools | undefined; problem: string | undefined } {
+  const found = { unshare: 'unshare', mount: 'mount', find: 'find', xargs: 'xargs', mkdir: 'mkdir' } as const;
+  const tools: Partial<Record<keyof OverlayTools, string>> = {};
+  for (const [key, name] of Object.entries(found) as Array<[keyof OverlayTools, string]>) {
+    const path = findExecutable(name, host.searchPath);
+    if (!path) return { tools: undefined, problem: `'${name}' (util-linux/coreutils/findutils) is not installed` };
+    tools[key] = path;
+  }
+  const complete = tools as OverlayTools;
+  const asSandboxUser = host.isRoot && host.setpriv !== undefined;
+  const folder = mkdtempSync(join(tmpdir(), 'quiver-overlay-probe-'));
+  try {
+    chmodSync(folder, 0o711);
+    const lower = join(folder, 'lower');
+    const state = join(folder, 'state');
+    mkdirSync(join(lower, 'sub'), { recursive: true, mode: 0o755 });
+    chmodSync(lower, 0o755);
+    mkdirSync(state, { mode: 0o700 });
+    if (asSandboxUser) chownSync(state, sandboxUid, sandboxUid);
+    const layout = overlayLayout(state, lower);
+    const probe = [
+      ...(asSandboxUser ? [host.setpriv!, '--reuid', String(sandboxUid), '--regid', String(sandboxUid), '--clear-groups'] : []),
+      ...overlayChain(complete, layout, { mirrorFolders: asSandboxUser }),
+      host.bubblewrap, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--unshare-all', '--unshare-user',
+      '--uid', String(sandboxUid), '--gid', String(sandboxUid), '--die-with-parent', '--bind', lower, lower,
+      '--', '/bin/sh', '-c', 'echo ok > "$1/sub/written"', 'probe', lower,
+    ];
+    const result = spawnSync(probe[0]!, probe.slice(1), { encoding: 'utf8', timeout: 10_000, env: { PATH: host.searchPath } });
+    const landed = existsSync(join(layout.upper, 'sub', 'written')) && !existsSync(join(lower, 'sub', 'written'));
+    if (result.status === 0 && landed) return { tools: complete, problem: undefined };
+    const reason = (result.stderr || result.error?.message || `exit ${result.status}`).trim();
+    return { tools: undefined, problem: `an overlay mount in an unprivileged user namespace does not work here: ${reason || 'the write did not land in the upper layer'}` };
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
 }
 
 /** Everything `buildLaunch` needs besides the spec. */
@@ -120,6 +179,8 @@ export interface LaunchDescription {
   treeGuard: 'bubblewrap-pid-namespace' | 'pdeathsig' | 'process-group-only';
   /** How resource limits are enforced. */
   limits: 'cgroup' | 'node-heap-flag' | 'none';
+  /** How the plugin sees its own folder (specs with a `codeDir`, sandboxed): writable overlay or read-only. */
+  codeFolder?: 'overlay' | 'read-only';
   warnings: string[];
 }
 
@@ -200,6 +261,7 @@ export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
 
   let chain: string[];
   let treeGuard: LaunchDescription['treeGuard'];
+  let codeFolder: LaunchDescription['codeFolder'];
   if (sandboxed) {
     const bwrap = host.bubblewrap!;
     const args = ['--die-with-parent', '--new-session', '--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
@@ -219,13 +281,23 @@ export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
     const realExecutable = realOrSelf(executable);
     if (!isUnder(realExecutable, [...bound, ...readOnly])) readOnly.push(dirname(realExecutable));
     if (!isUnder(executable, [...bound, ...readOnly])) readOnly.push(dirname(executable));
-    for (const path of [...new Set(readOnly)]) args.push('--ro-bind', path, path);
+    const overlay = spec.codeDir === undefined ? undefined : overlayFor(resolve(spec.codeDir), context, warnings);
+    // The overlaid folder is bound writable instead; read-only binds inside it would hide the overlay.
+    for (const path of [...new Set(readOnly)]) {
+      if (overlay === undefined || !isUnder(path, [overlay.lower])) args.push('--ro-bind', path, path);
+    }
+    if (overlay !== undefined) args.push('--bind', overlay.lower, overlay.lower);
     args.push('--bind', context.stateDir, context.stateDir);
+    // The layers are the plugin's only through the overlay: editing them under a mount is undefined.
+    if (overlay !== undefined) args.push('--tmpfs', overlay.root);
     args.push('--chdir', cwd);
+    const asSandboxUser = host.isRoot && host.setpriv !== undefined;
     chain = [
-      ...(host.isRoot && host.setpriv ? [host.setpriv, '--reuid', String(sandboxUid), '--regid', String(sandboxUid), '--clear-groups'] : []),
+      ...(asSandboxUser ? [host.setpriv!, '--reuid', String(sandboxUid), '--regid', String(sandboxUid), '--clear-groups'] : []),
+      ...(overlay === undefined ? [] : overlayChain(host.overlay!, overlay, { mirrorFolders: asSandboxUser })),
       bwrap, ...args, '--', executable, ...spec.args,
     ];
+    if (spec.codeDir !== undefined) codeFolder = overlay === undefined ? 'read-only' : 'overlay';
     if (host.isRoot && !host.setpriv) warnings.push('setpriv is missing: the sandbox runs as root mapped to an unprivileged uid inside a user namespace');
     treeGuard = 'bubblewrap-pid-namespace';
   } else if (host.bubblewrap) {
@@ -252,6 +324,14 @@ export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
     args: chain.slice(1),
     env,
     cwd,
-    description: { sandboxed, network: sandboxed ? policy.network : 'host', treeGuard, limits, warnings },
+    description: { sandboxed, network: sandboxed ? policy.network : 'host', treeGuard, limits, ...(codeFolder ? { codeFolder } : {}), warnings },
   };
+}
+
+/** The overlay of a sandboxed plugin's folder, or undefined (with a warning) when it stays read-only. */
+function overlayFor(codeDir: string, context: LaunchContext, warnings: string[]): OverlayLayout | undefined {
+  const problem = context.host.overlay === undefined ? (context.host.overlayProblem ?? 'the overlay is unavailable') : unsafeOverlayPath(codeDir) ?? unsafeOverlayPath(context.stateDir);
+  if (problem === undefined) return overlayLayout(context.stateDir, codeDir);
+  warnings.push(`the plugin's folder is read-only (writes there fail with EROFS): ${problem}`);
+  return undefined;
 }

@@ -29,6 +29,7 @@ import { sleep } from './process-tree.ts';
 import { createTokenBucket, takeAll, type TokenBucket } from './rate-limit.ts';
 import { redactorForSpec, type Redactor } from './redact.ts';
 import { buildLaunch, defaultSearchPath, detectHost, sandboxUid, type HostCapabilities, type LaunchDescription } from './sandbox.ts';
+import { pluginStateDir } from './state-dir.ts';
 import { createSemaphore, type Semaphore } from './semaphore.ts';
 import {
   circuitBreakerConfigSchema,
@@ -54,6 +55,8 @@ export interface SandboxOptions {
   dangerouslyAllowUnsandboxed?: boolean;
   /** Use cgroups for CPU/memory/pids limits when available (default true). */
   useCgroups?: boolean;
+  /** Show a sandboxed plugin's install folder writable through an overlay kept in its state folder (default true). */
+  codeOverlay?: boolean;
   /** Folder holding each plugin's writable state folder. Default: a fresh temp folder removed on close. */
   stateRoot?: string;
   /** Executable search path for commands, bwrap and setpriv. */
@@ -219,9 +222,6 @@ function fingerprintOf(spec: UpstreamSpec): string {
   return createHash('sha256').update(JSON.stringify(spec)).digest('hex');
 }
 
-function sanitizeForPath(value: string): string {
-  return value.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100);
-}
 
 /** Creates the plugin supervisor. Nothing starts until the first call. */
 export function createSupervisor(options: SupervisorOptions = {}): Supervisor {
@@ -259,7 +259,7 @@ export function createSupervisor(options: SupervisorOptions = {}): Supervisor {
 
   function host(): HostCapabilities {
     if (!hostCapabilities) {
-      hostCapabilities = detectHost({ bubblewrapPath: sandboxOptions.bubblewrapPath, searchPath, useCgroups: sandboxOptions.useCgroups });
+      hostCapabilities = detectHost({ bubblewrapPath: sandboxOptions.bubblewrapPath, searchPath, useCgroups: sandboxOptions.useCgroups, codeOverlay: sandboxOptions.codeOverlay });
       const swept = hostCapabilities.cgroups.sweepStale();
       if (swept > 0) logger.info({ swept }, 'removed cgroups left by an earlier Quiver process');
     }
@@ -422,7 +422,7 @@ export function createSupervisor(options: SupervisorOptions = {}): Supervisor {
         // hiding every plugin folder from the sandbox user.
         mkdirSync(stateRoot, { recursive: true, mode: 0o711 });
       }
-      directory = join(stateRoot, sanitizeForPath(spec.pluginId));
+      directory = pluginStateDir(stateRoot, spec.pluginId);
     }
     mkdirSync(directory, { recursive: true, mode: 0o700 });
     // The sandbox runs as `nobody` on the host; its own folder must be writable by it.

@@ -97,6 +97,11 @@ export const stdioSpecSchema = z.object({
   readOnlyPaths: z.array(z.string().min(1)).max(100).default([]),
   /** Writable folder of the plugin; defaults to `<stateRoot>/<pluginId>`. */
   stateDir: z.string().min(1).optional(),
+  /**
+   * The plugin's install folder: in a sandbox it appears writable, its writes kept in the state
+   * folder through an overlay (the folder itself never changes). Read-only when unset.
+   */
+  codeDir: z.string().min(1).optional(),
   limits: resourceLimitsSchema.default({}),
 });
 
