@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Database, NotificationHandler, QueryResult, Queryable } from './database.ts';
 import { assertChannelName } from './database.ts';
+import { mapDatabaseError } from './database-errors.ts';
 import { migrate, type Migration } from './migrator.ts';
 import { clearNewDataDir, createTemplate, extractTemplate, isNewDataDir, loadTemplate, type TemplateManifest } from './pglite-template.ts';
 
@@ -23,8 +24,12 @@ interface PGliteLike {
 function wrap(target: PGliteLike): Queryable {
   return {
     async query<Row>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<Row>> {
-      const result = await target.query<Row>(sql, [...params]);
-      return { rows: result.rows, affectedRows: result.affectedRows ?? 0 };
+      try {
+        const result = await target.query<Row>(sql, [...params]);
+        return { rows: result.rows, affectedRows: result.affectedRows ?? 0 };
+      } catch (error) {
+        throw mapDatabaseError(error);
+      }
     },
   };
 }

@@ -6,6 +6,7 @@
 import pg from 'pg';
 import type { Database, NotificationHandler, QueryResult, Queryable } from './database.ts';
 import { assertChannelName } from './database.ts';
+import { mapDatabaseError } from './database-errors.ts';
 
 const INT8_OID = 20;
 
@@ -19,8 +20,12 @@ function makeTypes(): pg.CustomTypesConfig {
 function wrap(client: pg.Pool | pg.PoolClient): Queryable {
   return {
     async query<Row>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<Row>> {
-      const result = await client.query({ text: sql, values: [...params], types: makeTypes() });
-      return { rows: result.rows as Row[], affectedRows: result.rowCount ?? 0 };
+      try {
+        const result = await client.query({ text: sql, values: [...params], types: makeTypes() });
+        return { rows: result.rows as Row[], affectedRows: result.rowCount ?? 0 };
+      } catch (error) {
+        throw mapDatabaseError(error);
+      }
     },
   };
 }
