@@ -119,18 +119,53 @@ describeEachBackend('plugin call events', (backend) => {
     await db.query('DELETE FROM plugin_call_events');
   });
 
-  it('logs a failed insert instead of throwing, and keeps recording afterwards', async () => {
+  it('drops an event the database refuses alone: the rest of its batch is stored, with one warning', async () => {
     const logger = capturingLogger();
     const recorder = createCallEventRecorder({ db, logger, flushMs: 60_000 });
-    // The outcome CHECK of migration 0041 rejects the whole batch in the real database.
+    // The outcome CHECK of migration 0041 refuses this row (23514); a NUL byte refuses the session id (22P05 in jsonb).
+    recorder.record(event(alpha, 'before'));
     recorder.record(event(alpha, 'bad', { outcome: 'exploded' as RecordableCallEvent['outcome'] }));
-    recorder.record(event(alpha, 'good-but-same-batch'));
+    recorder.record(event(alpha, 'good-but-same-batch', { at: new Date(Date.now() + 1) }));
+    recorder.record(event(beta, 'nul', { sessionId: 'secret-session\u0000' }));
+    await recorder.flush();
+    assert.deepEqual(recorder.stats(), { queued: 0, written: 2, dropped: 0, failed: 2, skipped: 0 });
+    assert.deepEqual(await stored(alpha), ['before', 'good-but-same-batch']);
+    assert.deepEqual(await stored(beta), []);
+    const warnings = logger.lines.filter((line) => line.level === 'warn');
+    assert.deepEqual(warnings.map((line) => [line.context['sqlState'], line.context['plugin'], line.context['events']]), [
+      ['23514', 'alpha', 1],
+      ['22P05', 'beta', 1],
+    ]);
+    assert.equal(logger.lines.filter((line) => line.level === 'error').length, 0);
+    // Only the SQLSTATE is logged, never the refused row (its session id may be a secret).
+    assert.ok(!JSON.stringify(logger.lines).includes('secret-session'));
+    recorder.record(event(alpha, 'after', { at: new Date(Date.now() + 2) }));
+    await recorder.close();
+    assert.deepEqual(await stored(alpha), ['before', 'good-but-same-batch', 'after']);
+    await db.query('DELETE FROM plugin_call_events');
+  });
+
+  it('logs a failed batch once (the database, not a row, failed) instead of throwing, and keeps recording', async () => {
+    const logger = capturingLogger();
+    let down = true;
+    const flaky: Queryable = {
+      query<Row>(sql: string, params?: readonly unknown[]) {
+        if (down && sql.includes('INSERT INTO plugin_call_events')) return Promise.reject(Object.assign(new Error('connection terminated'), { code: '57P01' }));
+        return db.query<Row>(sql, params);
+      },
+    };
+    const counted = countingInserts(flaky);
+    const recorder = createCallEventRecorder({ db: counted, logger, flushMs: 60_000 });
+    recorder.record(event(alpha, 'lost-1'));
+    recorder.record(event(alpha, 'lost-2'));
     await recorder.flush();
     assert.deepEqual(recorder.stats(), { queued: 0, written: 0, dropped: 0, failed: 2, skipped: 0 });
+    assert.equal(counted.inserts, 1, 'no retries against a failing database');
     const errors = logger.lines.filter((line) => line.level === 'error');
     assert.equal(errors.length, 1);
     assert.equal(errors[0]!.context['events'], 2);
     assert.ok(errors[0]!.context['err'] instanceof Error);
+    down = false;
     recorder.record(event(alpha, 'after'));
     await recorder.close();
     assert.deepEqual(await stored(alpha), ['after']);

@@ -3,7 +3,8 @@
  * Persists the supervisor's `CallEvent`s (one per upstream tool call, DESIGN §3.6; runtime
  * issue "Health") to `plugin_call_events`, off the hot path: `record()` only queues; a timer
  * (or a full batch) writes the queue with one multi-row insert. A full queue drops its oldest
- * event and counts it; a failed insert is logged and counted, never thrown into a call.
+ * event and counts it; a failed insert is logged and counted, never thrown into a call. An
+ * event the database refuses is dropped alone (the batch writer isolates it), with a warning.
  *
  * @example
  * const recorder = createCallEventRecorder({ db, logger });
@@ -14,7 +15,8 @@
 import { silentLogger, type Logger } from '../core/logger.ts';
 import type { Queryable } from '../store/database.ts';
 import { isUuid } from '../store/repositories/mapping.ts';
-import { createBatchWriter } from '../store/batch-writer.ts';
+import { createBatchWriter, isRowError } from '../store/batch-writer.ts';
+import { sqlStateOf } from '../store/database-errors.ts';
 import { deletePluginCallEventsBefore, insertPluginCallEvents, type PluginCallEventWrite } from '../store/repositories/plugin-call-events.ts';
 import type { CallEvent } from './types.ts';
 
@@ -48,7 +50,7 @@ export interface CallEventRecorderStats {
   written: number;
   /** Dropped because the queue was full. */
   dropped: number;
-  /** Lost because an insert failed. */
+  /** Lost because an insert failed (a whole batch, or one event the database refused). */
   failed: number;
   /** Not stored: the plugin is not a stored plugin (no UUID id) or was removed meanwhile. */
   skipped: number;
@@ -111,6 +113,16 @@ export function createCallEventRecorder(options: CallEventRecorderOptions): Call
     },
     onError(error, batch) {
       counters.failed += batch.length;
+      const event = batch[0];
+      if (batch.length === 1 && event !== undefined && isRowError(error)) {
+        // One event the database refused (the writer stored the rest of its batch). Only the
+        // SQLSTATE is logged: an engine error's detail quotes the whole row, session id included.
+        logger.warn(
+          { sqlState: sqlStateOf(error) ?? 'unknown', plugin: event.pluginName, events: 1 },
+          'plugin call events: the database refused one event; it was dropped and the rest of its batch stored',
+        );
+        return;
+      }
       logger.error({ err: error, events: batch.length }, 'plugin call events: could not write a batch');
     },
   });

@@ -1,6 +1,22 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBatchWriter } from './batch-writer.ts';
+import { createBatchWriter, isRowError } from './batch-writer.ts';
+import { QuiverError, invalidInput, isQuiverError } from '../core/errors.ts';
+
+/** A write that stores every item unless the batch holds a bad one, like one INSERT statement. */
+function rejectingWrite(isBad: (item: number) => boolean, error: () => unknown) {
+  const stored: number[] = [];
+  const writes: number[][] = [];
+  return {
+    stored,
+    writes,
+    async write(batch: number[]) {
+      writes.push([...batch]);
+      if (batch.some(isBad)) throw error();
+      stored.push(...batch);
+    },
+  };
+}
 
 describe('batch writer', () => {
   it('writes full batches at once and partial ones after flushMs, in order', async () => {
@@ -57,5 +73,89 @@ describe('batch writer', () => {
     await Promise.all([writer.flush(), writer.flush(), writer.flush()]);
     assert.equal(most, 1);
     assert.equal(writer.size, 0);
+  });
+
+  it('stores every good item of a batch with a bad one, and reports each bad item alone', async () => {
+    const bad = new Set([3, 11, 12]);
+    const target = rejectingWrite((n) => bad.has(n), () => invalidInput('the database refused a value'));
+    const errors: Array<{ error: unknown; batch: number[] }> = [];
+    const settled: number[] = [];
+    const writer = createBatchWriter<number>({
+      write: target.write,
+      flushMs: 1_000,
+      batchSize: 16,
+      maxQueue: 100,
+      onError: (error, batch) => errors.push({ error, batch }),
+      onSettled: (batch) => settled.push(...batch),
+    });
+    for (let n = 0; n < 16; n++) writer.push(n);
+    await writer.flush();
+    assert.deepEqual(target.stored.sort((a, b) => a - b), [0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 13, 14, 15]);
+    assert.deepEqual(errors.map((e) => e.batch), [[3], [11], [12]]);
+    assert.ok(errors.every((e) => isQuiverError(e.error, 'invalid_input')));
+    // Settled once per batch that left the queue, not once per retried half.
+    assert.deepEqual(settled, Array.from({ length: 16 }, (_, n) => n));
+  });
+
+  it('finds one bad item by bisection: about 2·log2(n) extra writes, not n', async () => {
+    const target = rejectingWrite((n) => n === 41, () => invalidInput('refused'));
+    const writer = createBatchWriter<number>({ write: target.write, flushMs: 1_000, batchSize: 64, maxQueue: 100 });
+    for (let n = 0; n < 64; n++) writer.push(n);
+    await writer.flush();
+    assert.equal(target.stored.length, 63);
+    assert.ok(!target.stored.includes(41));
+    assert.equal(target.writes.length, 1 + 2 * 6);
+  });
+
+  it('isolates a bad item on a raw SQLSTATE of classes 22, 23 and 54 too', async () => {
+    for (const code of ['22021', '22P05', '23503', '54001']) {
+      const target = rejectingWrite((n) => n === 2, () => Object.assign(new Error('refused'), { code }));
+      const rejected: number[][] = [];
+      const writer = createBatchWriter<number>({ write: target.write, flushMs: 1_000, batchSize: 4, maxQueue: 10, onError: (_e, batch) => rejected.push(batch) });
+      for (const n of [1, 2, 3, 4]) writer.push(n);
+      await writer.flush();
+      assert.deepEqual(target.stored.sort(), [1, 3, 4], code);
+      assert.deepEqual(rejected, [[2]], code);
+    }
+  });
+
+  it('reports a failure that does not blame the rows once, for the whole batch, without retries', async () => {
+    const target = rejectingWrite(() => true, () => Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' }));
+    const errors: number[][] = [];
+    const writer = createBatchWriter<number>({ write: target.write, flushMs: 1_000, batchSize: 8, maxQueue: 10, onError: (_e, batch) => errors.push(batch) });
+    for (let n = 0; n < 8; n++) writer.push(n);
+    await writer.flush();
+    assert.deepEqual(errors, [[0, 1, 2, 3, 4, 5, 6, 7]]);
+    assert.equal(target.writes.length, 1);
+  });
+
+  it('takes the row-blame decision from isRowError when given', async () => {
+    const target = rejectingWrite((n) => n === 0, () => new Error('custom'));
+    const errors: number[][] = [];
+    const writer = createBatchWriter<number>({
+      write: target.write,
+      flushMs: 1_000,
+      batchSize: 3,
+      maxQueue: 10,
+      isRowError: (error) => (error as Error).message === 'custom',
+      onError: (_e, batch) => errors.push(batch),
+    });
+    for (const n of [0, 1, 2]) writer.push(n);
+    await writer.flush();
+    assert.deepEqual(errors, [[0]]);
+    assert.deepEqual(target.stored.sort(), [1, 2]);
+  });
+
+  it('isRowError: invalid_input and data SQLSTATEs blame rows; other errors do not', () => {
+    assert.equal(isRowError(invalidInput('x')), true);
+    assert.equal(isRowError({ code: '22P02' }), true);
+    assert.equal(isRowError({ code: '23505' }), true);
+    assert.equal(isRowError({ code: '54001' }), true);
+    assert.equal(isRowError(new QuiverError('unavailable', 'down')), false);
+    assert.equal(isRowError({ code: '08006' }), false);
+    assert.equal(isRowError({ code: '57014' }), false);
+    assert.equal(isRowError(new Error('plain')), false);
+    assert.equal(isRowError(undefined), false);
+    assert.equal(isRowError('22P02'), false);
   });
 });

@@ -4,11 +4,20 @@
  * queued and written in batches after `flushMs` or once `batchSize` are waiting. The queue
  * is bounded (the oldest item is dropped when full), a failing batch is reported and never
  * thrown at the producer, and one flush runs at a time.
+ *
+ * A batch mixes the items of unrelated requests (and tenants), so one bad item must not take
+ * the others down with it (issue #18, finding 2). When a write fails because of the data
+ * (`isRowError`: the store's `invalid_input`, or a raw SQLSTATE of class 22, 23 or 54), the
+ * batch is split in halves and each half written again, down to single items: every good item
+ * is stored and each bad one is reported alone through `onError(error, [item])`. Any other
+ * failure (the database is down, a timeout) says nothing about the rows, so the batch is
+ * reported once as a whole instead of hammering a sick database with 2n-1 retries.
  */
+import { isQuiverError, ErrorCodes } from '../core/errors.ts';
 
 /** Options of `createBatchWriter`. */
 export interface BatchWriterOptions<T> {
-  /** Writes one batch; a throw is passed to `onError`, the items are not retried. */
+  /** Writes one batch (or, after a data error, a part of one); a throw is passed to `onError`. */
   write(batch: T[]): Promise<void>;
   /** Delay before a partial batch is written (ms). */
   flushMs: number;
@@ -16,9 +25,15 @@ export interface BatchWriterOptions<T> {
   /** Most queued items; beyond it the oldest is dropped. */
   maxQueue: number;
   onDrop?(item: T): void;
+  /**
+   * Called with the items a failed write lost: one rejected item when the failure was about
+   * the data (the rest of its batch is stored), or the whole batch otherwise.
+   */
   onError?(error: unknown, batch: T[]): void;
   /** Called once a batch left the queue, written or not. */
   onSettled?(batch: T[]): void;
+  /** True when `error` blames the written rows (default: `isRowError`). */
+  isRowError?(error: unknown): boolean;
 }
 
 /** A bounded, batching write queue. */
@@ -29,13 +44,41 @@ export interface BatchWriter<T> {
   readonly size: number;
 }
 
+// SQLSTATE classes that blame the statement's values: 22 data exception (bad text, NUL,
+// invalid uuid…), 23 integrity constraint violation, 54 program limit exceeded (too deep).
+const ROW_SQLSTATE = /^(22|23|54)[0-9A-Z]{3}$/;
+
+/** True when a write failed because of the values written (not because of the database). */
+export function isRowError(error: unknown): boolean {
+  if (isQuiverError(error)) return error.code === ErrorCodes.invalidInput;
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && ROW_SQLSTATE.test(code);
+}
+
 /** Creates a batch writer. */
 export function createBatchWriter<T>(options: BatchWriterOptions<T>): BatchWriter<T> {
   const batchSize = Math.max(1, options.batchSize);
   const maxQueue = Math.max(1, options.maxQueue);
+  const blamesRows = options.isRowError ?? isRowError;
   const queue: T[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   let flushing: Promise<void> | undefined;
+
+  // Bisection: a batch of n with one bad item costs about 2·log2(n) extra writes, not n.
+  async function writeIsolating(items: T[]): Promise<void> {
+    try {
+      await options.write(items);
+    } catch (error) {
+      if (items.length === 1 || !blamesRows(error)) {
+        options.onError?.(error, items);
+        return;
+      }
+      const middle = Math.ceil(items.length / 2);
+      await writeIsolating(items.slice(0, middle));
+      await writeIsolating(items.slice(middle));
+    }
+  }
 
   async function flushOnce(): Promise<void> {
     if (timer !== undefined) {
@@ -45,9 +88,7 @@ export function createBatchWriter<T>(options: BatchWriterOptions<T>): BatchWrite
     while (queue.length > 0) {
       const batch = queue.splice(0, batchSize);
       try {
-        await options.write(batch);
-      } catch (error) {
-        options.onError?.(error, batch);
+        await writeIsolating(batch);
       } finally {
         options.onSettled?.(batch);
       }
