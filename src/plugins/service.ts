@@ -4,13 +4,15 @@
  * the marketplace; discover; enable per workspace and project; credentials; update and
  * remove; Plugin Intelligence Documents (seed 000 §6.3); the marketplace catalog.
  *
- * Atomic install. The filesystem work and discovery happen in a staging folder
- * (`installer.ts`); only then is the database touched, in this order: the plugin row is
- * inserted as `failed` (never served), the catalog syncs its tools (its own transaction,
- * seed 001 §9 — the one path for plugin tools), then one transaction makes the row `active`
- * and writes enablement, secrets and the shipped PID. Any failure deletes the row (tools,
- * versions, enablements and secrets cascade) and the cache folder this install created, so
- * nothing is left behind. An update writes the new install fields first and restores the old
+ * Atomic install. The plugin row is reserved first, as `failed` (never served) with this
+ * process's lease (migration 0033), so the name is claimed before anything is fetched. The
+ * filesystem work and discovery happen in a staging folder (`installer.ts`); then the install
+ * fields are written, the folder is moved into place, the catalog syncs its tools (its own
+ * transaction, seed 001 §9 — the one path for plugin tools), and one transaction makes the row
+ * `active`, clears the lease and writes enablement, secrets and the shipped PID. Any failure
+ * deletes the row (tools, versions, enablements and secrets cascade) and the cache folder this
+ * install created, so nothing is left behind; a crash leaves a leased row that start-up
+ * recovery (`recovery.ts`) rolls back once its process is gone. An update writes the new install fields first and restores the old
  * ones if the sync fails; the old cache folder is removed only after the new one is in use.
  *
  * @example
@@ -19,6 +21,7 @@
  * const tools = await plugins.effectiveTools({ workspace: 'default' });
  */
 import { rm } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { z } from 'zod';
 import { QuiverError, ErrorCodes, invalidInput, isQuiverError, notFound } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../core/logger.ts';
@@ -45,7 +48,6 @@ import {
   findIntelligence,
   findPluginRecordById,
   findPluginRecordByName,
-  insertPluginRecord,
   installFieldsOf,
   listIntelligence,
   listPluginRecords,
@@ -56,7 +58,17 @@ import {
   type IntelligenceRecord,
   type PluginRecord,
 } from '../store/repositories/plugins.ts';
+import {
+  claimPluginInstall,
+  findInstallReservation,
+  finishPluginInstall,
+  renewPluginInstallLease,
+  reservePluginInstall,
+} from '../store/repositories/plugin-install-leases.ts';
+import { processOwner } from '../store/process-owner.ts';
 import { deletePluginSecrets, deleteSecret, listSecrets, upsertSecret } from '../store/repositories/secrets.ts';
+import { deleteAllPluginEnv, deletePluginEnv, listPluginEnv, upsertPluginEnv } from '../store/repositories/plugin-env.ts';
+import { pluginStateDir } from '../runtime/state-dir.ts';
 import {
   findProjectByName,
   findWorkspaceByName,
@@ -74,8 +86,10 @@ import { assessPid, generatePid, pidSearchFields, PID_SCHEMA_VERSION, PID_SEARCH
 import { buildUpstreamSpec, credentialDelivery, installFailed, prepareInstall, type InstallRequest, type PreparedInstall } from './installer.ts';
 import type { StoredLaunch } from './launch.ts';
 import { lexicalSearch } from './lexical-search.ts';
+import { assertSecretAllowed, assertSettingAllowed, mergeLaunchEnv } from './plugin-env.ts';
 import { credentialNameForHeader, installPlanFor, marketplaceServerSchema, parseMarketplaceCatalog } from './marketplace.ts';
 import type { SecretBox } from './secret-box.ts';
+import { installAbandoned, INSTALL_LEASE_SECONDS } from './recovery.ts';
 import { defaultNameHint, parsePluginSource, type PluginSource } from './sources.ts';
 
 /** The workspace a plugin is enabled in when none is named. */
@@ -108,6 +122,8 @@ export interface PluginServiceOptions {
   readOnlyPaths?: readonly string[];
   /** Trust level of plugins not yet verified (default UNVERIFIED: sandboxed, no network). */
   defaultTrustLevel?: TrustLevel;
+  /** The supervisor's `stateRoot` (`<home>/state`): `show` reports each plugin's state folder in it. */
+  stateRoot?: string;
 }
 
 /** Options of `add`. */
@@ -158,8 +174,19 @@ export interface PluginDetails {
   plugin: PublicPlugin;
   enablements: Array<{ workspace: string; project: string | null; enabled: boolean }>;
   secrets: Array<{ key: string; declared: boolean; updatedAt: Date }>;
+  /** Non-secret settings (`plugin env set`), values in plain. */
+  env: PluginSetting[];
+  /** The plugin's writable state folder (its HOME, and where writes to its own folder are kept); null when unknown. */
+  stateDir: string | null;
   toolCount: number;
   intelligence: { status: IntelligenceRecord['validationStatus']; origin: IntelligenceRecord['origin']; contentHash: string } | null;
+}
+
+/** A non-secret setting of a plugin. */
+export interface PluginSetting {
+  key: string;
+  value: string;
+  updatedAt: Date;
 }
 
 /** A marketplace search hit. */
@@ -200,6 +227,12 @@ export interface PluginService {
   /** Stores a credential, sealed with AES-256-GCM. */
   setSecret(plugin: string, key: string, value: string): Promise<{ key: string; declared: boolean }>;
   deleteSecret(plugin: string, key: string): Promise<boolean>;
+  /** Stores a non-secret setting, passed to the plugin as an environment variable (plugin-env.ts has the rules). */
+  setEnv(plugin: string, key: string, value: string): Promise<PluginSetting>;
+  /** Removes a setting; false when it was not set. */
+  unsetEnv(plugin: string, key: string): Promise<boolean>;
+  /** The plugin's settings, by key. */
+  listEnv(plugin: string): Promise<PluginSetting[]>;
   /** Decrypted env variables and headers for the runtime; throws `missing_credential` naming required keys not set. */
   resolveLaunchEnv(plugin: string): Promise<{ env: Record<string, string>; headers: Record<string, string> }>;
   /** The runtime spec of an installed plugin, credentials included (hand it to the supervisor only). */
@@ -376,23 +409,26 @@ export function createPluginService(options: PluginServiceOptions): PluginServic
     };
   }
 
-  /** Commits a prepared install of a new plugin (no row yet). */
-  async function commitNew(prepared: PreparedInstall, scope: { workspaceId: string; projectId: string | undefined }, values: Record<string, string>) {
+  /**
+   * Commits a prepared install into the row reserved for it (status `failed`, leased). The
+   * install fields (with the cache path) are written before the folder is placed, so a crash at
+   * any point leaves a row that start-up recovery can roll back together with its folder.
+   */
+  async function commitReserved(
+    id: string,
+    prepared: PreparedInstall,
+    scope: { workspaceId: string; projectId: string | undefined },
+    values: Record<string, string>,
+  ) {
     const name = prepared.fields.name;
     let createdCache = false;
-    let pluginId: string | undefined;
     try {
+      await updatePluginInstall(db, id, prepared.fields, 'failed', now());
       createdCache = await prepared.place();
-      try {
-        pluginId = (await insertPluginRecord(db, prepared.fields, 'failed', now())).id;
-      } catch (error) {
-        if (isUniqueViolation(error)) throw new QuiverError(ErrorCodes.conflict, `a plugin named '${name}' already exists`, { details: { name }, cause: error });
-        throw error;
-      }
       const sync = await syncTools(name, prepared);
-      const id = pluginId;
       await db.transaction(async (tx) => {
         await setPluginStatus(tx, id, 'active', now());
+        await finishPluginInstall(tx, id);
         await setEnablement(tx, { pluginId: id, workspaceId: scope.workspaceId, projectId: scope.projectId ?? null, enabled: true });
         await storeSecrets(tx, id, values);
         await storeShippedPid(tx, id, name, prepared);
@@ -400,12 +436,47 @@ export function createPluginService(options: PluginServiceOptions): PluginServic
       return sync;
     } catch (error) {
       // Compensation: the row (with its tools, versions, categories, enablement, secrets) and the folder go.
-      if (pluginId !== undefined) await deletePluginRecord(db, pluginId).catch((cleanup) => logger.error({ err: cleanup, plugin: name }, 'install cleanup failed'));
+      await deletePluginRecord(db, id).catch((cleanup) => logger.error({ err: cleanup, plugin: name }, 'install cleanup failed'));
       if (createdCache && prepared.cachePath !== undefined) await rm(prepared.cachePath, { recursive: true, force: true });
       await prepared.discard();
       if (isQuiverError(error, 'install_failed') || isQuiverError(error, ErrorCodes.conflict)) throw error;
       throw installFailed(name, 'sync', (error as Error).message, { cause: error });
     }
+  }
+
+  /**
+   * Reserves the row of a new install (or takes over one a crashed install left): the name is
+   * claimed before anything is fetched, so a second install of it fails at once, and the row
+   * carries this process's lease (renewed until `stop()`) for start-up recovery.
+   */
+  async function reserveInstall(name: string, sourceKind: string, existing: PluginRecord | undefined): Promise<{ id: string; stop(): void }> {
+    const owner = processOwner() ?? { host: hostname(), pid: process.pid };
+    let id: string;
+    if (existing === undefined) {
+      try {
+        id = await reservePluginInstall(db, { name, sourceType: sourceKind, source: {}, owner, leaseSeconds: INSTALL_LEASE_SECONDS });
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new QuiverError(ErrorCodes.conflict, `a plugin named '${name}' already exists`, { details: { name }, cause: error });
+        throw error;
+      }
+    } else {
+      const reservation = await findInstallReservation(db, existing.id, INSTALL_LEASE_SECONDS);
+      const claimed =
+        reservation !== undefined &&
+        installAbandoned(reservation) &&
+        (await claimPluginInstall(db, { id: existing.id, previousOwner: reservation.rawOwner, owner, leaseSeconds: INSTALL_LEASE_SECONDS }));
+      if (!claimed) {
+        throw new QuiverError(ErrorCodes.conflict, `plugin '${name}' is being installed by another process; try again once it has finished`, {
+          details: { name, pluginId: existing.id },
+        });
+      }
+      id = existing.id;
+    }
+    const renew = setInterval(() => {
+      void renewPluginInstallLease(db, id, owner, INSTALL_LEASE_SECONDS).catch((error) => logger.warn({ err: error, plugin: name }, 'renewing the install lease failed'));
+    }, (INSTALL_LEASE_SECONDS * 1000) / 3);
+    renew.unref();
+    return { id, stop: () => clearInterval(renew) };
   }
 
   /** Commits a prepared install over an existing row (update, sync, or re-adding a removed plugin). */
@@ -509,11 +580,15 @@ export function createPluginService(options: PluginServiceOptions): PluginServic
         { details: { name, pluginId: existing.id } },
       );
     }
+    if (addOptions.ref !== undefined && source.kind !== 'git') throw invalidInput('--ref only applies to git sources');
     logger.info({ plugin: name, source: source.kind }, 'installing plugin');
+    // A removed plugin is re-installed over its row; a new one (or a crashed install's leftover) gets a reserved row.
+    const reinstalling = existing?.status === 'removed';
+    const reservation = reinstalling ? undefined : await reserveInstall(name, source.kind, existing);
     const request: InstallRequest = {
       source: source as InstallRequest['source'],
       name,
-      pluginId: existing?.id,
+      pluginId: reinstalling ? existing?.id : undefined,
       ref: addOptions.ref,
       args,
       bin: addOptions.bin,
@@ -522,13 +597,23 @@ export function createPluginService(options: PluginServiceOptions): PluginServic
       extraCredentials,
       sourceExtras,
     };
-    if (addOptions.ref !== undefined && source.kind !== 'git') throw invalidInput('--ref only applies to git sources');
-    const prepared = await prepareInstall(request, settings);
     const scopeIds = { workspaceId: scope.workspace.id, projectId: scope.project?.id };
-    const sync =
-      existing === undefined
-        ? await commitNew(prepared, scopeIds, values)
-        : await commitExisting(existing, prepared, { status: 'active', scope: scopeIds, values });
+    let prepared: PreparedInstall;
+    let sync: Awaited<ReturnType<typeof syncTools>>;
+    try {
+      try {
+        prepared = await prepareInstall(request, settings);
+      } catch (error) {
+        if (reservation !== undefined) await deletePluginRecord(db, reservation.id).catch((cleanup) => logger.error({ err: cleanup, plugin: name }, 'install cleanup failed'));
+        throw error;
+      }
+      sync =
+        reservation === undefined
+          ? await commitExisting(existing!, prepared, { status: 'active', scope: scopeIds, values })
+          : await commitReserved(reservation.id, prepared, scopeIds, values);
+    } finally {
+      reservation?.stop();
+    }
     const record = await requirePlugin(name);
     logger.info({ plugin: name, tools: prepared.tools.length, inserted: sync.inserted.length }, 'plugin installed');
     return { ...reportOf(await toPublic(record), prepared, sync), enabledIn: { workspace: scope.workspace.name, project: scope.project?.name ?? null } };
@@ -631,6 +716,8 @@ export function createPluginService(options: PluginServiceOptions): PluginServic
         plugin: await toPublic(record),
         enablements: await listPluginEnablements(db, record.id),
         secrets: (await listSecrets(db, record.id)).map((row) => ({ key: row.key, declared: declared.has(row.key), updatedAt: row.updatedAt })),
+        env: await listPluginEnv(db, record.id),
+        stateDir: options.stateRoot === undefined ? null : pluginStateDir(options.stateRoot, record.id),
         toolCount: page.total,
         intelligence:
           intelligence === undefined
@@ -679,6 +766,7 @@ export function createPluginService(options: PluginServiceOptions): PluginServic
       await db.transaction(async (tx) => {
         await deletePluginEnablements(tx, record.id);
         await deletePluginSecrets(tx, record.id);
+        await deleteAllPluginEnv(tx, record.id);
         await setPluginStatus(tx, record.id, 'removed', now());
       });
       await supervisor.stop?.(record.id).catch(() => undefined);
@@ -699,6 +787,7 @@ export function createPluginService(options: PluginServiceOptions): PluginServic
       const parsedKey = secretKeySchema.safeParse(key);
       if (!parsedKey.success) throw invalidInput(`invalid secret key '${key}': ${parsedKey.error.issues[0]?.message ?? ''}`);
       const plaintext = parseSecretValue(value);
+      assertSecretAllowed(record.name, key, new Set((await listPluginEnv(db, record.id)).map((row) => row.key)));
       await upsertSecret(db, record.id, key, secrets.seal(plaintext, secretContext(record.id, key)), now());
       logger.info({ plugin: record.name, key }, 'plugin secret set');
       return { key, declared: parseCredentials(record.credentials).some((credential) => credential.name === key) };
@@ -709,8 +798,28 @@ export function createPluginService(options: PluginServiceOptions): PluginServic
       return deleteSecret(db, record.id, key);
     },
 
+    async setEnv(reference, key, value) {
+      const record = await requirePlugin(reference);
+      const secretKeys = new Set((await listSecrets(db, record.id)).map((row) => row.key));
+      assertSettingAllowed(record.name, key, value, { credentials: parseCredentials(record.credentials), secretKeys });
+      const at = now();
+      await upsertPluginEnv(db, record.id, key, value, at);
+      logger.info({ plugin: record.name, key }, 'plugin setting set');
+      return { key, value, updatedAt: at };
+    },
+
+    async unsetEnv(reference, key) {
+      const record = await requirePlugin(reference);
+      return deletePluginEnv(db, record.id, key);
+    },
+
+    async listEnv(reference) {
+      return listPluginEnv(db, (await requirePlugin(reference)).id);
+    },
+
     async resolveLaunchEnv(reference) {
       const record = await requirePlugin(reference);
+      const settings = Object.fromEntries((await listPluginEnv(db, record.id)).map((row) => [row.key, row.value]));
       const delivery = credentialDelivery(parseCredentials(record.credentials), await secretValues(record.id));
       if (delivery.missing.length > 0) {
         throw new QuiverError(
@@ -720,7 +829,7 @@ export function createPluginService(options: PluginServiceOptions): PluginServic
           { kind: 'user', details: { plugin: record.name, missing: delivery.missing } },
         );
       }
-      return { env: delivery.env, headers: delivery.headers };
+      return { env: mergeLaunchEnv(settings, delivery.env), headers: delivery.headers };
     },
 
     async upstreamSpec(reference) {
@@ -728,19 +837,20 @@ export function createPluginService(options: PluginServiceOptions): PluginServic
       if (record.status !== 'active') throw new QuiverError(ErrorCodes.unavailable, `plugin '${record.name}' is ${record.status}`);
       if (record.launch === null) throw new QuiverError(ErrorCodes.unavailable, `plugin '${record.name}' has no launch (it registered itself through sync)`);
       const { env, headers } = await this.resolveLaunchEnv(record.id);
-      return parseUpstreamSpec(
-        buildUpstreamSpec({
-          pluginId: record.id,
-          pluginName: record.name,
-          version: record.version ?? 'local',
-          launch: record.launch as unknown as StoredLaunch,
-          root: typeof record.source['cachePath'] === 'string' ? record.source['cachePath'] : undefined,
-          env,
-          headers,
-          readOnlyPaths: settings.readOnlyPaths,
-          trustLevel: (record.trustLevel as TrustLevel | null) ?? trustLevel,
-        }),
-      );
+      const root = typeof record.source['cachePath'] === 'string' ? record.source['cachePath'] : undefined;
+      const spec = buildUpstreamSpec({
+        pluginId: record.id,
+        pluginName: record.name,
+        version: record.version ?? 'local',
+        launch: record.launch as unknown as StoredLaunch,
+        root,
+        env,
+        headers,
+        readOnlyPaths: settings.readOnlyPaths,
+        trustLevel: (record.trustLevel as TrustLevel | null) ?? trustLevel,
+      });
+      // The install folder appears writable in the sandbox, its writes kept in the state folder (runtime/code-overlay.ts).
+      return parseUpstreamSpec(spec.transport === 'stdio' && root !== undefined ? { ...spec, codeDir: root } : spec);
     },
 
     listWorkspaces: () => listWorkspaces(db),
