@@ -1,8 +1,9 @@
 /**
  * @module api/app
  * The HTTP API as a Web-standard Hono app: request ids, a body-size limit, API-key
- * authentication, and one error mapping (`{error: {code, message, details}}`). Route
- * modules plug in as `ApiRouteModule`s; the app never knows how services are built.
+ * authentication, refusal of NUL bytes in paths and queries, and one error mapping
+ * (`{error: {code, message, details}}`). Route modules plug in as `ApiRouteModule`s; the app
+ * never knows how services are built.
  * Tests call `app.request()` with no server.
  */
 import { Hono } from 'hono';
@@ -11,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { QuiverError, ErrorCodes, toQuiverError } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../core/logger.ts';
 import type { ApiKeyService } from '../access/api-keys.ts';
-import { statusForCode, type ApiEnv } from './http.ts';
+import { assertSafeRequestTarget, statusForCode, type ApiEnv } from './http.ts';
 import { buildOpenApiDocument, type OpenApiPaths } from './openapi.ts';
 import { QUIVER_VERSION } from '../core/version.ts';
 
@@ -69,6 +70,13 @@ export function createApi(options: CreateApiOptions): Hono<ApiEnv> {
     const header = c.req.header('authorization');
     const token = header?.match(/^Bearer\s+(\S+)$/i)?.[1] ?? c.req.header('x-api-key');
     c.set('principal', await options.apiKeys.authenticate(token));
+    await next();
+  });
+
+  // Bad text in the path or query is refused for every route and scope (issue #18, finding 7);
+  // JSON bodies get the same check in readJson.
+  app.use('*', async (c, next) => {
+    assertSafeRequestTarget(c.req.url);
     await next();
   });
 
