@@ -16,6 +16,7 @@ import { createCatalogService, type CatalogService } from './catalog/index.ts';
 import { createSupervisor, type Supervisor } from './runtime/index.ts';
 import { createCallEventRecorder, type CallEventRecorder } from './runtime/call-event-recorder.ts';
 import { createPluginService, type PluginService } from './plugins/service.ts';
+import { recoverInterruptedInstalls } from './plugins/recovery.ts';
 import { createLazySecretBox, loadSecretKey } from './plugins/secret-box.ts';
 import { createPluginHealth, type PluginHealthSource } from './plugins/health.ts';
 import type { ApiRouteModule } from './api/app.ts';
@@ -32,6 +33,7 @@ import type { Embedder } from './retrieval/embedders/embedder.ts';
 import { createOfflineEmbedder } from './retrieval/embedders/offline.ts';
 import { createOpenAICompatibleEmbedder } from './retrieval/embedders/openai-compatible.ts';
 import { createTransformersEmbedder } from './retrieval/embedders/transformers.ts';
+import { createEmbeddingWorker, type EmbeddingWorker } from './retrieval/embedding-worker.ts';
 
 /** Everything a front needs, wired. */
 export interface App {
@@ -49,6 +51,8 @@ export interface App {
   pluginHealth: PluginHealthSource;
   selection: SelectionEngine;
   embedder: Embedder;
+  /** Keeps tool embeddings current in the background; status and recompute on demand. */
+  embeddings: EmbeddingWorker;
   /** The HTTP route modules of every part. */
   apiModules(): ApiRouteModule[];
   /** Stops timers, processes and the database. Safe to call twice. */
@@ -125,11 +129,14 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     await apiKeys.ready();
     // Catalog writes drop the selection caches here and, through NOTIFY, in every replica.
     let selection: SelectionEngine | undefined;
+    let embeddings: EmbeddingWorker | undefined;
     const catalog = createCatalogService({
       db,
       logger,
       onChange: (event) => {
         selection?.invalidate(event.kind);
+        // New or changed tools get their vectors in the background (issue #15).
+        if (event.kind === 'tools') embeddings?.schedule();
         void notifyCatalogChanged(db, event.kind).catch((error) => logger.warn({ err: error }, 'catalog change notification failed'));
       },
     });
@@ -141,6 +148,19 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     });
     selection = engine;
     closers.unshift(() => engine.close());
+    const embeddingWorker = createEmbeddingWorker({
+      db,
+      embedder,
+      logger: logger.child({ part: 'embeddings' }),
+      background: config.embeddings.background,
+      sweepIntervalMs: config.embeddings.sweepIntervalMs,
+      onEmbedded: () => {
+        engine.invalidate('tools');
+        void notifyCatalogChanged(db, 'tools').catch((error) => logger.warn({ err: error }, 'embedding change notification failed'));
+      },
+    });
+    embeddings = embeddingWorker;
+    closers.unshift(() => embeddingWorker.close());
     // Every upstream call becomes a row of plugin_call_events (runtime issue "Health").
     // Closers run first to last and are unshifted: the recorder's goes in before the
     // supervisor's, so on close the supervisor stops first (its last calls are queued), then
@@ -171,8 +191,20 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       void notifyCatalogChanged(db, 'enablement').catch((error) => logger.warn({ err: error }, 'enablement notification failed'));
     });
 
+    // Installs a crash interrupted are rolled back before anything is served (issue #18 finding 8).
+    await recoverInterruptedInstalls({
+      db,
+      cacheDir: join(config.homeDir, 'plugins'),
+      stateRoot: join(config.homeDir, 'state'),
+      logger: logger.child({ part: 'plugins' }),
+    }).then(
+      (recovered) => {
+        if (recovered.plugins.length > 0) engine.invalidate('tools');
+      },
+      (error: unknown) => logger.warn({ err: error }, 'install crash recovery failed'),
+    );
     const pluginHealth = createPluginHealth({ db, plugins, supervisor, beforeRead: () => callEvents.flush() });
-    const tenancy = createTenantVisibility(engine);
+    const tenancy = createTenantVisibility(engine, { db });
     let closed = false;
     return {
       config,
@@ -187,12 +219,13 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       pluginHealth,
       selection: engine,
       embedder,
+      embeddings: embeddingWorker,
       apiModules: () => [
         accessRoutes({ apiKeys }),
         catalogRoutes({ catalog, tenancy }),
         pluginRoutes({ plugins, tenancy, health: pluginHealth }),
-        selectionRoutes({ selection: engine }),
-        embeddingRoutes({ db, embedder, afterRecompute: () => engine.invalidate('tools') }),
+        selectionRoutes({ selection: engine, tenancy }),
+        embeddingRoutes({ embeddings: embeddingWorker }),
         uiRoutes(),
       ],
       async close() {

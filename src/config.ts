@@ -31,6 +31,12 @@ export interface QuiverConfig {
     | { kind: 'offline' }
     | { kind: 'local'; modelPath: string }
     | { kind: 'openai'; baseUrl: string; model: string; apiKey: string | undefined; dimensions: number | undefined };
+  /**
+   * Tool embeddings: computed in the background after catalog writes (`QUIVER_EMBEDDINGS=background`,
+   * the default) or only on `quiver embeddings recompute` (`manual`); a sweep every `sweepIntervalMs`
+   * (`QUIVER_EMBEDDINGS_SWEEP_MS`, 0 = off) catches writes of other processes.
+   */
+  embeddings: { background: boolean; sweepIntervalMs: number };
 }
 
 /** Settings given on the command line, which win over the environment. */
@@ -84,6 +90,8 @@ const envSchema = z.object({
   QUIVER_EMBEDDER_BASE_URL: z.string().url().optional(),
   QUIVER_EMBEDDER_MODEL: z.string().optional(),
   QUIVER_EMBEDDER_DIMENSIONS: z.coerce.number().int().positive().optional(),
+  QUIVER_EMBEDDINGS: z.enum(['background', 'manual']).optional(),
+  QUIVER_EMBEDDINGS_SWEEP_MS: z.coerce.number().int().min(0).max(86_400_000).optional(),
 });
 
 /** Builds the configuration from the environment and command-line overrides. */
@@ -142,6 +150,10 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
     secretKey: readSecret(env, 'QUIVER_SECRET_KEY'),
     dangerouslyAllowUnsandboxed: values.QUIVER_DANGEROUSLY_ALLOW_UNSANDBOXED,
     embedder,
+    embeddings: {
+      background: (values.QUIVER_EMBEDDINGS ?? 'background') === 'background',
+      sweepIntervalMs: values.QUIVER_EMBEDDINGS_SWEEP_MS ?? 60_000,
+    },
   };
   return deepFreeze(config);
 }

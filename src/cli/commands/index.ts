@@ -12,6 +12,7 @@ import { evalCommand } from './eval.ts';
 import { pluginCommands } from './plugin.ts';
 import { workspaceCommands } from './workspace.ts';
 import { selectionCommands } from './select.ts';
+import { embeddingsCommands } from './embeddings.ts';
 
 /** All commands. */
-export const commands: CommandSpec[] = [serveCommand, ...pluginCommands, ...workspaceCommands, ...toolsCommands, ...selectionCommands, manifestCheckCommand, evalCommand, ...keysCommands, benchCommand];
+export const commands: CommandSpec[] = [serveCommand, ...pluginCommands, ...workspaceCommands, ...toolsCommands, ...selectionCommands, ...embeddingsCommands, manifestCheckCommand, evalCommand, ...keysCommands, benchCommand];

@@ -199,3 +199,25 @@ export async function findEmbeddingDrift(db: Queryable, options: { maxAgeDays?: 
     daysSinceEmbed: Number(row.days_since_embed),
   }));
 }
+
+/** Live tools by embedding status (`pending`, `stale`, `current`, …). */
+export async function countEmbeddingStatuses(db: Queryable): Promise<Record<string, number>> {
+  const { rows } = await db.query<{ embedding_status: string; n: number }>(
+    `SELECT embedding_status, count(*)::int AS n FROM tools WHERE deleted_at IS NULL GROUP BY embedding_status ORDER BY embedding_status`,
+  );
+  return Object.fromEntries(rows.map((row) => [row.embedding_status, Number(row.n)]));
+}
+
+/**
+ * Marks 'stale' every live tool that is 'current' but has no vector of `model`, or every
+ * current tool when `all` is set (e.g. after switching embedders); returns how many.
+ */
+export async function markStaleForModel(db: Queryable, model: string, options: { all?: boolean } = {}): Promise<number> {
+  const result = await db.query(
+    `UPDATE tools t SET embedding_status = 'stale'
+     WHERE t.deleted_at IS NULL AND t.embedding_status = 'current'
+       AND ($2::boolean OR NOT EXISTS (SELECT 1 FROM tool_embeddings e WHERE e.tool_id = t.id AND e.model = $1))`,
+    [model, options.all === true],
+  );
+  return result.affectedRows;
+}
