@@ -48,6 +48,9 @@ export const scopeBodySchema = z.strictObject({ workspace: nameSchema.optional()
 /** Body of `PUT /api/v1/plugins/:id/secrets/:key`. */
 export const secretBodySchema = z.strictObject({ value: z.string().min(1).max(65_536) });
 
+/** Body of `PUT /api/v1/plugins/:id/env/:key`: a plain, non-secret setting (may be empty). */
+export const envBodySchema = z.strictObject({ value: z.string().max(65_536) });
+
 /** Body of the workspace and project create endpoints. */
 export const scopeCreateBodySchema = z.strictObject({ name: nameSchema, displayName: z.string().min(1).max(200).optional() });
 
@@ -214,6 +217,21 @@ export function pluginRoutes(services: { plugins: PluginService; tenancy?: Tenan
         const query = readQuery(c, toolsQuerySchema);
         return c.json({ tools: await plugins.effectiveTools({ workspace: c.req.param('workspace'), project: query.project }) });
       });
+      // Non-secret settings (plugins/plugin-env.ts): values in plain, admin only like secrets.
+      app.get('/api/v1/plugins/:id/env', async (c) => {
+        principalWith(c, 'admin');
+        return c.json({ env: await plugins.listEnv(c.req.param('id')) });
+      });
+      app.put('/api/v1/plugins/:id/env/:key', async (c) => {
+        principalWith(c, 'admin');
+        const body = await readJson(c, envBodySchema, 'setting');
+        return c.json(await plugins.setEnv(c.req.param('id'), c.req.param('key'), body.value));
+      });
+      app.delete('/api/v1/plugins/:id/env/:key', async (c) => {
+        principalWith(c, 'admin');
+        const deleted = await plugins.unsetEnv(c.req.param('id'), c.req.param('key'));
+        return deleted ? c.body(null, 204) : c.json({ error: { code: 'not_found', message: `setting '${c.req.param('key')}' is not set` } }, 404);
+      });
 
       app.post('/api/v1/marketplace/import', async (c) => {
         principalWith(c, 'admin');
@@ -259,6 +277,16 @@ export function pluginRoutes(services: { plugins: PluginService; tenancy?: Tenan
       '/api/v1/plugins/:id/secrets/:key': {
         put: { summary: 'Set a credential (stored AES-256-GCM encrypted; never returned)', tags: ['plugins'], requestBody: secretBodySchema },
         delete: { summary: 'Delete a credential', tags: ['plugins'], responses: { '204': 'Deleted' } },
+      },
+      '/api/v1/plugins/:id/env': { get: { summary: 'Non-secret settings of a plugin, values in plain (admin)', tags: ['plugins'] } },
+      '/api/v1/plugins/:id/env/:key': {
+        put: {
+          summary: 'Set a non-secret setting, passed to the plugin as an environment variable (409 when the key is a secret; 400 for required/header credentials, LD_*, QUIVER_*)',
+          tags: ['plugins'],
+          requestBody: envBodySchema,
+          responses: { '200': 'Stored', '400': 'Not allowed as a setting', '409': 'Stored as a secret' },
+        },
+        delete: { summary: 'Remove a setting', tags: ['plugins'], responses: { '204': 'Removed', '404': 'Not set' } },
       },
       '/api/v1/plugins/:id/intelligence': {
         post: { summary: 'Generate a PID from the catalog tools and manifest (seed 000 §6.3)', tags: ['intelligence'], responses: { '201': 'Generated' } },
