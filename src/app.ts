@@ -90,6 +90,8 @@ export function createEmbedder(config: QuiverConfig['embedder']): Embedder {
 
 /** Methods that change which plugins are in effect somewhere. */
 const ENABLEMENT_CHANGES = ['add', 'enable', 'disable', 'setStatus', 'update', 'sync', 'remove', 'setWorkspaceExposureMode'] as const;
+/** Methods that change how a plugin starts (its environment): the gateway drops its cached specs, the supervisor then restarts it. */
+const LAUNCH_CHANGES = ['setEnv', 'unsetEnv', 'setSecret', 'deleteSecret'] as const;
 
 /**
  * Wraps the plugin service so every change to installation, status or enablement drops the
@@ -97,7 +99,7 @@ const ENABLEMENT_CHANGES = ['add', 'enable', 'disable', 'setStatus', 'update', '
  */
 function notifyingPluginService(service: PluginService, changed: () => void): PluginService {
   const wrapped: PluginService = { ...service };
-  for (const name of ENABLEMENT_CHANGES) {
+  for (const name of [...ENABLEMENT_CHANGES, ...LAUNCH_CHANGES]) {
     const original = service[name] as (...args: unknown[]) => Promise<unknown>;
     (wrapped as unknown as Record<string, unknown>)[name] = async (...args: unknown[]) => {
       const result = await original(...args);
@@ -184,6 +186,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       catalog,
       supervisor,
       cacheDir: join(config.homeDir, 'plugins'),
+      stateRoot: join(config.homeDir, 'state'),
       secrets,
       logger: logger.child({ part: 'plugins' }),
     }), () => {
