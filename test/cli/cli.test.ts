@@ -9,7 +9,7 @@ describe('quiver CLI (in process)', () => {
   it('prints help listing the commands, and exits 2 on an unknown command', async () => {
     const help = await runInProcess(['--help']);
     assert.equal(help.code, 0);
-    assert.match(help.stdout, /quiver serve/);
+    assert.match(help.stdout, /\n {2}serve +Start Quiver/);
     assert.match(help.stdout, /Exit codes/);
     const unknown = await runInProcess(['frobnicate']);
     assert.equal(unknown.code, 2);

@@ -13,6 +13,7 @@ import type { PluginHealthSource } from '../../plugins/health.ts';
 import type { InstallReport, PluginService } from '../../plugins/service.ts';
 import { parsePluginSource } from '../../plugins/sources.ts';
 import { EXIT_CODES, formatTable, printJson, type CliContext, type CommandOptions, type CommandSpec } from '../command.ts';
+import { noMarketplaceMatchMessage, noPluginsMessage } from '../empty-results.ts';
 
 /** The plugins service of the app (wired by the composition root as `app.plugins`). */
 export function pluginService(app: App): PluginService {
@@ -135,6 +136,7 @@ const listCommand: CommandSpec = {
   async run(context) {
     const plugins = await pluginService(await context.openApp()).list({ includeRemoved: context.args.values.all === true });
     if (context.json) printJson(context.io, { plugins });
+    else if (plugins.length === 0) context.io.stdout(noPluginsMessage(context.args.values.all === true));
     else
       context.io.stdout(
         formatTable(
@@ -160,11 +162,14 @@ const show: CommandSpec = {
     const lines = [
       `${plugin.name} ${plugin.version ?? ''} — ${plugin.status}`,
       plugin.description ? `  ${plugin.description}` : '',
+      `  id: ${plugin.id}`,
+      `  state folder: ${details.stateDir ?? 'unknown'}`,
       `  source: ${plugin.sourceType} ${JSON.stringify(plugin.source)}`,
       `  launch: ${JSON.stringify(plugin.launch)}`,
       `  tools: ${details.toolCount}; resources: ${(plugin.discovery['resources'] as unknown[] | undefined)?.length ?? 0}; prompts: ${(plugin.discovery['prompts'] as unknown[] | undefined)?.length ?? 0}`,
       `  enabled: ${details.enablements.map((e) => `${e.workspace}${e.project ? `/${e.project}` : ''}${e.enabled ? '' : ' (opted out)'}`).join(', ') || 'nowhere'}`,
       `  credentials: ${plugin.credentials.map((c) => `${c.name}${c.required ? '*' : ''}=${c.set ? 'set' : 'unset'}`).join(', ') || 'none'}`,
+      `  settings: ${details.env.map((row) => `${row.key}=${row.value}`).join(', ') || 'none'}`,
       `  intelligence: ${details.intelligence ? `${details.intelligence.status} (${details.intelligence.origin})` : 'none'}`,
       ...plugin.manifestWarnings.map((warning) => `  warning: ${warning}`),
     ];
@@ -302,6 +307,7 @@ const marketplaceSearch: CommandSpec = {
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('--limit is a whole number from 1 to 100');
     const results = await pluginService(await context.openApp()).searchMarketplace(query, limit);
     if (context.json) printJson(context.io, { results });
+    else if (results.length === 0) context.io.stdout(noMarketplaceMatchMessage(query));
     else
       context.io.stdout(
         formatTable(

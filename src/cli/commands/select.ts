@@ -10,6 +10,7 @@ import type { App } from '../../app.ts';
 import type { SelectionEngine } from '../../selection/engine.ts';
 import { PROVIDERS, type SelectionProvider } from '../../selection/provider-formats.ts';
 import { formatTable, printJson, type CliContext, type CommandSpec } from '../command.ts';
+import { noCandidatesMessage } from '../empty-results.ts';
 
 /** The engine on the app (`App.selection`, wired by the composition root). */
 async function selectionOf(context: CliContext): Promise<SelectionEngine> {
@@ -80,6 +81,14 @@ export const selectCommand: CommandSpec = {
       return 0;
     }
     const { metadata } = result;
+    if (result.tools.length === 0 && metadata.candidateCount === 0) {
+      // Nothing visible in this scope: say whether the catalog is empty or nothing is enabled here.
+      const app = await context.openApp();
+      const catalogTools = (await app.catalog.listTools({ limit: 1 } as Parameters<App['catalog']['listTools']>[0])).total;
+      context.io.stdout(noCandidatesMessage({ catalogTools, workspace: text(context, 'workspace') ?? 'default', project: text(context, 'project') }));
+      for (const warning of metadata.warnings) context.io.stderr(`warning: ${warning}\n`);
+      return 0;
+    }
     context.io.stdout(
       formatTable(
         ['#', 'TOOL', 'REASON', 'SCORE', 'TOKENS'],

@@ -10,6 +10,7 @@ import { parseJsonText } from '../../core/validation.ts';
 import type { ToolRecord } from '../../core/tool.ts';
 import type { App } from '../../app.ts';
 import { formatTable, printJson, type CommandSpec } from '../command.ts';
+import { emptyCatalogMessage, noToolsMatchMessage, unknownPluginError } from '../empty-results.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -43,8 +44,17 @@ const list: CommandSpec = {
       ...(typeof v.offset === 'string' ? { offset: v.offset } : {}),
       includeDeleted: v['include-deleted'] === true,
     } as Parameters<App['catalog']['listTools']>[0]);
+    if (page.total === 0 && typeof v.plugin === 'string') {
+      const known = (await app.plugins.list({ includeRemoved: true })).map((plugin) => plugin.name);
+      if (!known.includes(v.plugin)) throw unknownPluginError(v.plugin, known);
+    }
     if (context.json) {
       printJson(context.io, page);
+    } else if (page.total === 0) {
+      // Say why it is empty: nothing installed, or filters that match nothing.
+      const filters = (['plugin', 'category', 'status', 'search'] as const).filter((name) => typeof v[name] === 'string').map((name) => `--${name} '${String(v[name])}'`);
+      const catalogTools = filters.length === 0 ? 0 : (await app.catalog.listTools({ limit: 1, includeDeleted: v['include-deleted'] === true } as Parameters<App['catalog']['listTools']>[0])).total;
+      context.io.stdout(catalogTools === 0 ? emptyCatalogMessage() : noToolsMatchMessage(filters, catalogTools));
     } else {
       context.io.stdout(
         formatTable(
