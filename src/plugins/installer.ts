@@ -11,7 +11,8 @@
  * staging folder is removed, so a failed install leaves nothing behind.
  */
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { dirname, isAbsolute, join, posix, resolve } from 'node:path';
 import { QuiverError } from '../core/errors.ts';
 import { z } from 'zod';
@@ -29,11 +30,15 @@ import type { Supervisor } from '../runtime/supervisor.ts';
 import { createRedactor, type Redactor } from '../runtime/redact.ts';
 import type { TrustLevel, UpstreamSpecInput } from '../runtime/types.ts';
 import type { PluginInstallFields } from '../store/repositories/plugins.ts';
+import { processOwner } from '../store/process-owner.ts';
 import { cloneAtRef, redactUrlCredentials } from './git.ts';
 import { readPackageJson, resolveLaunch, LaunchResolutionError, type PackageJson, type StoredLaunch } from './launch.ts';
 import { npmCacheFolderName, npmInstall } from './npm.ts';
 import type { PluginSource } from './sources.ts';
 import { parseSourceJson, readSourceFile, SOURCE_FILE_LIMIT, SourceFileError } from './source-files.ts';
+
+/** The file in each staging folder naming the process it belongs to. */
+export const STAGING_OWNER_FILE = 'owner.json';
 
 /** The steps an install goes through, as reported in `install_failed` details. */
 export type InstallStep = 'clone' | 'checkout' | 'npm-install' | 'launch' | 'discovery' | 'validation' | 'sync';
@@ -155,6 +160,8 @@ export function buildUpstreamSpec(input: {
   headers: Record<string, string>;
   readOnlyPaths: readonly string[];
   trustLevel: TrustLevel;
+  /** Writable folder of the plugin (default: the supervisor's `<stateRoot>/<pluginId>`). */
+  stateDir?: string | undefined;
 }): UpstreamSpecInput {
   const base = { pluginId: input.pluginId, pluginName: input.pluginName, version: input.version, trustLevel: input.trustLevel };
   if (input.launch.transport === 'http') return { ...base, transport: 'http', url: input.launch.url, headers: input.headers };
@@ -169,6 +176,7 @@ export function buildUpstreamSpec(input: {
     cwd,
     // The whole cache folder, not only cwd: an npm package's dependencies sit beside it.
     readOnlyPaths: [...new Set([input.root, ...input.readOnlyPaths])],
+    ...(input.stateDir === undefined ? {} : { stateDir: input.stateDir }),
   };
 }
 
@@ -222,6 +230,8 @@ export async function prepareInstall(request: InstallRequest, settings: Installe
     const root = join(settings.cacheDir, '.staging');
     await mkdir(root, { recursive: true });
     const folder = await mkdtemp(join(root, `${prefix}-`));
+    // Whose it is, so start-up recovery removes it only once this process is gone (recovery.ts).
+    await writeFile(join(folder, STAGING_OWNER_FILE), JSON.stringify(processOwner() ?? { host: hostname(), pid: process.pid }));
     // Sandboxed plugins run as an unprivileged user: they must be able to read their folder.
     await chmod(folder, 0o755);
     return folder;
@@ -381,8 +391,16 @@ export async function prepareInstall(request: InstallRequest, settings: Installe
     const version = [declaredVersion ?? packageJson?.version ?? packageVersion, revision]
       .filter((part): part is string => part !== undefined && part !== '')
       .join('+') || (source.kind === 'url' ? 'remote' : 'local');
+    // A new plugin has no state folder of its own yet: discovery writes into the staging folder,
+    // which goes with it (no `state/installing-<uuid>` is left behind, issue #15).
+    let discoveryState: string | undefined;
+    if (request.pluginId === undefined && launch.transport === 'stdio') {
+      staging ??= await stagingFolder('discovery');
+      discoveryState = join(staging, 'state');
+    }
     const spec = buildUpstreamSpec({
       pluginId: request.pluginId ?? `installing-${randomUUID()}`,
+      stateDir: discoveryState,
       pluginName: name,
       version,
       launch,

@@ -159,11 +159,15 @@ export interface PluginsHarness {
 /** Wires the service the way the app does (sandboxed discovery, a random secret key). */
 export async function createHarness(
   db: Database,
-  options: { logger?: Logger; discoveryTimeoutMs?: number; npmCacheDir?: string; extra?: Partial<PluginServiceOptions> } = {},
+  options: { logger?: Logger; discoveryTimeoutMs?: number; npmCacheDir?: string; stateRoot?: string; extra?: Partial<PluginServiceOptions> } = {},
 ): Promise<PluginsHarness> {
   const cacheDir = await openTempDir('plugin-cache');
   const catalog = createCatalogService({ db });
-  const supervisor = createSupervisor({ startTimeoutMs: 15_000, stopGraceMs: 200 });
+  const supervisor = createSupervisor({
+    startTimeoutMs: 15_000,
+    stopGraceMs: 200,
+    ...(options.stateRoot === undefined ? {} : { sandbox: { stateRoot: options.stateRoot } }),
+  });
   const plugins = createPluginService({
     db,
     catalog,
