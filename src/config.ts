@@ -37,6 +37,26 @@ export interface QuiverConfig {
    * (`QUIVER_EMBEDDINGS_SWEEP_MS`, 0 = off) catches writes of other processes.
    */
   embeddings: { background: boolean; sweepIntervalMs: number };
+  /** MCP gateway limits (issue #18): sessions per tenant and in all, idle expiry, bounded work. */
+  mcp: McpLimits;
+}
+
+/** Session and load limits of the MCP gateway. */
+export interface McpLimits {
+  /** Most live sessions in all; beyond it new sessions get 503 (QUIVER_MCP_MAX_SESSIONS, default 1,000). */
+  maxSessions: number;
+  /** Most live sessions per API key (QUIVER_MCP_MAX_SESSIONS_PER_KEY, default 100). */
+  maxSessionsPerKey: number;
+  /** Most live sessions per organisation (QUIVER_MCP_MAX_SESSIONS_PER_ORG, default 250). */
+  maxSessionsPerOrg: number;
+  /** Idle sessions close after this long, ms (QUIVER_MCP_SESSION_IDLE_SECONDS, default 300 s). */
+  sessionIdleTtlMs: number;
+  /** Searches running at once (QUIVER_MCP_MAX_CONCURRENT_SEARCHES, default 64). */
+  maxConcurrentSearches: number;
+  /** Searches waiting for a slot; beyond it 503 (QUIVER_MCP_MAX_QUEUED_SEARCHES, default 1,024). */
+  maxQueuedSearches: number;
+  /** Longest a search waits for a slot before it is refused, ms (QUIVER_MCP_MAX_WAIT_MS, default 5,000). */
+  maxWaitMs: number;
 }
 
 /** Settings given on the command line, which win over the environment. */
@@ -92,6 +112,13 @@ const envSchema = z.object({
   QUIVER_EMBEDDER_DIMENSIONS: z.coerce.number().int().positive().optional(),
   QUIVER_EMBEDDINGS: z.enum(['background', 'manual']).optional(),
   QUIVER_EMBEDDINGS_SWEEP_MS: z.coerce.number().int().min(0).max(86_400_000).optional(),
+  QUIVER_MCP_MAX_SESSIONS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
+  QUIVER_MCP_MAX_SESSIONS_PER_KEY: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  QUIVER_MCP_MAX_SESSIONS_PER_ORG: z.coerce.number().int().min(1).max(1_000_000).default(250),
+  QUIVER_MCP_SESSION_IDLE_SECONDS: z.coerce.number().int().min(1).max(7 * 86_400).default(300),
+  QUIVER_MCP_MAX_CONCURRENT_SEARCHES: z.coerce.number().int().min(1).max(100_000).default(64),
+  QUIVER_MCP_MAX_QUEUED_SEARCHES: z.coerce.number().int().min(0).max(1_000_000).default(1024),
+  QUIVER_MCP_MAX_WAIT_MS: z.coerce.number().int().min(1).max(600_000).default(5000),
 });
 
 /** Builds the configuration from the environment and command-line overrides. */
@@ -153,6 +180,15 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
     embeddings: {
       background: (values.QUIVER_EMBEDDINGS ?? 'background') === 'background',
       sweepIntervalMs: values.QUIVER_EMBEDDINGS_SWEEP_MS ?? 60_000,
+    },
+    mcp: {
+      maxSessions: values.QUIVER_MCP_MAX_SESSIONS,
+      maxSessionsPerKey: values.QUIVER_MCP_MAX_SESSIONS_PER_KEY,
+      maxSessionsPerOrg: values.QUIVER_MCP_MAX_SESSIONS_PER_ORG,
+      sessionIdleTtlMs: values.QUIVER_MCP_SESSION_IDLE_SECONDS * 1000,
+      maxConcurrentSearches: values.QUIVER_MCP_MAX_CONCURRENT_SEARCHES,
+      maxQueuedSearches: values.QUIVER_MCP_MAX_QUEUED_SEARCHES,
+      maxWaitMs: values.QUIVER_MCP_MAX_WAIT_MS,
     },
   };
   return deepFreeze(config);

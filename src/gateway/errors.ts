@@ -9,6 +9,7 @@
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { QuiverError, toQuiverError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
+import { overloadRetryAfter } from './admission.ts';
 
 /** The code a backend uses when a plugin answered with a JSON-RPC error of its own. */
 export const UPSTREAM_ERROR = 'upstream_error';
@@ -73,6 +74,16 @@ export function requestFailure(what: string, error: unknown, logger: Logger): Mc
     return new McpError(code, `${what} failed (${quiverError.code}): ${quiverError.message}`, { code: quiverError.code });
   }
   return internalError(error, logger, { what });
+}
+
+/** JSON-RPC code of an overload refusal (implementation-defined server error range). */
+export const OVERLOADED_ERROR_CODE = -32003;
+
+/** An overload refusal (admission.ts) as a JSON-RPC error carrying `retryAfterSeconds`; any other error unchanged. */
+export function overloadedRequest(error: unknown): unknown {
+  const retryAfterSeconds = overloadRetryAfter(error);
+  if (retryAfterSeconds === undefined) return error;
+  return new McpError(OVERLOADED_ERROR_CODE, (error as Error).message, { retryAfterSeconds });
 }
 
 let bugCounter = 0;

@@ -46,7 +46,7 @@ import type {
   GatewayTool,
   SessionIdentity,
 } from './backend.ts';
-import { requestFailure, toolCallFailure, unknownToolError } from './errors.ts';
+import { overloadedRequest, requestFailure, toolCallFailure, unknownToolError } from './errors.ts';
 import { DEFAULT_GUARD_OPTIONS, IterationGuard, loopGuidance, type IterationGuardOptions } from './iteration-guard.ts';
 import {
   CALL_TOOL,
@@ -67,7 +67,9 @@ import {
   toolDefinitionTokens,
 } from './meta-tools.ts';
 import { DEFAULT_SEARCH_HISTORY_OPTIONS, SearchHistory, type SearchHistoryOptions } from './search-history.ts';
-import { SessionRegistry } from './session-registry.ts';
+import { SessionRegistry, type ReleasedSession, type SessionOwner } from './session-registry.ts';
+import { Admission, overloaded, type AdmissionOptions } from './admission.ts';
+import { canonicalJson } from '../core/hash.ts';
 import { ToolContext } from './tool-context.ts';
 import { QUIVER_VERSION } from '../core/version.ts';
 
@@ -95,16 +97,26 @@ export interface GatewayOptions {
   /** Seed 004 §7: thresholds, exempt tools and tool-specific guidance (qualified name → text). */
   guard?: Partial<Omit<IterationGuardOptions, 'now'>> & { guidance?: Record<string, string> };
   sessions?: {
-    /** Idle sessions are closed after this long (default 30 min). */
+    /** Idle sessions are closed after this long (default 5 min). */
     idleTtlMs?: number;
-    /** Most live sessions; the oldest is closed beyond it (default 1,000). */
+    /** Most live sessions in all; beyond it new sessions are refused, never a live one closed (default 1,000). */
     maxSessions?: number;
-    /** How often idle sessions are swept (default 60 s; 0 disables the timer). */
+    /** Most live sessions per owner key; beyond it the key's least recently active one closes (default 100). */
+    maxSessionsPerKey?: number;
+    /** Most live sessions per organisation; beyond it its least recently active one closes (default 250). */
+    maxSessionsPerOrg?: number;
+    /** How often idle sessions are swept (default 60 s or a fifth of the TTL, whichever is shorter; 0 disables the timer). */
     sweepIntervalMs?: number;
   };
+  /** Bounded work (issue #18): searches running at once, waiting, and the longest wait before a refusal. */
+  admission?: Partial<AdmissionOptions>;
   /** A search's outcome is recorded at the next search, at close, or after this long (default 5 min). */
   outcomeWindowMs?: number;
 }
+
+/** Defaults of the session limits and the admission bounds. */
+export const DEFAULT_SESSION_LIMITS = Object.freeze({ idleTtlMs: 5 * 60_000, maxSessions: 1000, maxSessionsPerKey: 100, maxSessionsPerOrg: 250 });
+export const DEFAULT_ADMISSION: Readonly<AdmissionOptions> = Object.freeze({ maxConcurrent: 64, maxQueued: 1024, maxWaitMs: 5_000 });
 
 export interface CreateGatewayOptions {
   backend: GatewayBackend;
@@ -133,14 +145,20 @@ export interface GatewaySession {
 
 /** The gateway: a factory and registry of sessions. */
 export interface Gateway {
-  /** Opens a session for an identity (loads its always-include tools and catalog overview). */
-  openSession(identity: SessionIdentity, options?: { sessionId?: string }): Promise<GatewaySession>;
+  /**
+   * Opens a session for an identity (loads its always-include tools and catalog overview).
+   * `owner` is who the per-tenant limits count it against (default: the identity itself).
+   * Throws `rate_limited` (details.retryAfterSeconds) when the gateway holds its most sessions.
+   */
+  openSession(identity: SessionIdentity, options?: { sessionId?: string; owner?: SessionOwner }): Promise<GatewaySession>;
   /** A live session by id. */
   getSession(id: string): GatewaySession | undefined;
   /** Marks a session active (transports call this on every request). */
   touchSession(id: string): void;
   /** Number of live sessions. */
   readonly sessionCount: number;
+  /** True when a new search would be refused at once (fronts answer 503 before doing any work). */
+  readonly saturated: boolean;
   /** Closes idle sessions and records stale outcomes; returns how many sessions closed. */
   sweep(): Promise<number>;
   /** Closes every session and stops timers. */
@@ -176,16 +194,20 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   const { guidance: specificGuidance = {}, ...guardSettings } = settings.guard ?? {};
   const guardOptions = { ...DEFAULT_GUARD_OPTIONS, ...guardSettings };
   const outcomeWindowMs = settings.outcomeWindowMs ?? 5 * 60_000;
+  const idleTtlMs = settings.sessions?.idleTtlMs ?? DEFAULT_SESSION_LIMITS.idleTtlMs;
   const registry = new SessionRegistry<SessionState>({
-    idleTtlMs: settings.sessions?.idleTtlMs ?? 30 * 60_000,
-    maxSessions: settings.sessions?.maxSessions ?? 1000,
+    idleTtlMs,
+    maxSessions: settings.sessions?.maxSessions ?? DEFAULT_SESSION_LIMITS.maxSessions,
+    maxSessionsPerKey: settings.sessions?.maxSessionsPerKey ?? DEFAULT_SESSION_LIMITS.maxSessionsPerKey,
+    maxSessionsPerOrg: settings.sessions?.maxSessionsPerOrg ?? DEFAULT_SESSION_LIMITS.maxSessionsPerOrg,
     now,
   });
+  const admission = new Admission({ ...DEFAULT_ADMISSION, ...settings.admission });
   const validators = createValidatorCache(logger);
   let closing = false;
 
   const unsubscribe = backend.onCatalogChanged((change) => void onCatalogChanged(change));
-  const sweepIntervalMs = settings.sessions?.sweepIntervalMs ?? 60_000;
+  const sweepIntervalMs = settings.sessions?.sweepIntervalMs ?? Math.min(60_000, Math.max(1_000, Math.floor(idleTtlMs / 5)));
   const timer = sweepIntervalMs > 0 ? setInterval(() => void sweep(), sweepIntervalMs) : undefined;
   timer?.unref();
 
@@ -258,15 +280,40 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     state.overview = overview;
   }
 
-  async function openSession(identity: SessionIdentity, open: { sessionId?: string } = {}): Promise<GatewaySession> {
+  function release(released: Array<ReleasedSession<SessionState>>): void {
+    for (const { value, id, reason } of released) {
+      logger.debug({ sessionId: id, reason }, 'session released');
+      void value.close();
+    }
+  }
+
+  /** Refuses when the gateway is full of live sessions (finding 3: never evict another tenant). */
+  function refuseWhenFull(admitted: boolean, retryAfterMs: number): void {
+    if (admitted) return;
+    const retryAfterSeconds = Math.ceil(retryAfterMs / 1000);
+    logger.warn({ sessions: registry.size, retryAfterSeconds }, 'session refused: the gateway holds its most sessions');
+    throw overloaded(`${registry.size} live MCP sessions`, retryAfterSeconds);
+  }
+
+  async function openSession(identity: SessionIdentity, open: { sessionId?: string; owner?: SessionOwner } = {}): Promise<GatewaySession> {
     if (closing) throw new McpError(ErrorCode.ConnectionClosed, 'the gateway is shutting down');
+    const owner: SessionOwner = open.owner ?? { key: canonicalJson(identity), org: identity.orgId };
+    // Checked before the work of opening, and again when adding (others may have come in between).
+    const early = registry.admission(owner);
+    release(early.released);
+    refuseWhenFull(early.admitted, early.retryAfterMs);
     const id = open.sessionId ?? randomUUID();
     const mode = modeFor(identity);
     const probe: BackendSession = { ...identity, sessionId: id };
     const overview = await backend.catalogOverview(probe);
     const state = new SessionState(identity, id, mode, instructionsFor(mode, overview));
     await refresh(state);
-    for (const evicted of registry.add(id, state)) void evicted.value.close();
+    const added = registry.add(id, state, owner);
+    release(added.released);
+    if (!added.admitted) {
+      await state.close();
+      refuseWhenFull(false, added.retryAfterMs);
+    }
     logger.debug({ sessionId: id, mode, workspace: identity.workspace, orgId: identity.orgId }, 'session opened');
     return state;
   }
@@ -483,6 +530,15 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       .catch((error: unknown) => logger.warn({ err: error, tool: name }, 'recording a call failed'));
   }
 
+  /** Runs the gateway's own work under the admission bounds; a refusal becomes a clear JSON-RPC error. */
+  async function admitted<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await admission.run(work);
+    } catch (error) {
+      throw overloadedRequest(error);
+    }
+  }
+
   function installHandlers(state: SessionState): void {
     const { server } = state;
     const touch = () => registry.touch(state.id);
@@ -502,9 +558,9 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       const send: SendNotification = (notification) => extra.sendNotification(notification);
       try {
         if (META_TOOL_NAMES.has(name) && isMetaToolOf(state.mode, name)) {
-          if (name === SEARCH_TOOLS) return await searchTools(state, request.params.arguments, send);
-          if (name === LIST_CAPABILITIES) return await listCapabilities(state);
-          if (name === LOAD_CAPABILITY) return await loadCapability(state, request.params.arguments, send);
+          if (name === SEARCH_TOOLS) return await admitted(() => searchTools(state, request.params.arguments, send));
+          if (name === LIST_CAPABILITIES) return await admitted(() => listCapabilities(state));
+          if (name === LOAD_CAPABILITY) return await admitted(() => loadCapability(state, request.params.arguments, send));
           const parsed = callToolArgumentsSchema.safeParse(request.params.arguments ?? {});
           if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${CALL_TOOL}: name (string) and arguments (object) expected`);
           if (META_TOOL_NAMES.has(parsed.data.name)) throw new McpError(ErrorCode.InvalidParams, `${CALL_TOOL} runs plugin tools, not ${parsed.data.name}; call it directly`);
@@ -584,6 +640,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
 
   async function sweep(): Promise<number> {
     const expired = registry.sweep();
+    for (const { id } of expired) logger.debug({ sessionId: id }, 'idle session expired');
     const at = now();
     for (const state of registry.values()) {
       if (state.openEvent && at - state.openEvent.openedAt > outcomeWindowMs) flushOutcome(state);
@@ -598,6 +655,9 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     touchSession: (id) => void registry.touch(id),
     get sessionCount() {
       return registry.size;
+    },
+    get saturated() {
+      return admission.saturated;
     },
     sweep,
     async close() {

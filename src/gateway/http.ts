@@ -7,7 +7,9 @@
  * protection, MCP transport spec). The caller authenticates (the API's bearer-key
  * middleware) and passes its principal; a resolver turns it into the session's identity,
  * and a session only answers requests whose principal resolves to the same identity.
- * DELETE ends a session; idle sessions are collected by the gateway's sweep.
+ * DELETE ends a session; idle sessions are collected by the gateway's sweep. A gateway full
+ * of live sessions, or too busy to take more work, answers 503 with `Retry-After` and a
+ * JSON-RPC error (issue #18) instead of evicting another tenant or making clients wait.
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -17,6 +19,9 @@ import { isQuiverError } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../core/logger.ts';
 import type { SessionIdentity } from './backend.ts';
 import type { Gateway, GatewaySession } from './gateway.ts';
+import { overloadRetryAfter } from './admission.ts';
+import { OVERLOADED_ERROR_CODE } from './errors.ts';
+import type { SessionOwner } from './session-registry.ts';
 
 /** Hostnames allowed by default: loopback only. */
 export const LOOPBACK_HOSTS: readonly string[] = ['127.0.0.1', 'localhost', '[::1]'];
@@ -28,6 +33,11 @@ export interface McpHttpHandlerOptions<P> {
    * the exposure mode) into a session identity; throw `forbidden` to refuse.
    */
   resolveIdentity: (principal: P, request: Request) => SessionIdentity | Promise<SessionIdentity>;
+  /**
+   * Who a new session counts against for the per-tenant session limits (the API key and its
+   * organisation). Default: the resolved identity itself and its organisation.
+   */
+  ownerOf?: (principal: P, identity: SessionIdentity) => SessionOwner;
   /** Hostnames (no port) accepted in the Host header (default: loopback). */
   allowedHosts?: readonly string[];
   /** Exact origins accepted in the Origin header (default: any origin whose hostname is an allowed host). */
@@ -55,11 +65,16 @@ interface HttpSession {
   identityKey: string;
 }
 
-function jsonRpcError(status: number, code: number, message: string): Response {
+function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
     status,
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...headers },
   });
+}
+
+/** 503 with Retry-After: the gateway is full or overloaded; the client should come back later. */
+function overloadedResponse(message: string, retryAfterSeconds: number): Response {
+  return jsonRpcError(503, OVERLOADED_ERROR_CODE, message, { 'retry-after': String(retryAfterSeconds) });
 }
 
 function hostnameOf(hostHeader: string): string | undefined {
@@ -99,9 +114,16 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
   const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
   const sessions = new Map<string, HttpSession>();
 
-  async function startSession(request: Request, identity: SessionIdentity, identityKey: string, body: unknown): Promise<Response> {
+  async function startSession(request: Request, identity: SessionIdentity, identityKey: string, owner: SessionOwner, body: unknown): Promise<Response> {
     const id = randomUUID();
-    const session = await gateway.openSession(identity, { sessionId: id });
+    let session: GatewaySession;
+    try {
+      session = await gateway.openSession(identity, { sessionId: id, owner });
+    } catch (error) {
+      const retryAfterSeconds = overloadRetryAfter(error);
+      if (retryAfterSeconds !== undefined) return overloadedResponse((error as Error).message, retryAfterSeconds);
+      throw error;
+    }
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       enableJsonResponse: options.enableJsonResponse ?? false,
@@ -133,6 +155,8 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
         // Another identity's session is as good as none: never confirm it exists.
         if (!existing || existing.identityKey !== identityKey) return jsonRpcError(404, -32001, 'Session not found');
         gateway.touchSession(sessionId);
+        // Overloaded: refuse new work at once rather than queue it behind a 30 s wait.
+        if (request.method === 'POST' && gateway.saturated) return overloadedResponse('Quiver is overloaded; retry shortly', 1);
         return existing.transport.handleRequest(request);
       }
       if (request.method !== 'POST') return jsonRpcError(400, -32000, 'Bad Request: no valid session id (mcp-session-id) provided');
@@ -150,7 +174,8 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
       if (!messages.some((message) => isInitializeRequest(message))) {
         return jsonRpcError(400, -32000, 'Bad Request: no valid session id (mcp-session-id) provided');
       }
-      return startSession(request, identity, identityKey, body);
+      const owner = options.ownerOf ? options.ownerOf(principal, identity) : { key: identityKey, org: identity.orgId };
+      return startSession(request, identity, identityKey, owner, body);
     },
     get sessionCount() {
       return sessions.size;

@@ -68,6 +68,14 @@ async function buildGateway(app: App, context: CliContext): Promise<{ gateway: G
       ...(defaultExposureMode ? { defaultExposureMode } : {}),
       // A workspace's own setting (`quiver workspace set W --exposure M`) beats the server default.
       exposureModeFor: (identity) => backend.exposureModeFor(identity),
+      // Issue #18: per-tenant and global session limits, short idle expiry, bounded searches.
+      sessions: {
+        maxSessions: app.config.mcp.maxSessions,
+        maxSessionsPerKey: app.config.mcp.maxSessionsPerKey,
+        maxSessionsPerOrg: app.config.mcp.maxSessionsPerOrg,
+        idleTtlMs: app.config.mcp.sessionIdleTtlMs,
+      },
+      admission: { maxConcurrent: app.config.mcp.maxConcurrentSearches, maxQueued: app.config.mcp.maxQueuedSearches, maxWaitMs: app.config.mcp.maxWaitMs },
     },
   });
   return {
@@ -135,6 +143,8 @@ export const serveCommand: CommandSpec = {
     const mcp = mcpRoutes({
       gateway,
       logger: app.logger.child({ part: 'mcp-http' }),
+      // Session limits count against the API key and its organisation, whatever the request asks.
+      ownerOf: (principal) => ({ key: principal.keyId, org: principal.orgId }),
       // DNS-rebinding protection: only these Host names reach /mcp.
       allowedHosts: isPublicBindHost(host) ? ['127.0.0.1', 'localhost', '::1', host] : ['127.0.0.1', 'localhost', '::1'],
     });

@@ -1,0 +1,44 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadConfig } from './config.ts';
+import { isQuiverError } from './core/errors.ts';
+
+describe('loadConfig: MCP gateway limits (issue #18)', () => {
+  test('defaults: 1,000 sessions, 100 per key, 250 per organisation, 5 minutes idle, bounded searches', () => {
+    assert.deepEqual(loadConfig({ HOME: '/tmp' }).mcp, {
+      maxSessions: 1000,
+      maxSessionsPerKey: 100,
+      maxSessionsPerOrg: 250,
+      sessionIdleTtlMs: 300_000,
+      maxConcurrentSearches: 64,
+      maxQueuedSearches: 1024,
+      maxWaitMs: 5000,
+    });
+  });
+
+  test('QUIVER_MCP_* variables set them', () => {
+    const config = loadConfig({
+      HOME: '/tmp',
+      QUIVER_MCP_MAX_SESSIONS: '20',
+      QUIVER_MCP_MAX_SESSIONS_PER_KEY: '3',
+      QUIVER_MCP_MAX_SESSIONS_PER_ORG: '7',
+      QUIVER_MCP_SESSION_IDLE_SECONDS: '60',
+      QUIVER_MCP_MAX_CONCURRENT_SEARCHES: '8',
+      QUIVER_MCP_MAX_QUEUED_SEARCHES: '0',
+      QUIVER_MCP_MAX_WAIT_MS: '250',
+    });
+    assert.deepEqual(config.mcp, { maxSessions: 20, maxSessionsPerKey: 3, maxSessionsPerOrg: 7, sessionIdleTtlMs: 60_000, maxConcurrentSearches: 8, maxQueuedSearches: 0, maxWaitMs: 250 });
+    assert.ok(Object.isFrozen(config.mcp));
+  });
+
+  test('invalid values fail fast, naming the variable', () => {
+    for (const [name, value] of [
+      ['QUIVER_MCP_MAX_SESSIONS', '0'],
+      ['QUIVER_MCP_MAX_SESSIONS_PER_KEY', 'many'],
+      ['QUIVER_MCP_SESSION_IDLE_SECONDS', '1.5'],
+      ['QUIVER_MCP_MAX_CONCURRENT_SEARCHES', '-1'],
+    ] as const) {
+      assert.throws(() => loadConfig({ HOME: '/tmp', [name]: value }), (error) => isQuiverError(error, 'invalid_config') && error.message.includes(name), name);
+    }
+  });
+});
