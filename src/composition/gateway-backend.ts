@@ -254,12 +254,10 @@ export function createGatewayBackend(deps: GatewayBackendDeps): GatewayBackend &
     },
 
     async recordOutcome(eventId, outcome) {
-      try {
-        await deps.selection.recordOutcome(eventId, outcome);
-      } catch (error) {
-        // An outcome is feedback: losing one must never fail the session.
-        logger.warn({ err: error, eventId }, 'gateway: outcome not recorded');
-      }
+      // Queued and written in batches (issue #18): the gateway reports one after every search,
+      // so a transaction each would put the database on the search path. It is feedback:
+      // the engine logs a failure, never throws it into the session.
+      deps.selection.queueOutcome(eventId, outcome);
     },
 
     async recordCall(session, record) {

@@ -397,6 +397,57 @@ describeEachBackend('selection engine', (backend) => {
       assert.deepEqual(outcome.toolsCalled, [target.qualifiedName, target.qualifiedName]);
     });
 
+    it('queues outcomes off the hot path and writes them in batches with the bandit updates (issue #18)', async () => {
+      const logger = recordingLogger();
+      const counting = faultyDatabase(db, /$^/);
+      const selection = engine({ db: counting, logger, listen: false, bandit: { poolFactor: 1 }, events: { flushMs: 60_000 } });
+      const context = { page: 'queued', tier: 'teams' };
+      const events: string[] = [];
+      for (let i = 0; i < 30; i++) events.push((await selection.selectTools({ query: 'create github issue', k: 1, context })).metadata.eventId!);
+      const before = counting.queries;
+      events.forEach((eventId, i) => selection.queueOutcome(eventId, { toolsCalled: i % 3 === 0 ? [] : ['github__create_issue'], success: i % 5 !== 0 }));
+      assert.equal(counting.queries, before, 'queueing an outcome reads and writes nothing');
+      await selection.flush();
+      const { rows } = await db.query<{ alpha: number; beta_param: number; total_selections: number; total_successes: number }>(
+        `SELECT alpha, beta_param, total_selections, total_successes FROM tool_bandit_stats WHERE tool_id = $1 AND context_key = 'teams:queued:general'`,
+        [fixture.tools['github__create_issue']],
+      );
+      // 20 called (i % 3 ≠ 0), of which 4 failed (i % 5 = 0 among them: 5, 10, 20, 25); 30 selections.
+      assert.deepEqual([rows[0]!.alpha, rows[0]!.beta_param, Number(rows[0]!.total_selections), Number(rows[0]!.total_successes)], [17, 5, 30, 16]);
+      const outcomes = await db.query<{ outcome: string; n: number }>(
+        'SELECT outcome, count(*)::int AS n FROM tool_selection_events WHERE id = ANY($1::uuid[]) GROUP BY outcome ORDER BY outcome',
+        [events],
+      );
+      assert.deepEqual(outcomes.rows.map((row) => [row.outcome, Number(row.n)]), [['failure', 4], ['no_call', 10], ['success', 16]]);
+      assert.deepEqual(logger.errors, []);
+
+      // A second report of the same event takes the transactional path and is refused there: no double count.
+      selection.queueOutcome(events[1]!, { toolsCalled: ['github__create_issue'], success: true });
+      await until(() => logger.warnings.length > 0);
+      assert.ok(isQuiverError((logger.warnings[0] as { err: unknown }).err, 'conflict'));
+      const again = await db.query<{ total_selections: number }>(
+        `SELECT total_selections FROM tool_bandit_stats WHERE tool_id = $1 AND context_key = 'teams:queued:general'`,
+        [fixture.tools['github__create_issue']],
+      );
+      assert.equal(Number(again.rows[0]!.total_selections), 30);
+    });
+
+    it('queued outcomes: unknown events and bad reports are logged, never thrown; recordOutcome after a queued one conflicts', async () => {
+      const logger = recordingLogger();
+      const selection = engine({ logger });
+      assert.doesNotThrow(() => selection.queueOutcome('00000000-0000-0000-0000-000000000000', { toolsCalled: [], success: true }));
+      await until(() => logger.warnings.length === 1);
+      assert.ok(isQuiverError((logger.warnings[0] as { err: unknown }).err, 'not_found'));
+      const eventId = (await selection.selectTools({ query: 'list github issues', k: 2 })).metadata.eventId!;
+      assert.doesNotThrow(() => selection.queueOutcome(eventId, { toolsCalled: 'nope' } as never));
+      await until(() => logger.warnings.length === 2);
+      assert.ok(isQuiverError((logger.warnings[1] as { err: unknown }).err, 'invalid_input'));
+      selection.queueOutcome(eventId, { toolsCalled: [], success: true });
+      await assert.rejects(selection.recordOutcome(eventId, { toolsCalled: [], success: true }), (error) => isQuiverError(error, 'conflict'));
+      const { rows } = await db.query<{ outcome: string }>('SELECT outcome FROM tool_selection_events WHERE id = $1', [eventId]);
+      assert.equal(rows[0]!.outcome, 'no_call');
+    });
+
     it('does not log when asked not to', async () => {
       const selection = engine();
       const result = await selection.selectTools({ query: 'github issue', log: false });

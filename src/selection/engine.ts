@@ -32,6 +32,7 @@ import { listVisibilityRules } from '../store/repositories/visibility-rules.ts';
 import { listPageMappings, type PageMappingRecord } from '../store/repositories/page-mappings.ts';
 import { incrementArms, listContextArms, type BanditIncrement } from '../store/repositories/bandit-stats.ts';
 import { findSelectionEvent, insertSelectionEvents, writeEventOutcome, type SelectionEventWrite } from '../store/repositories/selection-events.ts';
+import { writeEventOutcomes, type SelectionOutcomeWrite } from '../store/repositories/selection-outcomes.ts';
 import { matchPageMappings } from '../catalog/page-pattern.ts';
 import { LruTtlCache } from './lru-cache.ts';
 import { compilePolicy, policyCacheKey, DEFAULT_TIER_ORDER, type CompiledPolicy, type PolicyRule } from './policy.ts';
@@ -211,9 +212,16 @@ export interface SelectionEngine {
   visibleTools(context: SelectionContext, options?: SelectOptions): Promise<VisibleTools>;
   /** Records what the LLM did with a selection and updates the bandit. */
   recordOutcome(eventId: string, outcome: OutcomeInput, options?: OutcomeOptions): Promise<OutcomeResult>;
+  /**
+   * Records an outcome off the hot path (the MCP gateway reports one after every search):
+   * queued and written in batches with the bandit updates. Nothing to await and nothing
+   * thrown: a bad report or a failed batch is logged. Use `recordOutcome` when the caller
+   * needs the answer (404, 409, the resolved names).
+   */
+  queueOutcome(eventId: string, outcome: OutcomeInput): void;
   /** Drops cached data of one kind (local only; `notifyCatalogChanged` reaches every process). */
   invalidate(kind: CacheKind): void;
-  /** Writes queued events now. */
+  /** Writes queued events and outcomes now. */
   flush(): Promise<void>;
   /** Resolves once the change subscription is active. */
   ready(): Promise<void>;
@@ -255,6 +263,39 @@ interface PageSet {
 
 interface FormattedEntry extends FormattedTool {
   tokens: number;
+}
+
+interface OfferedTool {
+  id: string;
+  qualifiedName: string;
+}
+
+/** What a logged selection offered: enough to resolve its outcome in memory. */
+interface OfferedEvent {
+  contextKey: string;
+  tools: OfferedTool[];
+}
+
+interface QueuedOutcome {
+  write: SelectionOutcomeWrite;
+  contextKey: string;
+  increments: BanditIncrement[];
+}
+
+/** Sums increments per tool (one arm row is written once per statement). */
+function mergeIncrements(increments: readonly BanditIncrement[]): BanditIncrement[] {
+  const byTool = new Map<string, BanditIncrement>();
+  for (const increment of increments) {
+    const sum = byTool.get(increment.toolId);
+    if (!sum) byTool.set(increment.toolId, { ...increment });
+    else {
+      sum.alpha += increment.alpha;
+      sum.beta += increment.beta;
+      sum.selections += increment.selections;
+      sum.successes += increment.successes;
+    }
+  }
+  return [...byTool.values()];
 }
 
 function deepFreeze<T>(value: T): T {
@@ -635,7 +676,115 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
     events.push(event);
   }
 
-  const flush = (): Promise<void> => events.flush();
+  const flushEvents = (): Promise<void> => events.flush();
+
+  // ---- queued outcomes ----------------------------------------------------------------------
+  // What each logged selection offered, so a queued outcome resolves without reading the event
+  // back (issue #18 finding 9: no database round trip per search). Bounded; a report for an
+  // event no longer here takes the transactional path of recordOutcome.
+  const offeredByEvent = new LruTtlCache<OfferedEvent>({ maxEntries: maxQueue, ttlMs: 3_600_000, now });
+  const pendingOutcomeIds = new Set<string>();
+  const outcomes = createBatchWriter<QueuedOutcome>({
+    write: writeQueuedOutcomes,
+    flushMs,
+    batchSize,
+    maxQueue,
+    onDrop: (dropped) => {
+      pendingOutcomeIds.delete(dropped.write.id);
+      logger.warn({ eventId: dropped.write.id }, 'selection: outcome queue full; oldest outcome dropped');
+    },
+    onError: (error, batch) => logger.error({ err: error, outcomes: batch.length }, 'selection: could not write selection outcomes'),
+    onSettled: (batch) => {
+      for (const item of batch) pendingOutcomeIds.delete(item.write.id);
+    },
+  });
+
+  function resolveCalled(tools: readonly OfferedTool[], toolsCalled: readonly string[]) {
+    const lookup = new Map<string, OfferedTool>();
+    for (const tool of tools) {
+      lookup.set(tool.id, tool);
+      lookup.set(tool.qualifiedName, tool);
+      for (const provider of PROVIDERS) lookup.set(providerToolName(tool.qualifiedName, provider), tool);
+    }
+    const calledIds = new Set<string>();
+    const stored: string[] = [];
+    const unresolved: string[] = [];
+    for (const name of toolsCalled) {
+      const tool = lookup.get(name);
+      if (tool) {
+        calledIds.add(tool.id);
+        stored.push(tool.qualifiedName);
+      } else {
+        unresolved.push(name);
+        stored.push(name);
+      }
+    }
+    return { calledIds, stored, unresolved };
+  }
+
+  /** Seed 001 §5.5: a called tool moves by the call's success; an offered, uncalled one only counts as selected. */
+  function incrementsOf(offeredIds: readonly string[], calledIds: ReadonlySet<string>, success: boolean): BanditIncrement[] {
+    return offeredIds.map((toolId) => {
+      const called = calledIds.has(toolId);
+      return { toolId, alpha: called && success ? 1 : 0, beta: called && !success ? 1 : 0, selections: 1, successes: called && success ? 1 : 0 };
+    });
+  }
+
+  /** Keeps this process's cached posteriors in step with increments just committed. */
+  function applyToCachedArms(contextKey: string, increments: readonly BanditIncrement[]): void {
+    const arms = banditCache.get(contextKey);
+    if (!arms) return;
+    for (const increment of increments) {
+      if (increment.alpha === 0 && increment.beta === 0) continue;
+      const arm = arms.get(increment.toolId) ?? { alpha: 1, beta: 1 };
+      arms.set(increment.toolId, { alpha: arm.alpha + increment.alpha, beta: arm.beta + increment.beta });
+    }
+  }
+
+  async function writeQueuedOutcomes(batch: QueuedOutcome[]): Promise<void> {
+    // The events must be rows before their outcomes can land on them.
+    await flushEvents();
+    const committed = await db.transaction(async (tx) => {
+      const written = await writeEventOutcomes(tx, batch.map((item) => item.write));
+      const byContext = new Map<string, BanditIncrement[]>();
+      for (const item of batch) {
+        if (!written.has(item.write.id)) continue;
+        const list = byContext.get(item.contextKey) ?? [];
+        list.push(...item.increments);
+        byContext.set(item.contextKey, list);
+      }
+      // Contexts in a fixed order, so concurrent writers lock arms in the same order.
+      const contexts = [...byContext.keys()].sort();
+      for (const contextKey of contexts) await incrementArms(tx, contextKey, mergeIncrements(byContext.get(contextKey)!));
+      return byContext;
+    });
+    for (const [contextKey, increments] of committed) applyToCachedArms(contextKey, increments);
+  }
+
+  function queueOutcome(eventId: string, outcome: OutcomeInput): void {
+    const parsed = outcomeInputSchema.safeParse(outcome);
+    const offered = offeredByEvent.get(eventId);
+    if (!parsed.success || offered === undefined || pendingOutcomeIds.has(eventId)) {
+      // Unknown here (another process's event, or long ago): the transactional path decides.
+      recordOutcome(eventId, outcome).catch((error: unknown) => logger.warn({ err: error, eventId }, 'selection: outcome not recorded'));
+      return;
+    }
+    offeredByEvent.delete(eventId);
+    const report = parsed.data;
+    const { calledIds, stored } = resolveCalled(offered.tools, report.toolsCalled);
+    const kind: OutcomeResult['outcome'] = report.toolsCalled.length === 0 ? 'no_call' : report.success ? 'success' : 'failure';
+    pendingOutcomeIds.add(eventId);
+    outcomes.push({
+      write: { id: eventId, toolsCalled: stored, calledToolIds: [...calledIds], success: report.success, outcome: kind, at: clock() },
+      contextKey: offered.contextKey,
+      increments: incrementsOf(offered.tools.map((tool) => tool.id), calledIds, report.success),
+    });
+  }
+
+  const flush = async (): Promise<void> => {
+    await flushEvents();
+    await outcomes.flush();
+  };
 
   // ---- the pipeline -----------------------------------------------------------------------
   /**
@@ -798,6 +947,7 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
     let eventId: string | undefined;
     if (request.log) {
       eventId = randomUUID();
+      offeredByEvent.set(eventId, { contextKey, tools: kept.map((item) => ({ id: item.tool.id, qualifiedName: item.tool.qualifiedName })) });
       enqueue({
         id: eventId,
         queryText: request.query,
@@ -855,7 +1005,10 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
   async function recordOutcome(eventId: string, outcome: OutcomeInput, outcomeOptions: OutcomeOptions = {}): Promise<OutcomeResult> {
     if (!z.string().uuid().safeParse(eventId).success) throw notFound('selection event', eventId);
     const report = parseOrThrow(outcomeInputSchema, outcome, 'outcome');
-    if (pendingIds.has(eventId)) await flush();
+    // Reported here: a later queued report for the same event must take this path too (and conflict).
+    offeredByEvent.delete(eventId);
+    if (pendingOutcomeIds.has(eventId)) await flush();
+    else if (pendingIds.has(eventId)) await flushEvents();
     const result = await db.transaction(async (tx) => {
       const event = await findSelectionEvent(tx, eventId, { lock: true });
       // Someone else's event reads as missing, so its existence does not leak across tenants.
@@ -866,52 +1019,15 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
       if (event === undefined || foreign) throw notFound('selection event', eventId);
       if (event.outcomeAt !== null) throw new QuiverError(ErrorCodes.conflict, `the outcome of selection event '${eventId}' was already recorded`);
       const offered = await findCandidatesByIds(tx, event.selectedToolIds);
-      const lookup = new Map<string, SelectionCandidate>();
-      for (const tool of offered) {
-        lookup.set(tool.id, tool);
-        lookup.set(tool.qualifiedName, tool);
-        for (const provider of PROVIDERS) lookup.set(providerToolName(tool.qualifiedName, provider), tool);
-      }
-      const calledIds = new Set<string>();
-      const stored: string[] = [];
-      const unresolved: string[] = [];
-      for (const name of report.toolsCalled) {
-        const tool = lookup.get(name);
-        if (tool) {
-          calledIds.add(tool.id);
-          stored.push(tool.qualifiedName);
-        } else {
-          unresolved.push(name);
-          stored.push(name);
-        }
-      }
+      const { calledIds, stored, unresolved } = resolveCalled(offered, report.toolsCalled);
       const kind: OutcomeResult['outcome'] = report.toolsCalled.length === 0 ? 'no_call' : report.success ? 'success' : 'failure';
       const written = await writeEventOutcome(tx, { id: eventId, toolsCalled: stored, calledToolIds: [...calledIds], success: report.success, outcome: kind, at: clock() });
       if (!written) throw new QuiverError(ErrorCodes.conflict, `the outcome of selection event '${eventId}' was already recorded`);
-      // Seed 001 §5.5: a called tool's posterior moves by the call's success; an offered tool
-      // that was not called gives no evidence about its success and only counts as selected.
-      const increments: BanditIncrement[] = offered.map((tool) => {
-        const called = calledIds.has(tool.id);
-        return {
-          toolId: tool.id,
-          alpha: called && report.success ? 1 : 0,
-          beta: called && !report.success ? 1 : 0,
-          selections: 1,
-          successes: called && report.success ? 1 : 0,
-        };
-      });
+      const increments = incrementsOf(offered.map((tool) => tool.id), calledIds, report.success);
       await incrementArms(tx, event.contextKey, increments);
       return { contextKey: event.contextKey, increments, value: { eventId, outcome: kind, toolsCalled: stored, calledToolIds: [...calledIds], unresolved } };
     });
-    // Keep this process's cached posteriors in step with what was just committed.
-    const arms = banditCache.get(result.contextKey);
-    if (arms) {
-      for (const increment of result.increments) {
-        if (increment.alpha === 0 && increment.beta === 0) continue;
-        const arm = arms.get(increment.toolId) ?? { alpha: 1, beta: 1 };
-        arms.set(increment.toolId, { alpha: arm.alpha + increment.alpha, beta: arm.beta + increment.beta });
-      }
-    }
+    applyToCachedArms(result.contextKey, result.increments);
     return result.value;
   }
 
@@ -921,6 +1037,7 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
     selectTools,
     visibleTools,
     recordOutcome,
+    queueOutcome,
     invalidate,
     flush,
     ready: () => subscription,
