@@ -187,6 +187,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       supervisor,
       cacheDir: join(config.homeDir, 'plugins'),
       stateRoot: join(config.homeDir, 'state'),
+      dangerouslyAllowUnsandboxed: config.dangerouslyAllowUnsandboxed,
       secrets,
       logger: logger.child({ part: 'plugins' }),
     }), () => {

@@ -36,14 +36,18 @@ import { readPackageJson, resolveLaunch, LaunchResolutionError, type PackageJson
 import { npmCacheFolderName, npmInstall } from './npm.ts';
 import type { PluginSource } from './sources.ts';
 import { parseSourceJson, readSourceFile, SOURCE_FILE_LIMIT, SourceFileError } from './source-files.ts';
+import { prepareSourceTree, SourceBuildError, type SourceBuildSettings } from './source-build.ts';
 
 /** The file in each staging folder naming the process it belongs to. */
 export const STAGING_OWNER_FILE = 'owner.json';
 
 /** The steps an install goes through, as reported in `install_failed` details. */
-export type InstallStep = 'clone' | 'checkout' | 'npm-install' | 'launch' | 'discovery' | 'validation' | 'sync';
+export type InstallStep = 'clone' | 'checkout' | 'dependencies' | 'build' | 'npm-install' | 'launch' | 'discovery' | 'validation' | 'sync';
 
-/** The error every failed install throws. */
+/** How a step reads in a message when its id is not plain words. */
+const STEP_LABELS: Partial<Record<InstallStep, string>> = { 'npm-install': 'npm install' };
+
+/** The error every failed install throws; the message names the step once ("clone failed: …"). */
 export function installFailed(
   pluginName: string,
   step: InstallStep,
@@ -53,7 +57,7 @@ export function installFailed(
   const details: Record<string, unknown> = { step, reason, plugin: pluginName };
   if (extra.errors !== undefined) details['errors'] = extra.errors;
   if (extra.warnings !== undefined) details['warnings'] = extra.warnings;
-  return new QuiverError('install_failed', `cannot install plugin '${pluginName}': ${step} failed: ${reason}`, {
+  return new QuiverError('install_failed', `cannot install plugin '${pluginName}': ${STEP_LABELS[step] ?? step} failed: ${reason}`, {
     kind: 'user',
     details,
     cause: extra.cause,
@@ -71,6 +75,10 @@ export interface InstallerSettings {
   gitTimeoutMs: number;
   npmTimeoutMs: number;
   npmCacheDir?: string | undefined;
+  /** Bound on a git source's build step in the sandbox, ms. */
+  buildTimeoutMs: number;
+  /** Runs a git source's build in the UNVERIFIED sandbox (runtime/one-shot.ts); absent: builds are refused. */
+  runSandboxed?: SourceBuildSettings['runSandboxed'];
   commandEnv?: Record<string, string | undefined> | undefined;
   /** Host paths every local plugin may read (bound read-only into its sandbox). */
   readOnlyPaths: readonly string[];
@@ -85,6 +93,8 @@ export interface InstallRequest {
   /** Plugin id for an update (discovery runs under it); absent for a new plugin. */
   pluginId?: string | undefined;
   ref?: string | undefined;
+  /** A git source's plugin folder inside the repository (monorepos), e.g. `packages/server`. */
+  subfolder?: string | undefined;
   args: readonly string[];
   bin?: string | undefined;
   trusted: boolean;
@@ -247,6 +257,7 @@ export async function prepareInstall(request: InstallRequest, settings: Installe
     let sourceType: PluginInstallFields['sourceType'];
     let sourceRecord: Record<string, unknown>;
     let revision: string | undefined;
+    const buildWarnings: string[] = [];
     let packageVersion: string | undefined;
 
     if (request.reuseCachePath !== undefined && source.kind !== 'url') {
@@ -274,9 +285,35 @@ export async function prepareInstall(request: InstallRequest, settings: Installe
       }
       finalPath = join(settings.cacheDir, 'git', checkout.commit);
       root = (await isDirectory(finalPath)) ? finalPath : tree;
+      relativeFolder = request.subfolder ?? '.';
+      if (root === tree) {
+        // A fresh checkout: its dependencies and build, before anything reads it (issue #15).
+        try {
+          const built = await prepareSourceTree(tree, relativeFolder, {
+            label: name,
+            trusted: request.trusted,
+            installTimeoutMs: settings.npmTimeoutMs,
+            buildTimeoutMs: settings.buildTimeoutMs,
+            npmCacheDir: settings.npmCacheDir,
+            commandEnv: settings.commandEnv,
+            runSandboxed: settings.runSandboxed,
+          });
+          buildWarnings.push(...built.warnings);
+        } catch (error) {
+          const step = error instanceof SourceBuildError ? ((error.details as { step?: InstallStep }).step ?? 'dependencies') : 'dependencies';
+          if (error instanceof QuiverError) throw fail(step, error.message, { cause: error });
+          throw error;
+        }
+      }
       sourceType = 'git';
       revision = checkout.commit.slice(0, 12);
-      sourceRecord = { url: redactUrlCredentials(source.url), ref: request.ref ?? null, refKind: checkout.refKind, commit: checkout.commit };
+      sourceRecord = {
+        url: redactUrlCredentials(source.url),
+        ref: request.ref ?? null,
+        refKind: checkout.refKind,
+        commit: checkout.commit,
+        ...(relativeFolder !== '.' ? { packageFolder: relativeFolder } : {}),
+      };
     } else if (source.kind === 'npm') {
       staging = await stagingFolder('npm');
       const tree = join(staging, 'tree');
@@ -436,7 +473,7 @@ export async function prepareInstall(request: InstallRequest, settings: Installe
 
     // 6. Full validation now that the registered tools are known (seed 002: examples cross-checked).
     let metadata: PluginMetadata | undefined;
-    const warnings: string[] = [];
+    const warnings: string[] = [...buildWarnings];
     if (rawMetadata !== undefined) {
       const result = validatePluginMetadata(rawMetadata, { pluginName: name, registeredTools });
       if (!result.valid) {

@@ -21,6 +21,7 @@
  * const tools = await plugins.effectiveTools({ workspace: 'default' });
  */
 import { rm } from 'node:fs/promises';
+import { posix } from 'node:path';
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { QuiverError, ErrorCodes, invalidInput, isQuiverError, notFound } from '../core/errors.ts';
@@ -33,6 +34,7 @@ import type { CatalogService } from '../catalog/service.ts';
 import type { Supervisor } from '../runtime/supervisor.ts';
 import type { TrustLevel, UpstreamSpec } from '../runtime/types.ts';
 import { parseUpstreamSpec } from '../runtime/types.ts';
+import { runOneShot, type OneShotRequest } from '../runtime/one-shot.ts';
 import type { Database, Queryable } from '../store/database.ts';
 import { clearEnablement, effectivePluginIds, setEnablement } from '../store/repositories/enablement.ts';
 import { isUniqueViolation, isUuid } from '../store/repositories/mapping.ts';
@@ -101,7 +103,7 @@ export interface PluginServiceOptions {
   /** The catalog: every plugin tool enters through `syncPlugin` (seed 001 §9). */
   catalog: Pick<CatalogService, 'syncPlugin' | 'listTools'>;
   /** The runtime: `discover` for install-time discovery; `stop` to retire old processes. */
-  supervisor: Pick<Supervisor, 'discover'> & Partial<Pick<Supervisor, 'stop'>>;
+  supervisor: Pick<Supervisor, 'discover'> & Partial<Pick<Supervisor, 'stop' | 'host'>>;
   /** The plugin cache root (`<home>/plugins`): `git/<commit>`, `npm/<package>@<version>`, `.staging`. */
   cacheDir: string;
   /** Seals credentials at rest (`createSecretBox(loadSecretKey(…).key)`). */
@@ -114,6 +116,10 @@ export interface PluginServiceOptions {
   gitTimeoutMs?: number;
   /** Bound on one npm install, ms. Default 300 000. */
   npmTimeoutMs?: number;
+  /** Bound on a git source's build step (in the sandbox), ms. Default 300 000. */
+  buildTimeoutMs?: number;
+  /** Builds run without a sandbox where bubblewrap is unusable (QUIVER_DANGEROUSLY_ALLOW_UNSANDBOXED). */
+  dangerouslyAllowUnsandboxed?: boolean;
   /** npm's cache folder, shared by every install (default: npm's own). */
   npmCacheDir?: string;
   /** Environment of git and npm (PATH, HOME, proxies, registry). Default: inherited. */
@@ -132,6 +138,8 @@ export interface AddPluginOptions {
   name?: string | undefined;
   /** git branch, tag or commit. */
   ref?: string | undefined;
+  /** The plugin's folder inside a git repository (a monorepo package), e.g. `packages/server`. */
+  path?: string | undefined;
   /** Enable in this workspace (default `default`). */
   workspace?: string | undefined;
   /** Enable for this project only (of `workspace`). */
@@ -268,6 +276,17 @@ function parseCredentials(value: unknown): CredentialSpec[] {
   return parsed.success ? parsed.data : [];
 }
 
+/** A monorepo sub-folder given with `--path`: relative, inside the repository, normalised. */
+function repositorySubfolder(text: string): string | undefined {
+  const trimmed = text.trim().replace(/\\/g, '/');
+  if (trimmed === '' || /[\0\n\r]/.test(trimmed)) throw invalidInput('--path needs a folder inside the repository, e.g. packages/server');
+  const normalised = posix.normalize(trimmed).replace(/\/+$/, '');
+  if (posix.isAbsolute(normalised) || normalised === '..' || normalised.startsWith('../')) {
+    throw invalidInput(`--path must be a folder inside the repository, got '${text}'`);
+  }
+  return normalised === '.' || normalised === '' ? undefined : normalised;
+}
+
 /** Creates the plugins service. */
 export function createPluginService(options: PluginServiceOptions): PluginService {
   const { db, catalog, supervisor, secrets } = options;
@@ -280,6 +299,12 @@ export function createPluginService(options: PluginServiceOptions): PluginServic
     discoveryTimeoutMs: options.discoveryTimeoutMs ?? 30_000,
     gitTimeoutMs: options.gitTimeoutMs ?? 120_000,
     npmTimeoutMs: options.npmTimeoutMs ?? 300_000,
+    buildTimeoutMs: options.buildTimeoutMs ?? 300_000,
+    // A git source's build runs the repository's code: in the sandbox of an UNVERIFIED plugin.
+    runSandboxed: supervisor.host
+      ? (request: OneShotRequest) =>
+          runOneShot(request, { host: supervisor.host!(), dangerouslyAllowUnsandboxed: options.dangerouslyAllowUnsandboxed ?? false })
+      : undefined,
     npmCacheDir: options.npmCacheDir,
     commandEnv: options.commandEnv,
     readOnlyPaths: options.readOnlyPaths ?? [],
@@ -581,6 +606,8 @@ export function createPluginService(options: PluginServiceOptions): PluginServic
       );
     }
     if (addOptions.ref !== undefined && source.kind !== 'git') throw invalidInput('--ref only applies to git sources');
+    const subfolder = addOptions.path === undefined ? undefined : repositorySubfolder(addOptions.path);
+    if (subfolder !== undefined && source.kind !== 'git') throw invalidInput('--path only applies to git sources (give a folder source its sub-folder directly)');
     logger.info({ plugin: name, source: source.kind }, 'installing plugin');
     // A removed plugin is re-installed over its row; a new one (or a crashed install's leftover) gets a reserved row.
     const reinstalling = existing?.status === 'removed';
@@ -590,6 +617,7 @@ export function createPluginService(options: PluginServiceOptions): PluginServic
       name,
       pluginId: reinstalling ? existing?.id : undefined,
       ref: addOptions.ref,
+      subfolder,
       args,
       bin: addOptions.bin,
       trusted: addOptions.trusted ?? false,
@@ -651,6 +679,7 @@ export function createPluginService(options: PluginServiceOptions): PluginServic
       name: existing.name,
       pluginId: existing.id,
       ref: overrides.ref ?? (typeof previousSource['ref'] === 'string' ? previousSource['ref'] : undefined),
+      subfolder: existing.sourceType === 'git' && typeof previousSource['packageFolder'] === 'string' ? previousSource['packageFolder'] : undefined,
       args: Array.isArray(previousSource['args']) ? (previousSource['args'] as string[]) : [],
       bin: typeof previousSource['bin'] === 'string' ? previousSource['bin'] : undefined,
       trusted: previousSource['trusted'] === true,

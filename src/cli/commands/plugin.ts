@@ -99,10 +99,11 @@ function sourceFrom(context: CliContext, text: string): string {
 const add: CommandSpec = {
   path: ['plugin', 'add'],
   summary: 'Install a plugin: git URL (--ref), npm:<package>, a folder, an http(s) MCP endpoint, or market:<name>.',
-  usage: 'SOURCE [--name N] [--ref R] [--workspace W] [--project P] [--header K=V]... [--secret K=V]... [--arg A]... [--bin B] [--trusted]',
+  usage: 'SOURCE [--name N] [--ref R] [--path DIR] [--workspace W] [--project P] [--header K=V]... [--secret K=V]... [--arg A]... [--bin B] [--trusted]',
   options: {
     name: { type: 'string', valueName: 'N', description: 'install under this name (kebab-case)', defaultHelp: 'derived from the source' },
     ref: { type: 'string', valueName: 'R', description: 'git branch, tag or commit', defaultHelp: "the repository's default branch" },
+    path: { type: 'string', valueName: 'DIR', description: "the plugin's folder inside a git repository (a monorepo package), e.g. packages/server", defaultHelp: 'the repository root' },
     ...scopeOptions,
     header: { type: 'string', multiple: true, valueName: 'K=V', description: 'an HTTP header for a remote plugin, stored encrypted' },
     secret: { type: 'string', multiple: true, valueName: 'K=V', description: 'a credential (environment variable or declared header), stored encrypted' },
@@ -116,6 +117,7 @@ const add: CommandSpec = {
     const report = await plugins.add(source, {
       name: text(context, 'name'),
       ref: text(context, 'ref'),
+      path: text(context, 'path'),
       ...scopeOf(context),
       headers: keyValues(list(context, 'header'), 'header'),
       secrets: keyValues(list(context, 'secret'), 'secret'),

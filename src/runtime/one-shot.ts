@@ -1,0 +1,123 @@
+/**
+ * @module runtime/one-shot
+ * A one-shot command in the plugin sandbox (issue #15): a git-hosted server's build step
+ * (`npm run build`) runs the repository's own code, so it gets what an UNVERIFIED plugin gets
+ * — bubblewrap, no network, the host read-only, dropped privileges — plus write access to one
+ * work folder (the checkout being built). It is bounded in time and its output is kept as a
+ * short tail for the error message.
+ *
+ * When Quiver runs as root the sandbox runs as `nobody`, so the work folder is handed to that
+ * user for the command and taken back afterwards (root-owned, not writable by others), so no
+ * later plugin process can modify the shared install cache.
+ */
+import { spawn, execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { QuiverError, ErrorCodes } from '../core/errors.ts';
+import { buildLaunch, defaultSearchPath, sandboxUid, type HostCapabilities } from './sandbox.ts';
+import { isolationPolicyFor } from './isolation-policy.ts';
+import { stdioSpecSchema } from './types.ts';
+
+const execFileAsync = promisify(execFile);
+
+/** One sandboxed command. */
+export interface OneShotRequest {
+  /** Names the command in errors and logs, e.g. `weather-mcp build`. */
+  label: string;
+  command: string;
+  args: string[];
+  /** The writable folder, and the command's `$HOME`. */
+  workDir: string;
+  /** Where the command runs, inside `workDir` (default: `workDir`). */
+  cwd?: string;
+  env?: Record<string, string>;
+  timeoutMs: number;
+  /** Memory bound (MiB) for the command (Node heap flag without cgroups). Default 2048. */
+  memoryMb?: number;
+}
+
+/** How the command ended. */
+export interface OneShotResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  /** The last lines of stdout and stderr together, at most `tailBytes`. */
+  outputTail: string;
+}
+
+export interface OneShotContext {
+  host: HostCapabilities;
+  dangerouslyAllowUnsandboxed: boolean;
+  searchPath?: string;
+  /** How much output to keep (default 4 KiB). */
+  tailBytes?: number;
+}
+
+async function chownTree(folder: string, owner: string): Promise<void> {
+  await execFileAsync('chown', ['-R', '--no-dereference', owner, folder]);
+}
+
+/** Runs one command in the UNVERIFIED sandbox with `workDir` writable; never throws for a failing command. */
+export async function runOneShot(request: OneShotRequest, context: OneShotContext): Promise<OneShotResult> {
+  const policy = isolationPolicyFor('UNVERIFIED', { memoryMb: request.memoryMb ?? 2048, pids: 256 });
+  const spec = stdioSpecSchema.parse({
+    transport: 'stdio',
+    pluginId: `one-shot-${request.label}`,
+    pluginName: request.label,
+    version: '0',
+    trustLevel: 'UNVERIFIED',
+    command: request.command,
+    args: request.args,
+    env: request.env ?? {},
+    ...(request.cwd !== undefined && request.cwd !== request.workDir ? { cwd: request.cwd } : {}),
+  });
+  const launch = buildLaunch(
+    spec,
+    {
+      host: context.host,
+      policy,
+      stateDir: request.workDir,
+      cgroupProcsFiles: [],
+      baseEnv: { PATH: process.env.PATH ?? defaultSearchPath, HOME: request.workDir, ...(request.env ?? {}) },
+      searchPath: context.searchPath ?? defaultSearchPath,
+      marker: `one-shot:${request.label}`,
+      dangerouslyAllowUnsandboxed: context.dangerouslyAllowUnsandboxed,
+    },
+  );
+  const handOver = launch.description.sandboxed && context.host.isRoot && context.host.setpriv !== undefined;
+  if (handOver) await chownTree(request.workDir, `${sandboxUid}:${sandboxUid}`);
+  const tailBytes = context.tailBytes ?? 4096;
+  try {
+    return await new Promise<OneShotResult>((resolve, reject) => {
+      const child = spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      let tail = '';
+      const keep = (chunk: Buffer) => {
+        tail = (tail + chunk.toString('utf8')).slice(-tailBytes);
+      };
+      child.stdout!.on('data', keep);
+      child.stderr!.on('data', keep);
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        // The whole process group: bwrap and everything the build started.
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          child.kill('SIGKILL');
+        }
+      }, request.timeoutMs);
+      child.once('error', (error) => {
+        clearTimeout(timer);
+        reject(new QuiverError(ErrorCodes.unavailable, `${request.label}: cannot start ${request.command}: ${error.message}`, { cause: error }));
+      });
+      child.once('close', (exitCode, signal) => {
+        clearTimeout(timer);
+        resolve({ exitCode, signal, timedOut, outputTail: tail.trim() });
+      });
+    });
+  } finally {
+    if (handOver) {
+      await chownTree(request.workDir, '0:0');
+      await execFileAsync('chmod', ['-R', 'go-w', request.workDir]);
+    }
+  }
+}
