@@ -10,6 +10,8 @@ import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/
 import { QuiverError, toQuiverError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { overloadRetryAfter } from './admission.ts';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { withoutMcpErrorPrefix } from '../core/mcp-error-text.ts';
 
 /** The code a backend uses when a plugin answered with a JSON-RPC error of its own. */
 export const UPSTREAM_ERROR = 'upstream_error';
@@ -94,4 +96,24 @@ export function internalError(error: unknown, logger: Logger, context: object): 
   const reference = `gw-${Date.now().toString(36)}-${bugCounter}`;
   logger.error({ err: error, reference, ...context }, 'gateway internal error');
   return new McpError(ErrorCode.InternalError, `Internal error in the Quiver gateway (reference ${reference})`);
+}
+
+/**
+ * Makes a session's server send an McpError's own text on the wire. The SDK writes
+ * `MCP error <code>: ` into `Error.message` and sends that; the client's McpError adds the
+ * prefix again, so callers read it twice (issue #15). The code still travels as the JSON-RPC
+ * `code`. Call before registering handlers.
+ */
+export function sendBareErrorMessages(server: Server): void {
+  type Handler = (...args: unknown[]) => unknown;
+  const register = server.setRequestHandler.bind(server) as unknown as (schema: unknown, handler: Handler) => void;
+  (server as unknown as { setRequestHandler: (schema: unknown, handler: Handler) => void }).setRequestHandler = (schema, handler) =>
+    register(schema, async (...args: unknown[]) => {
+      try {
+        return await handler(...args);
+      } catch (error) {
+        if (error instanceof McpError) Object.defineProperty(error, 'message', { value: withoutMcpErrorPrefix(error.message), configurable: true, writable: true });
+        throw error;
+      }
+    });
 }

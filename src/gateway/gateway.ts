@@ -46,7 +46,7 @@ import type {
   GatewayTool,
   SessionIdentity,
 } from './backend.ts';
-import { overloadedRequest, requestFailure, toolCallFailure, unknownToolError } from './errors.ts';
+import { overloadedRequest, requestFailure, sendBareErrorMessages, toolCallFailure, unknownToolError } from './errors.ts';
 import { DEFAULT_GUARD_OPTIONS, IterationGuard, loopGuidance, type IterationGuardOptions } from './iteration-guard.ts';
 import {
   CALL_TOOL,
@@ -240,6 +240,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       });
       this.server.onclose = () => void this.close();
       this.server.onerror = (error) => logger.debug({ err: error, sessionId: id }, 'session transport error');
+      sendBareErrorMessages(this.server);
       installHandlers(this);
     }
 

@@ -64,12 +64,21 @@ export function runGit(args: readonly string[], options: GitRunOptions): Promise
           return;
         }
         const timedOut = (error as NodeJS.ErrnoException & { killed?: boolean }).killed === true;
-        const what = redactUrlCredentials(`git ${args[0] ?? ''}`);
+        // Name the subcommand (`git clone`), not the `-c key=value` settings before it.
+        let at = 0;
+        while (args[at] === '-c') at += 2;
+        const what = redactUrlCredentials(`git ${args[at] ?? ''}`);
         const detail = redactUrlCredentials(String(stderr || error.message).trim()).slice(-2_000);
         reject(new GitCommandError(timedOut ? `${what} timed out after ${options.timeoutMs} ms` : `${what} failed: ${detail}`, detail, timedOut));
       },
     );
   });
+}
+
+/** What git said, without the "git clone failed:" the step name already carries. */
+function gitFailure(error: unknown): string {
+  if (error instanceof GitCommandError && !error.timedOut && error.stderr !== '') return error.stderr;
+  return (error as Error).message;
 }
 
 /** Where a clone ended up. */
@@ -104,7 +113,8 @@ export async function cloneAtRef(url: string, ref: string | undefined, folder: s
     await runGit(['-c', 'core.hooksPath=/dev/null', 'clone', '--quiet', '--no-checkout', '--no-recurse-submodules', '--', url, folder], options);
   } catch (error) {
     await rm(folder, { recursive: true, force: true });
-    throw new GitStepError('clone', `cannot clone ${redactUrlCredentials(url)}: ${(error as Error).message}`, error);
+    // The installer names the step ("clone failed: …"); the reason says what and why, once.
+    throw new GitStepError('clone', `${redactUrlCredentials(url)}: ${gitFailure(error)}`, error);
   }
   const git = (args: string[]) => runGit(args, { ...options, cwd: folder });
   let commit: string | undefined;
@@ -130,7 +140,7 @@ export async function cloneAtRef(url: string, ref: string | undefined, folder: s
   try {
     await git(['-c', 'advice.detachedHead=false', '-c', 'core.hooksPath=/dev/null', 'checkout', '--quiet', '--detach', commit]);
   } catch (error) {
-    throw new GitStepError('checkout', `cannot check out ${commit}: ${(error as Error).message}`, error);
+    throw new GitStepError('checkout', `commit ${commit}: ${gitFailure(error)}`, error);
   }
   await rm(join(folder, '.git'), { recursive: true, force: true });
   return { commit, ref: ref ?? 'HEAD', refKind };

@@ -64,7 +64,8 @@ function runNpm(args: string[], options: NpmInstallOptions): Promise<void> {
         .slice(-12)
         .join('\n')
         .replace(/(\/\/[^/\s:]+:)[^@\s]+@/g, '$1***@');
-      reject(new NpmInstallError(killed ? `npm install timed out after ${options.timeoutMs} ms` : `npm install failed: ${detail}`, error));
+      // The installer names the step ("npm install failed: …"): the reason is npm's own words.
+      reject(new NpmInstallError(killed ? `timed out after ${options.timeoutMs} ms` : detail, error));
     });
   });
 }
@@ -87,7 +88,7 @@ export async function npmInstall(spec: string, folder: string, options: NpmInsta
   const prefixJson = prefixText === undefined ? undefined : parseSourceJson(prefixText, 'package.json');
   const prefix = prefixManifestSchema.safeParse(prefixJson !== undefined && 'value' in prefixJson ? prefixJson.value : undefined);
   const names = prefix.success ? Object.keys(prefix.data.dependencies ?? {}) : [];
-  if (names.length !== 1) throw new NpmInstallError(`npm install of '${spec}' did not record exactly one dependency (found ${names.length})`);
+  if (names.length !== 1) throw new NpmInstallError(`'${spec}' did not record exactly one dependency (found ${names.length})`);
   const dependency = names[0]!;
   const packageFolder = join('node_modules', dependency);
   let installed: z.output<typeof installedManifestSchema>;

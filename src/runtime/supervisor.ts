@@ -46,6 +46,7 @@ import {
   type UpstreamSpecInput,
 } from './types.ts';
 import { connectHttp, connectStdio, listAllPrompts, listAllResources, listAllTools, type UpstreamConnection } from './upstream-client.ts';
+import { withoutMcpErrorPrefix } from '../core/mcp-error-text.ts';
 
 /** Sandbox and launcher settings. */
 export interface SandboxOptions {
@@ -693,12 +694,12 @@ export function createSupervisor(options: SupervisorOptions = {}): Supervisor {
         return new QuiverError(ErrorCodes.timeout, entry.redact(`plugin '${name}' did not answer ${what} in time`), { details: { pluginId: entry.spec.pluginId }, cause: error });
       }
       if (error.code === McpErrorCode.InvalidParams || error.code === McpErrorCode.MethodNotFound) {
-        return new QuiverError(ErrorCodes.invalidInput, entry.redact(`plugin '${name}' rejected ${what}: ${error.message}`), {
+        return new QuiverError(ErrorCodes.invalidInput, entry.redact(`plugin '${name}' rejected ${what}: ${withoutMcpErrorPrefix(error.message)}`), {
           details: { pluginId: entry.spec.pluginId, mcpCode: error.code },
           cause: error,
         });
       }
-      return new QuiverError('upstream_error', entry.redact(`plugin '${name}' failed ${what}: ${error.message}`), {
+      return new QuiverError('upstream_error', entry.redact(`plugin '${name}' failed ${what}: ${withoutMcpErrorPrefix(error.message)}`), {
         kind: 'operational',
         details: { pluginId: entry.spec.pluginId, mcpCode: error.code },
         cause: error,

@@ -39,6 +39,7 @@ import type {
 } from '../backend.ts';
 import { UPSTREAM_ERROR } from '../errors.ts';
 import { toMcpTool, toolDefinitionTokens } from '../meta-tools.ts';
+import { withoutMcpErrorPrefix } from '../../core/mcp-error-text.ts';
 
 /** A plugin the test backend runs. */
 export interface LocalPluginSpec {
@@ -316,7 +317,7 @@ export async function createLocalTestBackend(options: LocalBackendOptions): Prom
       if (error.code === ErrorCode.ConnectionClosed) {
         return new QuiverError(ErrorCodes.unavailable, `plugin '${plugin.spec.name}' exited during ${what}`, { cause: error });
       }
-      return new QuiverError(UPSTREAM_ERROR, `plugin '${plugin.spec.name}' answered ${what} with an error: ${error.message}`, { cause: error, kind: 'operational' });
+      return new QuiverError(UPSTREAM_ERROR, `plugin '${plugin.spec.name}' answered ${what} with an error: ${withoutMcpErrorPrefix(error.message)}`, { cause: error, kind: 'operational' });
     }
     return new QuiverError(ErrorCodes.unavailable, `plugin '${plugin.spec.name}' is unavailable: ${(error as Error).message}`, { cause: error });
   }
