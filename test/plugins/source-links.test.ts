@@ -129,3 +129,32 @@ describeEachBackend('plugin source files never followed out of their tree', (bac
     await harness.plugins.remove('inner-links');
   });
 });
+
+describeEachBackend('npm packages that are links out of the install folder', (backend) => {
+  let db: Database;
+  let harness: PluginsHarness;
+  let root: string;
+
+  before(async () => {
+    db = await backend.open();
+    harness = await createHarness(db);
+    root = await openTempDir('npm-links');
+  });
+  after(async () => {
+    await harness.close();
+    await db.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('npm:file:<folder> (installed by npm as a link to the folder) is refused with what to do instead', async () => {
+    const folder = await createPluginFolder(root, 'bare', 'linked-npm');
+    const error = await harness.plugins.add(`npm:file:${folder}`, { name: 'linked-npm' }).then(
+      () => assert.fail('should fail'),
+      (thrown: unknown) => thrown as QuiverError,
+    );
+    assert.ok(isQuiverError(error, 'install_failed'), String(error));
+    assert.equal((error.details as { step: string }).step, 'npm-install');
+    assert.match(error.message, /install a local folder as a path source/);
+    assert.equal((await db.query(`SELECT id FROM plugins WHERE name = 'linked-npm'`)).rows.length, 0);
+  });
+});
