@@ -93,12 +93,15 @@ function select(name, options, current) {
 }
 
 function table(headers, rows, caption) {
-  return h(
-    'table',
-    {},
-    caption ? h('caption', {}, caption) : null,
-    h('thead', {}, h('tr', {}, headers.map((header) => h('th', { scope: 'col' }, header)))),
-    h('tbody', {}, rows),
+  // In its own box: a table wider than the screen scrolls there, never the page (400 px phones).
+  return h('div', { className: 'table-box' },
+    h(
+      'table',
+      {},
+      caption ? h('caption', {}, caption) : null,
+      h('thead', {}, h('tr', {}, headers.map((header) => h('th', { scope: 'col' }, header)))),
+      h('tbody', {}, rows),
+    ),
   );
 }
 
@@ -927,8 +930,7 @@ function heatmapTable(cells) {
       }),
     ),
   );
-  return h('div', { className: 'scroll' },
-    table(['Tool', ...pages], rows, 'Times offered / times called, per page'));
+  return table(['Tool', ...pages], rows, 'Times offered / times called, per page');
 }
 
 function driftTable(tools) {

@@ -244,6 +244,64 @@ describe('admin UI in Chromium', { skip }, () => {
     consoleErrors.length = 0;
   });
 
+  it('fits a 400 px wide screen: no view scrolls the page sideways; wide tables scroll inside their box', async () => {
+    await page.setViewportSize({ width: 400, height: 800 });
+    try {
+      const pageWidth = () => page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, clientWidth: document.documentElement.clientWidth }));
+      const views: Array<[string, () => Promise<void>]> = [
+        ['catalog', async () => {
+          await page.getByRole('tab', { name: 'Catalog' }).click();
+          await page.getByRole('button', { name: 'weather__get_forecast' }).click();
+          await page.locator('.tool-detail article table tbody tr').first().waitFor();
+        }],
+        ['plugins', async () => {
+          await page.getByRole('tab', { name: 'Plugins' }).click();
+          await page.getByRole('row', { name: /weather/ }).waitFor();
+        }],
+        ['rules', async () => {
+          await page.getByRole('tab', { name: 'Rules' }).click();
+          await page.getByRole('cell', { name: 'weather*' }).waitFor();
+        }],
+        ['playground', async () => {
+          await page.getByRole('tab', { name: 'Playground' }).click();
+          await page.getByLabel('Query').fill('what is the weather in Paris tomorrow');
+          await page.getByRole('button', { name: 'Select tools' }).click();
+          // (The rule created above may hide the tools from this key: any result will do.)
+          await page.locator('.playground-result [data-kpi="tokens-saved"]').waitFor();
+          await page.locator('.playground-result svg.chart').waitFor();
+        }],
+        ['analytics', async () => {
+          await page.getByRole('tab', { name: 'Analytics' }).click();
+          await page.locator('[data-kpi="selections"] .kpi-value').waitFor();
+          await page.locator('svg[aria-label="Daily hit rate"]').waitFor();
+        }],
+      ];
+      for (const [name, open] of views) {
+        await open();
+        const { scrollWidth, clientWidth } = await pageWidth();
+        await page.screenshot({ path: join(tmpdir(), `quiver-admin-ui-400-${name}.png`), fullPage: true });
+        assert.ok(clientWidth <= 400, `${name}: viewport ${clientWidth}`);
+        assert.ok(scrollWidth <= clientWidth, `${name}: the page is ${scrollWidth} px wide in a ${clientWidth} px viewport`);
+      }
+      // The version history table is wider than a phone: it scrolls inside its own box.
+      await page.getByRole('tab', { name: 'Catalog' }).click();
+      await page.getByRole('button', { name: 'weather__get_forecast' }).click();
+      const history = page.locator('.tool-detail article table').filter({ has: page.getByRole('columnheader', { name: 'Changed fields' }) });
+      await history.waitFor();
+      const box = await history.evaluate((table) => {
+        const container = table.parentElement!;
+        const rect = container.getBoundingClientRect();
+        return { right: rect.right, overflowX: getComputedStyle(container).overflowX, tableWidth: table.scrollWidth, boxWidth: container.clientWidth };
+      });
+      assert.equal(box.overflowX, 'auto');
+      assert.ok(box.right <= 400, `the history box ends at ${box.right} px`);
+      assert.ok(box.tableWidth >= box.boxWidth);
+      await assertNoStrayText();
+    } finally {
+      await page.setViewportSize({ width: 1360, height: 900 });
+    }
+  });
+
   it('forgets the key and logs no console errors', async () => {
     await page.getByRole('button', { name: 'Forget key' }).click();
     await page.getByLabel('API key', { exact: true }).waitFor();
