@@ -1,0 +1,256 @@
+/**
+ * @module plugins/client-import
+ * "Bring what you have" (issue #15): reads the MCP client configuration people already have and
+ * installs each server as a plugin. Documented shapes:
+ * - Claude Desktop / Claude Code / Cursor / Windsurf: `{ "mcpServers": { NAME: ENTRY } }`;
+ * - VS Code: `.vscode/mcp.json` `{ "servers": { NAME: ENTRY } }` (JSON with comments), or the
+ *   `"mcp": { "servers": … }` block of `settings.json`;
+ * - ENTRY: `command` + `args` + `env` (stdio), or `url` (+ `headers`); an optional
+ *   `type: "stdio" | "http" | "sse"` (Windsurf's `serverUrl` is read as `url`).
+ *
+ * How an entry becomes a source: `npx [-y] PKG[@VER] ARGS…` (also `pnpm dlx`, `bunx`) → `npm:PKG`
+ * with ARGS as launch arguments; `url` → a remote plugin (Streamable HTTP, SSE fallback);
+ * `node /abs/path/x.js ARGS…` → the folder of the nearest package.json whose `bin` or `main` is
+ * that file. Anything else (uvx, python, docker, a relative path…) is reported as not installed,
+ * with the reason.
+ *
+ * Every `env` value is stored encrypted as a secret, not only the ones named like credentials:
+ * a client file is where people paste keys under any name (`DATABASE_URL` with a password), and
+ * only secrets reach the server during install-time discovery. A value that is not secret can be
+ * moved to a plain setting afterwards (`plugin env set`). Values that are client placeholders
+ * (`${input:…}`, `${env:…}`) cannot be resolved here: they are left out, with a warning naming
+ * the `plugin secret set` command that supplies them.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { dirname, isAbsolute, join, normalize, posix, relative } from 'node:path';
+import { z } from 'zod';
+import { invalidInput } from '../core/errors.ts';
+import { isValidPluginName, slugifyPluginName } from '../core/names.ts';
+import { ENV_NAME_PATTERN } from '../core/plugin-metadata.ts';
+import type { AddPluginOptions, PluginService } from './service.ts';
+
+/** One server entry as client configurations write it (unknown fields are tolerated). */
+export const clientServerEntrySchema = z.looseObject({
+  type: z.string().optional(),
+  command: z.string().min(1).optional(),
+  args: z.array(z.string()).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  url: z.string().optional(),
+  serverUrl: z.string().optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  cwd: z.string().optional(),
+  envFile: z.string().optional(),
+  disabled: z.boolean().optional(),
+});
+
+/** What `quiver import` will do with one entry. */
+export type ImportPlan =
+  | { entry: string; plugin: string; action: 'install'; source: string; options: Pick<AddPluginOptions, 'args' | 'secrets' | 'headers' | 'bin'>; warnings: string[] }
+  | { entry: string; plugin: string | null; action: 'skip'; reason: string; warnings: string[] };
+
+/** What happened to one entry. */
+export interface ImportOutcome {
+  entry: string;
+  plugin: string | null;
+  status: 'installed' | 'would-install' | 'skipped' | 'failed';
+  source: string | null;
+  /** Why it was skipped or failed. */
+  reason?: string;
+  /** Tools discovered (installed only). */
+  tools?: number;
+  warnings: string[];
+}
+
+/** Finds the servers of a client configuration document: `mcpServers`, `servers` or `mcp.servers`. */
+export function clientServers(document: unknown): Record<string, unknown> {
+  const record = (value: unknown): Record<string, unknown> | undefined =>
+    value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  const top = record(document);
+  const servers = record(top?.['mcpServers']) ?? record(top?.['servers']) ?? record(record(top?.['mcp'])?.['servers']);
+  if (servers === undefined) {
+    throw invalidInput('not an MCP client configuration: expected "mcpServers" (Claude Desktop, Cursor), "servers" (VS Code .vscode/mcp.json) or "mcp.servers" (VS Code settings.json)');
+  }
+  return servers;
+}
+
+const placeholder = /\$\{(input|env|workspaceFolder|userHome|config|command)[:}]/;
+const npmSpec = /^(@[a-z0-9][\w.~-]*\/)?[a-z0-9~][\w.~-]*(@[^\s/]+)?$/i;
+const npxFlagsWithoutValue = new Set(['-y', '--yes', '-q', '--quiet', '--silent', '--prefer-offline', '--no']);
+const runnerHints: Record<string, string> = {
+  uvx: 'a Python server run by uvx: Quiver installs npm, git, folder and http(s) servers only',
+  uv: 'a Python server run by uv: Quiver installs npm, git, folder and http(s) servers only',
+  python: 'a Python server: Quiver installs npm, git, folder and http(s) servers only',
+  python3: 'a Python server: Quiver installs npm, git, folder and http(s) servers only',
+  pipx: 'a Python server run by pipx: Quiver installs npm, git, folder and http(s) servers only',
+  docker: 'a Docker container: Quiver does not run containers; expose it over HTTP and import its URL',
+  podman: 'a container: Quiver does not run containers; expose it over HTTP and import its URL',
+  deno: 'a Deno server: Quiver runs Node servers only',
+  cmd: 'a Windows `cmd /c` wrapper: give the command itself',
+};
+
+function commandName(command: string): string {
+  return (command.split(/[\\/]/).pop() ?? command).replace(/\.(cmd|exe|bat)$/i, '').toLowerCase();
+}
+
+/** `npx -y pkg@1 a b` → `{ spec: 'pkg@1', args: ['a', 'b'] }`, or a reason. */
+function parseRunnerArgs(args: readonly string[]): { spec: string; args: string[] } | { reason: string } {
+  let index = 0;
+  while (index < args.length) {
+    const arg = args[index]!;
+    if (arg === '--') {
+      index += 1;
+      break;
+    }
+    if (!arg.startsWith('-')) break;
+    if (arg === '-p' || arg.startsWith('--package') || arg === '-c' || arg === '--call') return { reason: `npx ${arg} is not supported: give the package as the first argument` };
+    if (!npxFlagsWithoutValue.has(arg)) return { reason: `unknown npx option '${arg}'` };
+    index += 1;
+  }
+  const spec = args[index];
+  if (spec === undefined) return { reason: 'no package named after npx' };
+  if (!npmSpec.test(spec)) return { reason: `'${spec}' is not an npm package name` };
+  return { spec, args: args.slice(index + 1) };
+}
+
+const packageFieldsSchema = z.looseObject({
+  main: z.string().optional(),
+  bin: z.union([z.string(), z.record(z.string(), z.string())]).optional(),
+});
+
+/** `folder/package.json`'s bin and main; undefined when there is none; `null` when it is unreadable. */
+async function packageFields(folder: string): Promise<z.output<typeof packageFieldsSchema> | null | undefined> {
+  const path = join(folder, 'package.json');
+  try {
+    if ((await stat(path)).size > 1024 * 1024) return null;
+  } catch {
+    return undefined;
+  }
+  try {
+    const parsed = packageFieldsSchema.safeParse(JSON.parse(await readFile(path, 'utf8')));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The folder source for `node /abs/x.js`: the nearest package.json whose bin or main is that file. */
+async function folderForScript(script: string): Promise<{ folder: string; bin?: string } | { reason: string }> {
+  if (!isAbsolute(script)) return { reason: `'${script}' is a relative path: the folder is not clear; give an absolute path, or install the folder with 'quiver plugin add FOLDER'` };
+  const target = normalize(script);
+  for (let folder = dirname(target), depth = 0; depth < 12; depth += 1) {
+    const pkg = await packageFields(folder);
+    if (pkg === null) return { reason: `${join(folder, 'package.json')} is not readable JSON` };
+    if (pkg !== undefined) {
+      const inside = relative(folder, target).split('\\').join('/');
+      const same = (file: string) => posix.normalize(file.split('\\').join('/')).replace(/^\.\//, '') === inside;
+      if (typeof pkg.bin === 'string' && same(pkg.bin)) return { folder };
+      if (pkg.bin !== undefined && typeof pkg.bin === 'object') {
+        const entries = Object.entries(pkg.bin).filter(([, file]) => same(file));
+        if (entries.length > 0) return { folder, bin: entries.length === Object.keys(pkg.bin).length ? undefined : entries[0]![0] } as { folder: string; bin?: string };
+      }
+      if (pkg.bin === undefined && pkg.main !== undefined && same(pkg.main)) return { folder };
+      return { reason: `${join(folder, 'package.json')} does not name ${inside} as its "bin" or "main": add a quiver.json "launch" there and install the folder with 'quiver plugin add ${folder}'` };
+    }
+    const parent = dirname(folder);
+    if (parent === folder) break;
+    folder = parent;
+  }
+  return { reason: `no package.json above ${target}: the plugin folder is not clear; install its folder with 'quiver plugin add FOLDER' (with a quiver.json "launch")` };
+}
+
+/** Values a client would fill in itself (`${input:…}`) are left out, with a warning. */
+function resolvedValues(values: Record<string, string> | undefined, what: 'env' | 'header', plugin: string, warnings: string[]): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [key, value] of Object.entries(values ?? {})) {
+    if (placeholder.test(value)) warnings.push(`${what} ${key} is a client placeholder (${value}); set it with 'quiver plugin secret set ${plugin} ${key} VALUE'`);
+    else kept[key] = value;
+  }
+  return kept;
+}
+
+/** Plans one entry: a source and options to install, or the reason it cannot be. */
+export async function planClientServer(entry: string, raw: unknown): Promise<ImportPlan> {
+  const warnings: string[] = [];
+  const slug = slugifyPluginName(entry);
+  const plugin = isValidPluginName(slug) ? slug : null;
+  const skip = (reason: string): ImportPlan => ({ entry, plugin, action: 'skip', reason, warnings });
+  if (plugin === null) return skip(`'${entry}' does not make a valid plugin name`);
+  const parsed = clientServerEntrySchema.safeParse(raw);
+  if (!parsed.success) return skip(`not a server entry: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || 'entry'}: ${issue.message}`).join('; ')}`);
+  const server = parsed.data;
+  if (server.disabled === true) return skip('disabled in this configuration');
+  const type = server.type?.toLowerCase();
+  if (type !== undefined && !['stdio', 'http', 'sse', 'streamable-http', 'streamablehttp'].includes(type)) return skip(`transport type '${server.type}' is not supported (stdio, http and sse are)`);
+  if (server.envFile !== undefined) warnings.push(`envFile ${server.envFile} is not read: set its variables with 'quiver plugin secret set ${plugin} KEY VALUE'`);
+  if (server.cwd !== undefined) warnings.push(`cwd ${server.cwd} is ignored: a plugin runs in its own install folder`);
+
+  const url = server.url ?? server.serverUrl;
+  if (url !== undefined && server.command === undefined) {
+    if (type === 'stdio') return skip('type "stdio" with a url and no command');
+    if (!/^https?:\/\//i.test(url)) return skip(`url '${url}' is not http(s)`);
+    if (placeholder.test(url)) return skip(`url '${url}' holds a client placeholder`);
+    const headers = resolvedValues(server.headers, 'header', plugin, warnings);
+    if (Object.keys(server.env ?? {}).length > 0) warnings.push('env is ignored for a remote server');
+    return { entry, plugin, action: 'install', source: url, options: { headers }, warnings };
+  }
+  if (server.command === undefined) return skip('neither a command nor a url');
+  if (type === 'http' || type === 'sse') return skip(`type "${type}" with a command: give the server's url`);
+
+  const env = resolvedValues(server.env, 'env', plugin, warnings);
+  for (const key of Object.keys(env)) {
+    if (!ENV_NAME_PATTERN.test(key)) return skip(`env name '${key}' is not an environment-variable name`);
+    if (/^(LD_|QUIVER_)/i.test(key)) return skip(`env ${key} would act on Quiver's launch of the plugin, outside its sandbox`);
+  }
+  const args = server.args ?? [];
+  const name = commandName(server.command);
+  let runnerArgs: readonly string[] | undefined;
+  if (name === 'npx' || name === 'bunx') runnerArgs = args;
+  else if ((name === 'pnpm' || name === 'yarn') && args[0] === 'dlx') runnerArgs = args.slice(1);
+  if (runnerArgs !== undefined) {
+    const runner = parseRunnerArgs(runnerArgs);
+    if ('reason' in runner) return skip(runner.reason);
+    return { entry, plugin, action: 'install', source: `npm:${runner.spec}`, options: { args: runner.args, secrets: env }, warnings };
+  }
+  if (name === 'node' || name === 'nodejs') {
+    const scriptIndex = args.findIndex((arg) => !arg.startsWith('-'));
+    if (scriptIndex !== 0) return skip(scriptIndex < 0 ? 'node without a script' : `node options (${args.slice(0, scriptIndex).join(' ')}) are not supported`);
+    const found = await folderForScript(args[0]!);
+    if ('reason' in found) return skip(found.reason);
+    return { entry, plugin, action: 'install', source: found.folder, options: { args: args.slice(1), secrets: env, ...(found.bin ? { bin: found.bin } : {}) }, warnings };
+  }
+  return skip(runnerHints[name] ?? `the command '${server.command}' is not one Quiver can install (npx, pnpm dlx, bunx, node /path/script.js or a url)`);
+}
+
+/** Plans every server of a client configuration document, in file order. */
+export async function planClientImport(document: unknown): Promise<ImportPlan[]> {
+  const servers = clientServers(document);
+  const plans: ImportPlan[] = [];
+  for (const [entry, raw] of Object.entries(servers)) plans.push(await planClientServer(entry, raw));
+  return plans;
+}
+
+/** Installs the planned servers one by one (or only reports them with `dryRun`); one failure never stops the rest. */
+export async function runClientImport(
+  plugins: Pick<PluginService, 'add'>,
+  plans: readonly ImportPlan[],
+  options: { dryRun?: boolean; workspace?: string | undefined; project?: string | undefined } = {},
+): Promise<ImportOutcome[]> {
+  const outcomes: ImportOutcome[] = [];
+  for (const plan of plans) {
+    if (plan.action === 'skip') {
+      outcomes.push({ entry: plan.entry, plugin: plan.plugin, status: 'skipped', source: null, reason: plan.reason, warnings: plan.warnings });
+      continue;
+    }
+    if (options.dryRun === true) {
+      outcomes.push({ entry: plan.entry, plugin: plan.plugin, status: 'would-install', source: plan.source, warnings: plan.warnings });
+      continue;
+    }
+    try {
+      const report = await plugins.add(plan.source, { ...plan.options, name: plan.plugin, workspace: options.workspace, project: options.project });
+      outcomes.push({ entry: plan.entry, plugin: report.plugin.name, status: 'installed', source: plan.source, tools: report.tools.total, warnings: [...plan.warnings, ...report.warnings] });
+    } catch (error) {
+      outcomes.push({ entry: plan.entry, plugin: plan.plugin, status: 'failed', source: plan.source, reason: (error as Error).message, warnings: plan.warnings });
+    }
+  }
+  return outcomes;
+}

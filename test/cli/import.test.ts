@@ -1,0 +1,127 @@
+/**
+ * `quiver import FILE` (issue #15) with real npm servers: a Claude Desktop configuration listing
+ * server-memory, server-everything and server-sequential-thinking through `npx`, plus a Python
+ * server through `uvx`. The three are installed, discovered in the sandbox and callable; the
+ * fourth is reported as not installed with its reason; env values arrive as secrets. A dry run
+ * installs nothing; importing again fails per server (names taken) with exit code 1.
+ */
+import { it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { App } from '../../src/app.ts';
+import { GLOBAL_OPTIONS, type CliContext } from '../../src/cli/command.ts';
+import { importCommand } from '../../src/cli/commands/import.ts';
+import type { Database } from '../../src/store/database.ts';
+import { describeEachBackend } from '../helpers/backends.ts';
+import { createHarness, openTempDir, repoRoot, type PluginsHarness } from '../plugins/helpers.ts';
+
+const INSTALL_TIMEOUT = 600_000;
+const versionOf = (name: string) => (JSON.parse(readFileSync(join(repoRoot, 'node_modules/@modelcontextprotocol', name, 'package.json'), 'utf8')) as { version: string }).version;
+const npmCacheDir = process.env.QUIVER_TEST_NPM_CACHE;
+
+const claudeDesktopConfig = {
+  mcpServers: {
+    memory: { command: 'npx', args: ['-y', `@modelcontextprotocol/server-memory@${versionOf('server-memory')}`] },
+    everything: { command: 'npx', args: ['-y', `@modelcontextprotocol/server-everything@${versionOf('server-everything')}`], env: { IMPORTED_LABEL: 'from-claude-desktop' } },
+    'sequential-thinking': { command: 'npx', args: [`@modelcontextprotocol/server-sequential-thinking@${versionOf('server-sequential-thinking')}`] },
+    fetch: { command: 'uvx', args: ['mcp-server-fetch'] },
+  },
+};
+
+describeEachBackend('quiver import (client configurations)', (backend) => {
+  let db: Database;
+  let harness: PluginsHarness;
+  let root: string;
+  let file: string;
+  let opened = 0;
+
+  async function quiver(...argv: string[]): Promise<{ code: number; stdout: string; json: any }> {
+    const parsed = parseArgs({ args: argv, options: { ...GLOBAL_OPTIONS, ...(importCommand.options ?? {}) }, allowPositionals: true, strict: true });
+    let stdout = '';
+    const context: CliContext = {
+      args: { values: parsed.values, positionals: parsed.positionals },
+      io: { stdout: (text) => (stdout += text), stderr: () => undefined },
+      env: {},
+      json: parsed.values.json === true,
+      config: () => assert.fail('not used'),
+      openApp: async () => {
+        opened += 1;
+        return { plugins: harness.plugins } as unknown as App;
+      },
+      cwd: root,
+      readStdin: async () => undefined,
+    };
+    const code = await importCommand.run(context);
+    return { code, stdout, json: context.json ? JSON.parse(stdout) : undefined };
+  }
+
+  before(async () => {
+    db = await backend.open();
+    harness = await createHarness(db, { discoveryTimeoutMs: 60_000, ...(npmCacheDir === undefined ? {} : { npmCacheDir }), extra: { npmTimeoutMs: 300_000 } });
+    root = await openTempDir('import');
+    file = 'claude_desktop_config.json';
+    await writeFile(join(root, file), JSON.stringify(claudeDesktopConfig, null, 2));
+  });
+  after(async () => {
+    await harness.close();
+    await db.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('a dry run says what it would do and touches nothing', async () => {
+    const dry = await quiver(file, '--dry-run');
+    assert.equal(dry.code, 0);
+    assert.match(dry.stdout, /would install memory from npm:@modelcontextprotocol\/server-memory@/);
+    assert.match(dry.stdout, /not installed fetch: a Python server run by uvx/);
+    assert.match(dry.stdout, /3 to install, 1 not installable \(dry run: nothing installed\)/);
+    assert.equal(opened, 0, 'the store is not even opened');
+    assert.deepEqual(await harness.plugins.list(), []);
+  });
+
+  it('installs the three npm servers and reports the Python one as not installed, with the reason', { timeout: INSTALL_TIMEOUT }, async () => {
+    const result = await quiver(file, '--json');
+    assert.equal(result.code, 0);
+    const byEntry = Object.fromEntries(result.json.servers.map((outcome: { entry: string }) => [outcome.entry, outcome]));
+    assert.deepEqual(
+      result.json.servers.map((outcome: { entry: string; status: string }) => [outcome.entry, outcome.status]),
+      [['memory', 'installed'], ['everything', 'installed'], ['sequential-thinking', 'installed'], ['fetch', 'skipped']],
+    );
+    assert.match(byEntry.fetch.reason, /Python server run by uvx: Quiver installs npm, git, folder and http\(s\) servers only/);
+    assert.equal(byEntry.fetch.plugin, 'fetch');
+    assert.deepEqual([result.json.installed, result.json.skipped, result.json.failed], [3, 1, 0]);
+
+    const installed = (await harness.plugins.list()).map((plugin) => [plugin.name, plugin.sourceType]).sort();
+    assert.deepEqual(installed, [['everything', 'npm'], ['memory', 'npm'], ['sequential-thinking', 'npm']]);
+    for (const name of ['memory', 'everything', 'sequential-thinking']) {
+      const tools = await harness.plugins.tools(name);
+      assert.equal(byEntry[name].tools, tools.length);
+      assert.ok(tools.length >= 1, `${name} has tools`);
+    }
+    assert.ok((await harness.plugins.tools('sequential-thinking')).some((tool) => tool.name === 'sequentialthinking'));
+
+    // The env value is a secret (never shown), and it reaches the server.
+    const everything = await harness.plugins.show('everything');
+    assert.deepEqual(everything.secrets.map((secret) => secret.key), ['IMPORTED_LABEL']);
+    assert.ok(!JSON.stringify(result.json).includes('from-claude-desktop'), 'the value is not echoed');
+    const env = await harness.supervisor.callTool(await harness.plugins.upstreamSpec('everything'), 'get-env', {});
+    assert.equal(JSON.parse((env.content as Array<{ text: string }>)[0]!.text)['IMPORTED_LABEL'], 'from-claude-desktop');
+  });
+
+  it('importing again fails per server (the names are taken) and exits 1', { timeout: INSTALL_TIMEOUT }, async () => {
+    const again = await quiver(file);
+    assert.equal(again.code, 1);
+    assert.match(again.stdout, /failed memory \(npm:@modelcontextprotocol\/server-memory@[^)]+\): a plugin named 'memory' (?:already exists|is already installed)/);
+    assert.match(again.stdout, /0 installed, 1 not installable, 3 failed/);
+  });
+
+  it('refuses a file that is not a client configuration', async () => {
+    await writeFile(join(root, 'other.json'), '{"name": "not a client config"}');
+    await assert.rejects(quiver('other.json'), /not an MCP client configuration/);
+    await writeFile(join(root, 'broken.json'), '{"mcpServers": ');
+    await assert.rejects(quiver('broken.json'), /is not valid JSON/);
+    await assert.rejects(quiver('missing.json'), /no such file/);
+  });
+});
