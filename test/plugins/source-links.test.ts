@@ -46,8 +46,16 @@ describeEachBackend('plugin source files never followed out of their tree', (bac
     await rm(root, { recursive: true, force: true });
   });
 
-  /** Expects install_failed at `step`, with nothing of the host files anywhere. */
-  async function expectRefused(work: () => Promise<unknown>, step: string, name: string): Promise<QuiverError> {
+  /**
+   * Expects install_failed at one of `steps` (a git tree is read first by its dependency and
+   * build step, source-build.ts, then by validation and launch), with nothing of the host files anywhere.
+   */
+  async function expectRefused(
+    work: () => Promise<unknown>,
+    steps: string | string[],
+    name: string,
+    message: RegExp = /leads outside the plugin's folder/,
+  ): Promise<QuiverError> {
     let caught: unknown;
     try {
       await work();
@@ -55,8 +63,8 @@ describeEachBackend('plugin source files never followed out of their tree', (bac
       caught = error;
     }
     assert.ok(isQuiverError(caught, 'install_failed'), `expected install_failed, got ${String(caught)}`);
-    assert.equal((caught.details as { step: string }).step, step, caught.message);
-    assert.match(caught.message, /leads outside the plugin's folder/);
+    assert.ok([steps].flat().includes((caught.details as { step: string }).step), caught.message);
+    assert.match(caught.message, message);
     const everything = JSON.stringify({ message: caught.message, details: caught.details }) + logger.lines.join('\n');
     for (const secret of [HOST_DESCRIPTION, HOST_VERSION, 'HOSTONLYHASHVALUE', 'root:$6$']) {
       assert.ok(!everything.includes(secret), `'${secret}' leaked: ${everything}`);
@@ -73,7 +81,7 @@ describeEachBackend('plugin source files never followed out of their tree', (bac
   it('git: a committed package.json linked to a host JSON file is refused', async () => {
     const repo = await createPluginRepo(root, 'bare', { name: 'linked-package' });
     await repo.commitLinks({ 'package.json': hostJson }, 'package.json is a link to a host file');
-    await expectRefused(() => harness.plugins.add(repo.remote, { name: 'linked-package' }), 'validation', 'linked-package');
+    await expectRefused(() => harness.plugins.add(repo.remote, { name: 'linked-package' }), ['dependencies', 'validation'], 'linked-package');
   });
 
   it('git: a quiver.json linked to a shadow-like file is refused without quoting it; a relative link out too', async () => {
@@ -87,10 +95,11 @@ describeEachBackend('plugin source files never followed out of their tree', (bac
     await expectRefused(() => harness.plugins.add(relative.remote, { name: 'relative-quiver' }), 'validation', 'relative-quiver');
   });
 
-  it('git: an entry point linked out of the tree is refused at the launch step', async () => {
+  it('git: an entry point linked out of the tree is refused before it can run', async () => {
     const repo = await createPluginRepo(root, 'bare', { name: 'linked-entry' });
     await repo.commitLinks({ 'server.mjs': join(root, 'host', 'server.mjs') }, 'the entry point is a link to a host file');
-    await expectRefused(() => harness.plugins.add(repo.remote, { name: 'linked-entry' }), 'launch', 'linked-entry');
+        // The build step (source-build.ts) sees the link out as no entry point at all; launch says it leads outside.
+    await expectRefused(() => harness.plugins.add(repo.remote, { name: 'linked-entry' }), ['build', 'launch'], 'linked-entry', /leads outside the plugin's folder|entry point server\.mjs is missing/);
   });
 
   it('folder: package.json and quiver.json linked to host files are refused', async () => {
