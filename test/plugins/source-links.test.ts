@@ -98,7 +98,7 @@ describeEachBackend('plugin source files never followed out of their tree', (bac
   it('git: an entry point linked out of the tree is refused before it can run', async () => {
     const repo = await createPluginRepo(root, 'bare', { name: 'linked-entry' });
     await repo.commitLinks({ 'server.mjs': join(root, 'host', 'server.mjs') }, 'the entry point is a link to a host file');
-        // The build step (source-build.ts) sees the link out as no entry point at all; launch says it leads outside.
+    // The build step (source-build.ts) sees the link out as no entry point at all; launch says it leads outside.
     await expectRefused(() => harness.plugins.add(repo.remote, { name: 'linked-entry' }), ['build', 'launch'], 'linked-entry', /leads outside the plugin's folder|entry point server\.mjs is missing/);
   });
 
