@@ -14,9 +14,10 @@ import { descendantsOf, isAlive } from '../../src/runtime/process-tree.ts';
 import { detectHost } from '../../src/runtime/sandbox.ts';
 import { createSupervisor, type SupervisorOptions } from '../../src/runtime/supervisor.ts';
 import { eventually, firstText, fixtureSpec, leftovers, repositoryRoot } from './helpers.ts';
+import { skipUnless } from '../helpers/requirements.ts';
 
 const host = detectHost();
-const skip = host.bubblewrap ? false : `bubblewrap is not usable here: ${host.bubblewrapProblem}`;
+const skip = skipUnless(!host.bubblewrap && `bubblewrap is not usable here: ${host.bubblewrapProblem}`);
 
 function make(options: SupervisorOptions = {}) {
   return createSupervisor({ stopGraceMs: 100, startTimeoutMs: 10_000, defaultTimeoutMs: 10_000, ...options });
@@ -101,7 +102,7 @@ describe('UNVERIFIED plugins run in a bubblewrap sandbox', { skip }, () => {
 });
 
 describe('resource limits', { skip }, () => {
-  const cgroupSkip = host.cgroups.kind === 'none' ? `no usable cgroups: ${host.cgroups.reason}` : false;
+  const cgroupSkip = skipUnless(host.cgroups.kind === 'none' && `no usable cgroups: ${host.cgroups.reason}`);
 
   it('a memory leak is killed by the memory limit and reported; other plugins keep answering', { skip: cgroupSkip }, async () => {
     const supervisor = make({ restartBackoff: { initialMs: 10 } });

@@ -14,6 +14,7 @@ import { createSupervisor } from '../../src/runtime/supervisor.ts';
 import { isAlive, signalProcess } from '../../src/runtime/process-tree.ts';
 import { detectHost } from '../../src/runtime/sandbox.ts';
 import { eventually, fixturesDir, leftovers, repositoryRoot } from './helpers.ts';
+import { skipUnless } from '../helpers/requirements.ts';
 
 interface HostReport {
   supervisorId: string;
@@ -47,7 +48,7 @@ function findCgroups(prefix: string, directory = '/sys/fs/cgroup', depth = 0): s
 }
 
 describe('no orphans when Quiver is SIGKILLed', () => {
-  it('with bubblewrap: sandboxed and trusted plugins die with their whole trees', { skip: host.bubblewrap ? false : 'bubblewrap unavailable' }, async () => {
+  it('with bubblewrap: sandboxed and trusted plugins die with their whole trees', { skip: skipUnless(!host.bubblewrap && 'bubblewrap is unavailable') }, async () => {
     const { pid, report } = await startHost({ trustLevels: ['UNVERIFIED', 'ENTERPRISE', 'OFFICIAL'] });
     const before = leftovers(report.supervisorId);
     // Per plugin: bwrap, its pid-1 and the server, plus the grandchild.
@@ -67,7 +68,7 @@ describe('no orphans when Quiver is SIGKILLed', () => {
     }
   });
 
-  it('without bubblewrap: setpriv --pdeathsig kills the plugin server itself', { skip: host.setpriv ? false : 'setpriv unavailable' }, async () => {
+  it('without bubblewrap: setpriv --pdeathsig kills the plugin server itself', { skip: skipUnless(!host.setpriv && 'setpriv is unavailable') }, async () => {
     const { pid, report } = await startHost({ trustLevels: ['OFFICIAL'], bubblewrapPath: null });
     const [plugin] = report.plugins;
     assert.ok(plugin && plugin.server === plugin.leader, 'the launcher execs into the server');

@@ -14,6 +14,7 @@ import { detectHost } from '../../src/runtime/sandbox.ts';
 import { createSupervisor } from '../../src/runtime/supervisor.ts';
 import type { UpstreamSpecInput } from '../../src/runtime/types.ts';
 import { firstText, leftovers, repositoryRoot } from './helpers.ts';
+import { skipUnless } from '../helpers/requirements.ts';
 
 const everything = join(repositoryRoot, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const host = detectHost();
@@ -66,7 +67,7 @@ describe('@modelcontextprotocol/server-everything', () => {
     assert.deepEqual(leftovers(supervisor.id), []);
   });
 
-  it('over stdio inside the UNVERIFIED sandbox', { skip: host.bubblewrap ? false : 'bubblewrap unavailable' }, async () => {
+  it('over stdio inside the UNVERIFIED sandbox', { skip: skipUnless(!host.bubblewrap && 'bubblewrap is unavailable') }, async () => {
     const supervisor = createSupervisor({ stopGraceMs: 200 });
     const spec = stdioSpec('everything-sandboxed', 'UNVERIFIED');
     assert.match(firstText(await supervisor.callTool(spec, 'echo', { message: 'boxed' })), /boxed/);
