@@ -186,6 +186,8 @@ export function buildUpstreamSpec(input: {
     cwd,
     // The whole cache folder, not only cwd: an npm package's dependencies sit beside it.
     readOnlyPaths: [...new Set([input.root, ...input.readOnlyPaths])],
+    // In a sandbox the folder appears writable; the writes stay in the state folder (runtime/code-overlay.ts).
+    codeDir: input.root,
     ...(input.stateDir === undefined ? {} : { stateDir: input.stateDir }),
   };
 }

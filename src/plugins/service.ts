@@ -878,8 +878,7 @@ export function createPluginService(options: PluginServiceOptions): PluginServic
         readOnlyPaths: settings.readOnlyPaths,
         trustLevel: (record.trustLevel as TrustLevel | null) ?? trustLevel,
       });
-      // The install folder appears writable in the sandbox, its writes kept in the state folder (runtime/code-overlay.ts).
-      return parseUpstreamSpec(spec.transport === 'stdio' && root !== undefined ? { ...spec, codeDir: root } : spec);
+      return parseUpstreamSpec(spec);
     },
 
     listWorkspaces: () => listWorkspaces(db),
