@@ -11,6 +11,8 @@ import { benchGatewayOverhead, benchSessionTokens } from '../../gateway/bench.ts
 import { benchServeStartup } from './startup.ts';
 import { benchMemory } from './memory.ts';
 import { benchProductionGatewayOverhead } from './gateway-production.ts';
+import { benchGatewaySearch } from './gateway-search.ts';
+import { benchGatewayLoad } from './gateway-load.ts';
 
 /** One named benchmark. */
 export interface BenchSection {
@@ -55,6 +57,16 @@ export const benchSections: BenchSection[] = [
     name: 'gatewayCallOverheadTestBackend',
     target: 'the gateway alone (in-repo test backend, no sandbox), for comparison',
     run: () => benchGatewayOverhead(),
+  },
+  {
+    name: 'gatewaySearch',
+    target: 'search_tools through quiver serve --stdio (two real npm servers): p50 ≤ 2 ms, p99 ≤ 10 ms; the engine alone beside it',
+    run: () => benchGatewaySearch(),
+  },
+  {
+    name: 'gatewayLoad',
+    target: '150 MCP sessions, search + call over HTTP for 60 s on the embedded default: 0 timeouts, search p99 ≤ 1 s; searches per CPU-second beside the engine',
+    run: () => benchGatewayLoad({ sessions: 150, durationMs: 60_000 }),
   },
   { name: 'sessionTokens', target: 'tool tokens per session in search mode vs all mode (≥ 150 real tools)', run: () => benchSessionTokens() },
   { name: 'serveStartup', target: 'quiver serve on the embedded default ready ≤ 3 s', run: () => benchServeStartup() },

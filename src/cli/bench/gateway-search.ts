@@ -1,0 +1,135 @@
+/**
+ * @module cli/bench/gateway-search
+ * `search_tools` end to end (issue #18: p50 ≤ 2 ms, p99 ≤ 10 ms): an MCP SDK client talking
+ * to `quiver serve --stdio` (search mode, production backend, embedded PGlite) in front of
+ * real npm MCP servers, timing sequential searches over varied queries. Beside it, the
+ * selection engine's own time per selection on the same data folder, in-process, with the
+ * same queries and `k`, so the gateway's share of a search is visible.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { openStore } from '../../store/open.ts';
+import { createSelectionEngine } from '../../selection/index.ts';
+import { createPersistentRetrieval } from '../../selection/persistent-retrieval.ts';
+import { createOfflineEmbedder } from '../../retrieval/embedders/offline.ts';
+import { QUIVER_BIN, percentile, round3, withBenchHome, type BenchPlugin } from './bench-home.ts';
+
+/** The two real npm servers the issue measured with (22 tools between them). */
+export const NPM_BENCH_PLUGINS: readonly BenchPlugin[] = [
+  { source: 'npm:@modelcontextprotocol/server-everything', name: 'everything' },
+  { source: 'npm:@modelcontextprotocol/server-memory', name: 'memory' },
+];
+
+/** Queries a model might send to those servers, cycled through. */
+export const BENCH_QUERIES: readonly string[] = [
+  'echo back a message',
+  'add two numbers together',
+  'create entities in the knowledge graph',
+  'search the graph for nodes about a person',
+  'run a long operation and report progress',
+  'return a small test image',
+  'delete a relation between two entities',
+  'read the whole knowledge graph',
+  'sample text from the language model',
+  'show environment variables of the server',
+  'add observations to an existing entity',
+  'get a resource reference',
+];
+
+/** What the stdio search bench measured (milliseconds). */
+export interface GatewaySearchBench {
+  tools: number;
+  iterations: number;
+  limit: number;
+  searchP50Ms: number;
+  searchP99Ms: number;
+  searchMeanMs: number;
+  /** The selection engine alone on the same catalog and queries (in-process, warm). */
+  engine: { p50Ms: number; p99Ms: number; meanMs: number; selectionsPerSecond: number };
+  setup: string;
+}
+
+/** Options of `benchGatewaySearch`. */
+export interface GatewaySearchBenchOptions {
+  iterations?: number;
+  warmup?: number;
+  limit?: number;
+  plugins?: readonly BenchPlugin[];
+  queries?: readonly string[];
+  /** Extra environment for the `quiver serve --stdio` child (e.g. NODE_OPTIONS=--cpu-prof). */
+  serverEnv?: Record<string, string>;
+}
+
+/** Installs the plugins into a throwaway home and times `search_tools` through `quiver serve --stdio`. */
+export async function benchGatewaySearch(options: GatewaySearchBenchOptions = {}): Promise<GatewaySearchBench> {
+  const iterations = options.iterations ?? 300;
+  const warmup = options.warmup ?? 30;
+  const limit = options.limit ?? 5;
+  const queries = options.queries ?? BENCH_QUERIES;
+  return withBenchHome(options.plugins ?? NPM_BENCH_PLUGINS, async (home) => {
+    const client = new Client({ name: 'bench-search', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({ command: process.execPath, args: [QUIVER_BIN, 'serve', '--stdio'], env: { ...home.env, ...options.serverEnv }, stderr: 'ignore' }),
+    );
+    const times: number[] = [];
+    try {
+      const search = async (i: number) => {
+        const result = await client.callTool({ name: 'search_tools', arguments: { query: queries[i % queries.length]!, limit } });
+        if (result.isError) throw new Error(`search_tools failed: ${JSON.stringify(result.content)}`);
+      };
+      for (let i = 0; i < warmup; i++) await search(i);
+      for (let i = 0; i < iterations; i++) {
+        const started = performance.now();
+        await search(i);
+        times.push(performance.now() - started);
+      }
+    } finally {
+      await client.close();
+    }
+    times.sort((a, b) => a - b);
+    const engine = await engineAlone(home.dataDir, queries, iterations, warmup, limit);
+    return {
+      tools: engine.tools,
+      iterations,
+      limit,
+      searchP50Ms: round3(percentile(times, 50)),
+      searchP99Ms: round3(percentile(times, 99)),
+      searchMeanMs: round3(times.reduce((sum, t) => sum + t, 0) / times.length),
+      engine: engine.stats,
+      setup: 'SDK client -> stdio -> quiver serve --stdio (search mode, production backend, embedded PGlite) -> search_tools; engine: selectTools in-process on the same data folder',
+    };
+  });
+}
+
+/** The engine's own per-selection time on the served data folder (the server has exited). */
+async function engineAlone(dataDir: string, queries: readonly string[], iterations: number, warmup: number, limit: number) {
+  const { db } = await openStore({ kind: 'folder', path: dataDir });
+  const engine = createSelectionEngine({ db, listen: false, retrieval: () => createPersistentRetrieval({ db, embedder: createOfflineEmbedder() }) });
+  try {
+    const select = (i: number) =>
+      engine.selectTools({ query: queries[i % queries.length]!, k: limit, provider: 'mcp', log: false, context: { workspace: 'default', sessionId: 'bench' } });
+    let tools = 0;
+    for (let i = 0; i < warmup; i++) tools = (await select(i)).metadata.candidateCount;
+    const times: number[] = [];
+    const started = performance.now();
+    for (let i = 0; i < iterations; i++) {
+      const at = performance.now();
+      await select(i);
+      times.push(performance.now() - at);
+    }
+    const elapsed = performance.now() - started;
+    times.sort((a, b) => a - b);
+    return {
+      tools,
+      stats: {
+        p50Ms: round3(percentile(times, 50)),
+        p99Ms: round3(percentile(times, 99)),
+        meanMs: round3(times.reduce((sum, t) => sum + t, 0) / times.length),
+        selectionsPerSecond: Math.round((iterations / elapsed) * 1000),
+      },
+    };
+  } finally {
+    await engine.close();
+    await db.close();
+  }
+}
