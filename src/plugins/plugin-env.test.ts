@@ -27,6 +27,10 @@ describe('plugin settings rules (plugin-env.ts)', () => {
     assert.throws(() => assertSettingAllowed('p', 'TOKEN', 'v', { credentials: [], secretKeys: new Set(['TOKEN']) }), (error: unknown) => isQuiverError(error, 'conflict'));
     assert.throws(() => assertSecretAllowed('p', 'MODE', new Set(['MODE'])), (error: unknown) => isQuiverError(error, 'conflict'));
     assert.doesNotThrow(() => assertSecretAllowed('p', 'TOKEN', new Set(['MODE'])));
+    // A secret reaches the launch chain as much as a setting does: no loader or Quiver variables either.
+    for (const key of ['LD_PRELOAD', 'GCONV_PATH', 'QUIVER_SUPERVISOR_ID']) {
+      assert.throws(() => assertSecretAllowed('p', key, new Set()), (error: unknown) => isQuiverError(error, 'invalid_input'), key);
+    }
   });
 
   it('lets a secret win over a setting of the same key in the launch environment', () => {

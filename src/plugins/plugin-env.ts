@@ -15,6 +15,7 @@
 import { z } from 'zod';
 import { QuiverError, ErrorCodes, invalidInput } from '../core/errors.ts';
 import { ENV_NAME_PATTERN, type CredentialSpec } from '../core/plugin-metadata.ts';
+import { isLoaderVariable } from '../runtime/sandbox.ts';
 
 /** Key of a setting: an environment-variable name. */
 export const envKeySchema = z
@@ -38,7 +39,7 @@ export function assertSettingAllowed(
   if (!parsedKey.success) throw invalidInput(`invalid setting key '${key.slice(0, 60)}': ${parsedKey.error.issues[0]?.message ?? ''}`);
   const parsedValue = envValueSchema.safeParse(value);
   if (!parsedValue.success) throw invalidInput(`invalid value for '${key}': ${parsedValue.error.issues[0]?.message ?? ''}`);
-  const reserved = reservedPrefixes.find((prefix) => key.toUpperCase().startsWith(prefix));
+  const reserved = isLoaderVariable(key) ? 'LD_' : reservedPrefixes.find((prefix) => key.toUpperCase().startsWith(prefix));
   if (reserved !== undefined) {
     throw invalidInput(`'${key}' cannot be a plugin setting: ${reserved}* variables act on Quiver's launch of the plugin, outside its sandbox`);
   }
@@ -59,8 +60,11 @@ export function assertSettingAllowed(
   }
 }
 
-/** Throws `conflict` when a secret named `key` would shadow a plain setting of the plugin. */
+/** Throws `conflict` when a secret named `key` would shadow a plain setting of the plugin, `invalid_input` for a loader variable. */
 export function assertSecretAllowed(plugin: string, key: string, settingKeys: ReadonlySet<string>): void {
+  if (isLoaderVariable(key) || key.toUpperCase().startsWith('QUIVER_')) {
+    throw invalidInput(`'${key}' cannot be a secret of plugin '${plugin}': it would act on Quiver's launch of the plugin, outside its sandbox`);
+  }
   if (!settingKeys.has(key)) return;
   throw new QuiverError(
     ErrorCodes.conflict,

@@ -101,3 +101,23 @@ describe('buildLaunch: a sandboxed plugin’s own folder (runtime/code-overlay.t
     assert.equal(trusted.description.codeFolder, undefined);
   });
 });
+
+describe('buildLaunch: the launch environment', () => {
+  it('refuses dynamic-loader variables, which would act on the launch chain outside the sandbox', () => {
+    for (const key of ['LD_PRELOAD', 'ld_library_path', 'LD_AUDIT', 'GCONV_PATH', 'MALLOC_CHECK_']) {
+      assert.throws(
+        () => buildLaunch(spec({ env: { [key]: '/tmp/evil.so' } }), context()),
+        (error: unknown) => error instanceof Error && (error as { code?: string }).code === 'invalid_input' && error.message.includes(key),
+        key,
+      );
+    }
+    // Trusted plugins too: their launch chain also runs before the plugin.
+    assert.throws(() => buildLaunch(spec({ env: { LD_PRELOAD: 'x' }, trustLevel: 'OFFICIAL' }), context({ policy: isolationPolicyFor('OFFICIAL') })));
+  });
+
+  it('passes ordinary variables through', () => {
+    const launch = buildLaunch(spec({ env: { API_TOKEN: 'secret', LDAP_URL: 'ldap://x' } }), context());
+    assert.equal(launch.env.API_TOKEN, 'secret');
+    assert.equal(launch.env.LDAP_URL, 'ldap://x');
+  });
+});

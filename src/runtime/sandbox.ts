@@ -214,6 +214,18 @@ function isNodeCommand(executable: string): boolean {
   return /^node(js)?(\d+)?$/.test(basename(executable));
 }
 
+/**
+ * glibc's list of variables it ignores in privileged programs (`UNSECURE_ENVVARS`) plus every
+ * `LD_*`: each can make the dynamic loader or libc run or read attacker-chosen files.
+ */
+const LOADER_VARIABLES = new Set(['GCONV_PATH', 'GETCONF_DIR', 'HOSTALIASES', 'LOCALDOMAIN', 'LOCPATH', 'MALLOC_TRACE', 'NIS_PATH', 'NLSPATH', 'RESOLV_HOST_CONF', 'RES_OPTIONS', 'TZDIR']);
+
+/** True for an environment variable that must never reach the launch chain of a plugin. */
+export function isLoaderVariable(name: string): boolean {
+  const upper = name.toUpperCase();
+  return upper.startsWith('LD_') || LOADER_VARIABLES.has(upper) || upper.startsWith('MALLOC_');
+}
+
 /** Builds the sandbox (or pass-through) command line for a stdio plugin. Throws when a required sandbox is unavailable. */
 export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
   const { host, policy } = context;
@@ -254,6 +266,16 @@ export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
     } else warnings.push(`no cgroups (${host.cgroups.reason ?? 'unavailable'}): CPU, memory and process count are not limited`);
   }
 
+  const unsafe = Object.keys(spec.env).filter(isLoaderVariable);
+  if (unsafe.length > 0) {
+    // The launch chain (sh, setpriv, unshare, bwrap) runs with this environment before any
+    // sandbox exists, as root when Quiver is root: a loader variable would run code there.
+    throw new QuiverError(
+      ErrorCodes.invalidInput,
+      `plugin '${spec.pluginName}': the environment may not set ${unsafe.join(', ')} (dynamic-loader variables act on Quiver's launch of the plugin, outside its sandbox)`,
+      { details: { reason: 'unsafe_environment', pluginId: spec.pluginId, keys: unsafe } },
+    );
+  }
   const env: Record<string, string> = sandboxed
     ? { PATH: sandboxPath, HOME: context.stateDir, TMPDIR: '/tmp', LANG: 'C.UTF-8', ...extraEnv, ...spec.env }
     : { ...context.baseEnv, ...extraEnv, ...spec.env };
