@@ -4,7 +4,7 @@
  * fields two states differ in, and the version snapshot format (seed 001 §4.2 table 5, §6.10).
  */
 import { z } from 'zod';
-import { toolContentHash, toolStatusSchema, type ToolInput, type ToolRecord } from '../core/tool.ts';
+import { toolContentHash, toolStatusSchema, type ToolInput } from '../core/tool.ts';
 import { TOOL_STATE_FIELDS, type StoredToolSummary, type ToolState } from '../store/repositories/tools.ts';
 
 /** The state fields covered by the content hash; the others change a tool without re-embedding it. */
@@ -121,9 +121,4 @@ export type ToolSnapshot = z.output<typeof toolSnapshotSchema>;
 /** The snapshot to store for a state. */
 export function snapshotOf(state: ToolState, contentHash: string, categoryName: string | null): ToolSnapshot {
   return { ...toolStateOf(state), categoryName, contentHash };
-}
-
-/** The snapshot of a stored record. */
-export function snapshotOfRecord(record: ToolRecord): ToolSnapshot {
-  return snapshotOf(record, record.contentHash, record.categoryName);
 }

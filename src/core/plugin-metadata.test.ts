@@ -4,12 +4,29 @@ import { readFileSync } from 'node:fs';
 import { toolContentHash, toolInputSchema } from './tool.ts';
 import {
   buildCatalogTools,
-  catalogToolsFromMetadata,
   validatePluginMetadata,
+  type CatalogToolsResult,
   type DiscoveredTool,
   type PluginMetadata,
 } from './plugin-metadata.ts';
 import { validatePid } from './pid.ts';
+
+/** `buildCatalogTools` fed from a validated `quiver.json`, as the installer feeds it. */
+function catalogToolsFromMetadata(
+  metadata: PluginMetadata,
+  discovered: readonly DiscoveredTool[],
+  options: { pluginName?: string } = {},
+): CatalogToolsResult {
+  const pluginName = options.pluginName ?? metadata.name ?? '(unnamed)';
+  return buildCatalogTools({
+    pluginName,
+    discovered,
+    ...(metadata.manifest === undefined ? {} : { manifest: metadata.manifest }),
+    ...(metadata.intelligence === undefined ? {} : { intelligence: metadata.intelligence }),
+    ...(metadata.categories === undefined ? {} : { categories: metadata.categories }),
+    ...(metadata.description === undefined ? {} : { description: metadata.description }),
+  });
+}
 
 const fixture = (name: string): Record<string, unknown> =>
   JSON.parse(readFileSync(new URL(`../../test/fixtures/manifests/${name}`, import.meta.url), 'utf8')) as Record<string, unknown>;

@@ -480,20 +480,3 @@ export function buildCatalogTools(options: BuildCatalogToolsOptions): CatalogToo
   }
   return { tools, warnings };
 }
-
-/** `buildCatalogTools` fed from a validated `quiver.json` (name from the options, else the file). */
-export function catalogToolsFromMetadata(
-  metadata: PluginMetadata,
-  discovered: readonly DiscoveredTool[],
-  options: { pluginName?: string } = {},
-): CatalogToolsResult {
-  const pluginName = options.pluginName ?? metadata.name ?? '(unnamed)';
-  return buildCatalogTools({
-    pluginName,
-    discovered,
-    ...(metadata.manifest === undefined ? {} : { manifest: metadata.manifest }),
-    ...(metadata.intelligence === undefined ? {} : { intelligence: metadata.intelligence }),
-    ...(metadata.categories === undefined ? {} : { categories: metadata.categories }),
-    ...(metadata.description === undefined ? {} : { description: metadata.description }),
-  });
-}

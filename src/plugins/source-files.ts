@@ -96,11 +96,6 @@ export async function resolveInsideRoot(root: string, relativePath: string): Pro
   return join(realRoot, ...current);
 }
 
-/** Throws SourceFileError when `relativePath` under `root` (if it exists) leads outside the root. */
-export async function assertInsideRoot(root: string, relativePath: string): Promise<void> {
-  await resolveInsideRoot(root, relativePath);
-}
-
 async function openInside(root: string, relativePath: string): Promise<{ handle: import('node:fs/promises').FileHandle; size: number } | undefined> {
   const path = await resolveInsideRoot(root, relativePath);
   if (path === undefined) return undefined;

@@ -237,6 +237,3 @@ export function relatedTerms(queryStems: readonly string[], isContent: (index: n
   }
   return out;
 }
-
-/** Number of concept groups (for tests and docs). */
-export const conceptGroupCount = groups.length;

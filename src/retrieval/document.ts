@@ -4,7 +4,6 @@
  * The fields follow DESIGN §3.3: name split into words, summary, description, whenToUse,
  * tags, parameter names and descriptions, example queries, and any extra text.
  */
-import { z } from 'zod';
 
 /** A tool as retrieval sees it. Built by the catalog from a ToolRecord, or by `quiver eval` from JSONL. */
 export interface RetrievalDocument {
@@ -23,20 +22,6 @@ export interface RetrievalDocument {
   /** Other descriptive text (display name, description_for_model, category…), weighted low. */
   extraText?: readonly string[] | undefined;
 }
-
-/** zod schema for a RetrievalDocument received from outside. */
-export const retrievalDocumentSchema = z.object({
-  id: z.string().min(1),
-  name: z.string(),
-  description: z.string(),
-  summary: z.string().optional(),
-  tags: z.array(z.string()).optional(),
-  whenToUse: z.array(z.string()).optional(),
-  whenNotToUse: z.array(z.string()).optional(),
-  exampleQueries: z.array(z.string()).optional(),
-  parameters: z.unknown().optional(),
-  extraText: z.array(z.string()).optional(),
-});
 
 /** The text fields the lexical index scores, in a fixed order. */
 export const fieldNames = [

@@ -5,7 +5,7 @@
  */
 export { createRetrievalIndex, queryTerms } from './retrieval-index.ts';
 export type { RetrievalIndex, RetrievalOptions, RetrievalResult, RetrievalSearchResult, SearchOptions, BuildOptions } from './retrieval-index.ts';
-export { documentFields, documentText, describeParameters, fieldNames, retrievalDocumentSchema } from './document.ts';
+export { documentFields, documentText, describeParameters, fieldNames } from './document.ts';
 export type { RetrievalDocument, FieldName } from './document.ts';
 export type { Embedder } from './embedders/embedder.ts';
 export { dot, meanVector, normalizeInPlace } from './embedders/embedder.ts';

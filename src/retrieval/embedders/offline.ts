@@ -46,33 +46,6 @@ export function hashFeature(text: string, seed: number): number {
   return h >>> 0;
 }
 
-/** Weighted features of a text (before hashing). Exposed for tests and diagnostics. */
-export function textFeatures(text: string, options: Required<OfflineEmbedderOptions>): Map<string, number> {
-  const counts = new Map<string, number>();
-  const add = (feature: string, weight: number): void => {
-    counts.set(feature, (counts.get(feature) ?? 0) + weight);
-  };
-  let previous: string | undefined;
-  for (const surface of splitWords(text)) {
-    const word = surface.toLowerCase();
-    const term = stem(word);
-    if (functionWords.has(term)) {
-      add(`w:${term}`, options.functionWordWeight);
-      previous = undefined;
-      continue;
-    }
-    add(`w:${term}`, 1);
-    if (previous !== undefined && options.bigramWeight > 0) add(`b:${previous} ${term}`, options.bigramWeight);
-    previous = term;
-    if (options.ngramWeight > 0) {
-      // The n-grams of one word together weigh about `ngramWeight` (in L2 terms) next to the word.
-      const grams = wordNgrams(word, options.ngramSizes);
-      const share = options.ngramWeight / Math.sqrt(Math.max(grams.length, 1));
-      for (const gram of grams) add(`c:${gram}`, share);
-    }
-  }
-  return counts;
-}
 
 /** Character n-grams of a word with boundary marks (none for short words and numbers). */
 function wordNgrams(word: string, sizes: readonly number[]): string[] {

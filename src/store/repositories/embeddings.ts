@@ -117,12 +117,6 @@ export async function getEmbeddings(db: Queryable, model: string, toolIds?: read
   );
 }
 
-/** Deletes the vectors of a model (e.g. after switching embedders); returns how many. */
-export async function deleteEmbeddings(db: Queryable, model: string): Promise<number> {
-  const result = await db.query('DELETE FROM tool_embeddings WHERE model = $1', [model]);
-  return result.affectedRows;
-}
-
 /** Live tools whose embedding status is 'pending' or 'stale', oldest change first. */
 export async function listToolsToEmbed(db: Queryable, limit: number): Promise<ToolToEmbed[]> {
   const { rows } = await db.query<{

@@ -117,26 +117,6 @@ export async function listPluginRecords(db: Queryable, options: { includeRemoved
 }
 
 /**
- * Inserts a plugin. The installer inserts it as `failed` and flips it to `active` as its last
- * step, so a row left by a crash mid-install is never served and can be replaced.
- */
-export async function insertPluginRecord(db: Queryable, fields: PluginInstallFields, status: PluginStatus, now: Date): Promise<PluginRecord> {
-  const { rows } = await db.query<PluginRow>(
-    `INSERT INTO plugins (name, display_name, description, version, source_type, source, launch, manifest, manifest_warnings,
-                          visibility, discovery, credentials, status, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb, $10, $11::jsonb, $12::jsonb, $14, $13, $13)
-     RETURNING ${COLUMNS}`,
-    [
-      fields.name, fields.displayName, fields.description, fields.version, fields.sourceType, jsonParam(fields.source),
-      fields.launch === null ? null : jsonParam(fields.launch), fields.manifest === null ? null : jsonParam(fields.manifest),
-      jsonParam(fields.manifestWarnings), fields.visibility, jsonParam(fields.discovery), jsonParam(fields.credentials), timeParam(now),
-      status,
-    ],
-  );
-  return toRecord(rows[0]!);
-}
-
-/**
  * Rewrites the install fields and status of an existing plugin (update, re-adding a removed
  * one, or restoring the previous state when an update fails half-way).
  */
