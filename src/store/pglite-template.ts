@@ -185,7 +185,7 @@ export function clearTemplateCache(): void {
 }
 
 /** Files that may be in a data folder before PGlite has created anything (the lock file). */
-const IGNORABLE_BEFORE_INIT = new Set(['quiver.lock']);
+const IGNORABLE_BEFORE_INIT = new Set(['quiver.lock', 'quiver-cli.sock']);
 
 /** True when `dataDir` holds no PostgreSQL cluster and nothing else that could be one. */
 export function isNewDataDir(dataDir: string): boolean {
