@@ -33,9 +33,10 @@ export async function writeEventOutcomes(db: Queryable, outcomes: readonly Selec
         SET tools_called = x.tools_called, called_tool_ids = x.called_tool_ids, tool_call_success = x.success,
             outcome = x.outcome, outcome_at = x.at
        FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, tools_called text[], called_tool_ids uuid[], success boolean, outcome text, at timestamptz)
-      WHERE e.id = x.id AND e.outcome_at IS NULL
+      WHERE e.id = x.id AND e.id = ANY($2::uuid[]) AND e.outcome_at IS NULL
       RETURNING e.id`,
-    [jsonParam(records)],
+    // The id list lets the planner find the rows by primary key however large the table grows.
+    [jsonParam(records), records.map((record) => record.id)],
   );
   return new Set(rows.map((row) => row.id));
 }
