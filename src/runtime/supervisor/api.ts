@@ -1,0 +1,139 @@
+/**
+ * @module runtime/supervisor/api
+ * The supervisor's public shape: its options, the options of one call, and what `discover()`
+ * and `health()` return. Declared apart from the parts that implement them so that callers
+ * (plugins, composition, app) and the parts depend on declarations only; re-exported from
+ * `runtime/supervisor.ts`.
+ */
+import type { GetPromptResult, Implementation, Prompt, ReadResourceResult, Resource, ServerCapabilities, Tool, CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '../../core/logger.ts';
+import type { BreakerState } from '../breaker.ts';
+import type { HostCapabilities, LaunchDescription } from '../sandbox.ts';
+import type { CallEvent, CircuitBreakerConfig, Clock, ResourceLimits, UpstreamSpecInput } from '../types.ts';
+
+/** Sandbox and launcher settings. */
+export interface SandboxOptions {
+  /** Path of bwrap; `null` pretends bubblewrap is missing. Default: found on `searchPath`. */
+  bubblewrapPath?: string | null;
+  /** Run plugins that need a sandbox without one when bubblewrap is unusable (QUIVER_DANGEROUSLY_ALLOW_UNSANDBOXED). */
+  dangerouslyAllowUnsandboxed?: boolean;
+  /** Use cgroups for CPU/memory/pids limits when available (default true). */
+  useCgroups?: boolean;
+  /** Show a sandboxed plugin's install folder writable through an overlay kept in its state folder (default true). */
+  codeOverlay?: boolean;
+  /** Folder holding each plugin's writable state folder. Default: a fresh temp folder removed on close. */
+  stateRoot?: string;
+  /** Executable search path for commands, bwrap and setpriv. */
+  searchPath?: string;
+  /** Environment of unsandboxed plugins before their declared env (default: the MCP SDK's safe subset of the hub's). */
+  baseEnv?: Record<string, string>;
+  /** Limits overriding the isolation policy's defaults (per spec `limits` win). */
+  defaultLimits?: ResourceLimits;
+}
+
+/** Options of `createSupervisor`. */
+export interface SupervisorOptions {
+  logger?: Logger;
+  clock?: Clock;
+  sandbox?: SandboxOptions;
+  /** Connections (processes) per plugin version (default 1). */
+  poolSize?: number;
+  /** Upper bound for `poolSize` (default 8). */
+  maxPoolSize?: number;
+  /** Live plugin processes across all plugins (default 32); idle ones are evicted to make room. */
+  maxProcesses?: number;
+  /** Stop a connection unused this long (ms, default 300 000). */
+  idleTimeoutMs?: number;
+  /** Call timeout when neither the call nor the PID gives one (ms, default 30 000). */
+  defaultTimeoutMs?: number;
+  /** MCP handshake timeout (ms, default 15 000). */
+  startTimeoutMs?: number;
+  /** Grace given to a stopping plugin before SIGTERM, then SIGKILL (ms, default 1 000). */
+  stopGraceMs?: number;
+  /** Ping idle connections this often (ms); 0 disables (default 0). */
+  pingIntervalMs?: number;
+  /** Timeout of a liveness ping (ms, default 2 000). */
+  pingTimeoutMs?: number;
+  /** Restart backoff after a crash: initial delay doubling up to max (ms). */
+  restartBackoff?: { initialMs?: number; maxMs?: number };
+  /** `maxCrashes` within `windowMs` puts a plugin in 'crash-loop' for `cooldownMs` (or until `reset`). */
+  crashLoop?: { maxCrashes?: number; windowMs?: number; cooldownMs?: number };
+  /** Breaker settings when the PID has none. */
+  breakerDefaults?: Partial<CircuitBreakerConfig>;
+  /** Health window: last `size` calls within `ms`. */
+  healthWindow?: { size?: number; ms?: number };
+  /** Receives one event per upstream tool call. */
+  onCall?: (event: CallEvent) => void;
+}
+
+/** Options of one call. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  /** The tool's MCP annotations when the caller knows them (else the supervisor asks the plugin). */
+  annotations?: { readOnlyHint?: boolean; idempotentHint?: boolean };
+}
+
+/** What `discover()` found. */
+export interface Discovery {
+  serverInfo: Implementation | undefined;
+  capabilities: ServerCapabilities | undefined;
+  instructions: string | undefined;
+  tools: Tool[];
+  resources: Resource[];
+  prompts: Prompt[];
+  launch: LaunchDescription | undefined;
+  durationMs: number;
+}
+
+/** What a plugin version is doing, as `health()` reports it. */
+export type PluginState = 'idle' | 'starting' | 'running' | 'backoff' | 'crash-loop';
+
+/** Health of one plugin version (`supervisor.health()`). */
+export interface PluginHealth {
+  pluginId: string;
+  pluginName: string;
+  version: string;
+  state: PluginState;
+  pid: number | undefined;
+  pids: number[];
+  processes: number;
+  startedAt: Date | undefined;
+  calls: number;
+  failures: number;
+  successRate: number;
+  p50LatencyMs: number | undefined;
+  p95LatencyMs: number | undefined;
+  breaker: BreakerState;
+  toolBreakers: Record<string, BreakerState>;
+  recentCrashes: number;
+  crashLoopUntil: Date | undefined;
+  lastError: string | undefined;
+  launch: LaunchDescription | undefined;
+  score: number;
+}
+
+/** The supervisor. */
+export interface Supervisor {
+  callTool(spec: UpstreamSpecInput, toolName: string, args?: Record<string, unknown>, options?: CallOptions): Promise<CallToolResult>;
+  listTools(spec: UpstreamSpecInput, options?: CallOptions): Promise<Tool[]>;
+  listResources(spec: UpstreamSpecInput, options?: CallOptions): Promise<Resource[]>;
+  readResource(spec: UpstreamSpecInput, uri: string, options?: CallOptions): Promise<ReadResourceResult>;
+  listPrompts(spec: UpstreamSpecInput, options?: CallOptions): Promise<Prompt[]>;
+  getPrompt(spec: UpstreamSpecInput, name: string, args?: Record<string, string>, options?: CallOptions): Promise<GetPromptResult>;
+  /** One-shot discovery: start (sandboxed per trust), handshake, list everything, stop. */
+  discover(spec: UpstreamSpecInput, options?: { timeoutMs?: number }): Promise<Discovery>;
+  /** Stops every process of a plugin (all versions); calls start it again lazily. */
+  stop(pluginId: string): Promise<void>;
+  /** Clears a plugin's crash-loop flag, crash history and breakers. */
+  reset(pluginId: string): void;
+  health(): PluginHealth[];
+  /** Live plugin processes (pids of the launched leaders). */
+  processes(): Array<{ pluginId: string; version: string; pid: number | undefined }>;
+  /** What the host offers for isolation (probes on first use). */
+  host(): HostCapabilities;
+  /** The marker set as QUIVER_SUPERVISOR_ID in every process this supervisor starts. */
+  readonly id: string;
+  /** Kills every plugin process and stops all timers; later calls fail. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,100 @@
+/**
+ * @module runtime/supervisor/discovery
+ * One-shot discovery for installs and syncs: launch the plugin exactly as a call would
+ * (sandboxed per trust), complete the handshake, list tools, resources and prompts, and stop
+ * it again, all within one deadline. The connection is never pooled; the supervisor's close
+ * stops one that is still running.
+ */
+import type { Clock, UpstreamSpecInput } from '../types.ts';
+import { listAllPrompts, listAllResources, listAllTools, type UpstreamConnection } from '../upstream-client.ts';
+import type { Discovery } from './api.ts';
+import { classifyFailure } from './classify.ts';
+import { createDeadline } from './deadline.ts';
+import type { Launcher } from './launcher.ts';
+import type { EntryRegistry } from './registry.ts';
+import type { SupervisorSettings } from './settings.ts';
+import type { Gate } from './state.ts';
+
+/** Runs discoveries and tracks the ones under way. */
+export interface Discoverer {
+  discover(spec: UpstreamSpecInput, options?: { timeoutMs?: number }): Promise<Discovery>;
+  /** Closes the connections of discoveries still under way. */
+  close(): Promise<void>;
+}
+
+/** What discovery needs from the supervisor. */
+export interface DiscovererOptions {
+  settings: Pick<SupervisorSettings, 'startTimeoutMs' | 'defaultTimeoutMs'>;
+  clock: Clock;
+  gate: Gate;
+  registry: Pick<EntryRegistry, 'resolve'>;
+  launcher: Pick<Launcher, 'connect'>;
+}
+
+/** Creates the discoverer. */
+export function createDiscoverer(options: DiscovererOptions): Discoverer {
+  const { settings, clock, gate, registry, launcher } = options;
+  const underWay = new Set<UpstreamConnection>();
+
+  async function discover(specInput: UpstreamSpecInput, discoverOptions: { timeoutMs?: number } = {}): Promise<Discovery> {
+    gate.ensureOpen();
+    const entry = registry.resolve(specInput);
+    const timeoutMs = discoverOptions.timeoutMs ?? settings.startTimeoutMs + settings.defaultTimeoutMs;
+    const startedAt = clock.now();
+    const deadline = createDeadline(entry.spec, 'discovery', timeoutMs, undefined, clock);
+    let connection: UpstreamConnection | undefined;
+    const connecting = launcher
+      .connect(entry.spec, { redact: entry.redact, signal: deadline.signal, onLaunch: (description) => (entry.lastLaunch = description) })
+      .then((made) => {
+        connection = made;
+        underWay.add(made);
+        if (deadline.signal.aborted || gate.isClosed()) void made.close();
+        return made;
+      });
+    try {
+      const aborted = new Promise<never>((_, rejectPromise) => {
+        const fail = (): void => rejectPromise(deadline.signal.reason);
+        if (deadline.signal.aborted) fail();
+        else deadline.signal.addEventListener('abort', fail, { once: true });
+      });
+      aborted.catch(() => undefined);
+      const made = await Promise.race([connecting, aborted]);
+      const listOptions = { timeoutMs: deadline.remaining() + 1_000, signal: deadline.signal };
+      const [tools, resources, prompts] = await Promise.race([
+        Promise.all([
+          made.client.getServerCapabilities()?.tools ? listAllTools(made.client, listOptions) : Promise.resolve([]),
+          listAllResources(made.client, listOptions),
+          listAllPrompts(made.client, listOptions),
+        ]),
+        aborted,
+      ]);
+      return {
+        serverInfo: made.client.getServerVersion(),
+        capabilities: made.client.getServerCapabilities(),
+        instructions: made.client.getInstructions(),
+        tools,
+        resources,
+        prompts,
+        launch: made.launch,
+        durationMs: clock.now() - startedAt,
+      };
+    } catch (error) {
+      throw classifyFailure({ spec: entry.spec, redact: entry.redact, what: 'discovery', signal: deadline.signal }, error);
+    } finally {
+      deadline.dispose();
+      connecting.catch(() => undefined);
+      const made = connection ?? (await connecting.catch(() => undefined));
+      if (made) {
+        await made.close();
+        underWay.delete(made);
+      }
+    }
+  }
+
+  return {
+    discover,
+    async close() {
+      await Promise.all([...underWay].map((connection) => connection.close()));
+    },
+  };
+}

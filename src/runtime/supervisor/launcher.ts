@@ -1,0 +1,140 @@
+/**
+ * @module runtime/supervisor/launcher
+ * Turns a spec into a live MCP connection (DESIGN §3.6 isolation): remote plugins over HTTP;
+ * local ones through the trust level's isolation policy — bubblewrap when the host has it, a
+ * cgroup with the policy's memory/cpu/pids limits when cgroups are writable, and a writable
+ * state folder per plugin. Owns the host probe (run once, sweeping cgroups an earlier Quiver
+ * left) and the temporary state root it creates when none is configured.
+ */
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Logger } from '../../core/logger.ts';
+import { cgroupName, type CgroupHandle } from '../cgroup.ts';
+import { isolationPolicyFor } from '../isolation-policy.ts';
+import type { Redactor } from '../redact.ts';
+import { buildLaunch, defaultSearchPath, detectHost, sandboxUid, type HostCapabilities, type LaunchDescription } from '../sandbox.ts';
+import { pluginStateDir } from '../state-dir.ts';
+import type { Clock, ResourceLimits, StdioSpec, UpstreamSpec } from '../types.ts';
+import { connectHttp, connectStdio, type UpstreamConnection } from '../upstream-client.ts';
+import type { SandboxOptions } from './api.ts';
+
+/** What the launcher needs from the supervisor. */
+export interface LauncherOptions {
+  /** The supervisor's id: set in every process it starts and part of every cgroup name. */
+  supervisorId: string;
+  sandbox: SandboxOptions;
+  startTimeoutMs: number;
+  stopGraceMs: number;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** Options of one launch. */
+export interface LaunchOptions {
+  redact: Redactor;
+  signal?: AbortSignal;
+  /** Told how a local process is launched, before its handshake (so a failed start still reports it). */
+  onLaunch?(description: LaunchDescription): void;
+}
+
+/** Starts plugin connections. */
+export interface Launcher {
+  /** What the host offers for isolation (probed on first use). */
+  host(): HostCapabilities;
+  /** Launches (or reaches) the plugin and completes the MCP handshake within `startTimeoutMs`. */
+  connect(spec: UpstreamSpec, options: LaunchOptions): Promise<UpstreamConnection>;
+  /** Removes the state root if the launcher created it. */
+  dispose(): void;
+}
+
+/** Creates a launcher; nothing is probed or created until the first launch. */
+export function createLauncher(options: LauncherOptions): Launcher {
+  const { sandbox, startTimeoutMs, stopGraceMs, clock, logger } = options;
+  const searchPath = sandbox.searchPath ?? defaultSearchPath;
+  let hostCapabilities: HostCapabilities | undefined;
+  let stateRoot = sandbox.stateRoot;
+  let ownsStateRoot = false;
+  let launches = 0;
+
+  function host(): HostCapabilities {
+    if (!hostCapabilities) {
+      hostCapabilities = detectHost({ bubblewrapPath: sandbox.bubblewrapPath, searchPath, useCgroups: sandbox.useCgroups, codeOverlay: sandbox.codeOverlay });
+      const swept = hostCapabilities.cgroups.sweepStale();
+      if (swept > 0) logger.info({ swept }, 'removed cgroups left by an earlier Quiver process');
+    }
+    return hostCapabilities;
+  }
+
+  function stateDirFor(spec: StdioSpec, sandboxed: boolean): string {
+    let directory = spec.stateDir;
+    if (!directory) {
+      if (!stateRoot) {
+        stateRoot = mkdtempSync(join(tmpdir(), 'quiver-runtime-'));
+        // Traversable (not listable) by the sandbox user, who must reach its own folder inside.
+        chmodSync(stateRoot, 0o711);
+        ownsStateRoot = true;
+      } else {
+        // A configured root may not exist yet; a recursive mkdir below would create it 0700,
+        // hiding every plugin folder from the sandbox user.
+        mkdirSync(stateRoot, { recursive: true, mode: 0o711 });
+      }
+      directory = pluginStateDir(stateRoot, spec.pluginId);
+    }
+    mkdirSync(directory, { recursive: true, mode: 0o700 });
+    // The sandbox runs as `nobody` on the host; its own folder must be writable by it.
+    if (sandboxed && host().isRoot) chownSync(directory, sandboxUid, sandboxUid);
+    return directory;
+  }
+
+  /** A cgroup with the policy's limits, or none when the host has no writable cgroups. */
+  function cgroupFor(spec: StdioSpec, limits: Required<ResourceLimits> | undefined): CgroupHandle | undefined {
+    const capabilities = host();
+    launches += 1;
+    if (!limits || capabilities.cgroups.kind === 'none') return undefined;
+    try {
+      return capabilities.cgroups.create(cgroupName(options.supervisorId, launches), limits);
+    } catch (error) {
+      logger.warn({ pluginId: spec.pluginId, error: (error as Error).message }, 'cannot create a cgroup; falling back');
+      return undefined;
+    }
+  }
+
+  async function connectLocal(spec: StdioSpec, launchOptions: LaunchOptions): Promise<UpstreamConnection> {
+    const capabilities = host();
+    const policy = isolationPolicyFor(spec.trustLevel, { ...sandbox.defaultLimits, ...spec.limits });
+    const stateDir = stateDirFor(spec, policy.sandbox && capabilities.bubblewrap !== undefined);
+    const cgroup = cgroupFor(spec, policy.limits);
+    let launch;
+    try {
+      launch = buildLaunch(spec, {
+        host: capabilities,
+        policy,
+        stateDir,
+        cgroupProcsFiles: cgroup?.procsFiles ?? [],
+        baseEnv: sandbox.baseEnv ?? getDefaultEnvironment(),
+        searchPath,
+        marker: options.supervisorId,
+        dangerouslyAllowUnsandboxed: sandbox.dangerouslyAllowUnsandboxed ?? false,
+      });
+    } catch (error) {
+      await cgroup?.remove();
+      throw error;
+    }
+    for (const warning of launch.description.warnings) logger.warn({ pluginId: spec.pluginId, version: spec.version }, warning);
+    launchOptions.onLaunch?.(launch.description);
+    return connectStdio(spec, launch, { startTimeoutMs, redact: launchOptions.redact, clock, cgroup, stopGraceMs, signal: launchOptions.signal });
+  }
+
+  return {
+    host,
+    connect(spec, launchOptions) {
+      if (spec.transport === 'http') return connectHttp(spec, { startTimeoutMs, redact: launchOptions.redact, clock, signal: launchOptions.signal });
+      return connectLocal(spec, launchOptions);
+    },
+    dispose() {
+      if (ownsStateRoot && stateRoot) rmSync(stateRoot, { recursive: true, force: true });
+    },
+  };
+}
