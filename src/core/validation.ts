@@ -48,10 +48,12 @@ export function hasNulCharacter(text: string): boolean {
 
 /**
  * The first reason a parsed JSON value is unsafe to pass on: a NUL character in a string or a
- * key, or arrays / objects nested deeper than `maxDepth`. Walks with an explicit stack, so a
+ * key (unless `allowNul`: text bound for a plugin, not for the database), or arrays / objects
+ * nested deeper than `maxDepth`. Walks with an explicit stack, so a
  * value nested far too deep is reported rather than overflowing the call stack.
  */
-export function findJsonHazard(value: unknown, maxDepth: number = MAX_JSON_DEPTH): FieldIssue | undefined {
+export function findJsonHazard(value: unknown, maxDepth: number = MAX_JSON_DEPTH, options: { allowNul?: boolean } = {}): FieldIssue | undefined {
+  const nulAllowed = options.allowNul === true;
   interface Frame {
     value: unknown;
     depth: number;
@@ -68,7 +70,7 @@ export function findJsonHazard(value: unknown, maxDepth: number = MAX_JSON_DEPTH
     const frame = stack.pop()!;
     const current = frame.value;
     if (typeof current === 'string') {
-      if (hasNulCharacter(current)) return { path: pathOf(frame), message: 'contains a NUL character (\\u0000)' };
+      if (!nulAllowed && hasNulCharacter(current)) return { path: pathOf(frame), message: 'contains a NUL character (\\u0000)' };
       continue;
     }
     if (typeof current !== 'object' || current === null) continue;
@@ -78,7 +80,7 @@ export function findJsonHazard(value: unknown, maxDepth: number = MAX_JSON_DEPTH
       continue;
     }
     for (const [key, child] of Object.entries(current)) {
-      if (hasNulCharacter(key)) return { path: pathOf(frame), message: 'has a key containing a NUL character (\\u0000)' };
+      if (!nulAllowed && hasNulCharacter(key)) return { path: pathOf(frame), message: 'has a key containing a NUL character (\\u0000)' };
       stack.push({ value: child, depth: frame.depth + 1, key, parent: frame });
     }
   }
@@ -89,4 +91,15 @@ export function findJsonHazard(value: unknown, maxDepth: number = MAX_JSON_DEPTH
 export function assertJsonSafe(value: unknown, what: string, maxDepth: number = MAX_JSON_DEPTH): void {
   const issue = findJsonHazard(value, maxDepth);
   if (issue !== undefined) throw invalidInput(`invalid ${what}: ${issue.path}: ${issue.message}`, { issues: [issue] });
+}
+
+/**
+ * A zod check for `superRefine`: adds one issue when the value holds a NUL character (unless
+ * `allowNul`) or nests deeper than MAX_JSON_DEPTH, for boundaries that parse with zod directly.
+ */
+export function jsonSafetyCheck(options: { allowNul?: boolean } = {}): (value: unknown, context: z.RefinementCtx) => void {
+  return (value, context) => {
+    const issue = findJsonHazard(value, MAX_JSON_DEPTH, options);
+    if (issue !== undefined) context.addIssue({ code: 'custom', message: `${issue.path}: ${issue.message}` });
+  };
 }

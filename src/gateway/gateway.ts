@@ -37,6 +37,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { silentLogger, type Logger } from '../core/logger.ts';
+import { jsonSafetyCheck } from '../core/validation.ts';
 import type {
   BackendSession,
   CatalogChange,
@@ -165,9 +166,14 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-const searchArgumentsSchema = z.object({ query: z.string().trim().min(1).max(1000), limit: z.number().int().min(1).optional() });
-const callToolArgumentsSchema = z.object({ name: z.string().min(1), arguments: z.record(z.string(), z.unknown()).optional() });
-const loadCapabilityArgumentsSchema = z.object({ name: z.string().min(1) });
+// NUL bytes (which the database cannot store) and absurd nesting are InvalidParams at the
+// boundary (issue #18, finding 7); a plugin's own arguments may carry NUL text, not 5,000 levels.
+const searchArgumentsSchema = z.object({ query: z.string().trim().min(1).max(1000), limit: z.number().int().min(1).optional() }).superRefine(jsonSafetyCheck());
+const callToolArgumentsSchema = z.object({
+  name: z.string().min(1).max(1000).superRefine(jsonSafetyCheck()),
+  arguments: z.record(z.string(), z.unknown()).superRefine(jsonSafetyCheck({ allowNul: true })).optional(),
+});
+const loadCapabilityArgumentsSchema = z.object({ name: z.string().min(1).max(1000) }).superRefine(jsonSafetyCheck());
 
 interface OpenEvent {
   eventId: string;
