@@ -2,7 +2,9 @@
  * @module selection/analytics
  * Seed 001 §8.4 analytics as service functions: metrics, heatmap, accuracy (daily hit rate)
  * and embedding drift (§8.6). Every function takes an organisation scope: admins read every
- * organisation, other callers only their own (the HTTP front decides which).
+ * organisation, other callers only their own (the HTTP front decides which); a tenant caller
+ * also passes a `TenantScope`, so it reads only its workspace's events and only rows about
+ * tools it may see (issue #18: drift listed a denied plugin's tools).
  */
 import { z } from 'zod';
 import { parseOrThrow } from '../core/validation.ts';
@@ -33,12 +35,20 @@ export type AnalyticsQuery = z.input<typeof analyticsQuerySchema>;
 /** Which organisation's data: undefined = all (admin); null = data without an organisation; text = that one. */
 export type OrgScope = string | null | undefined;
 
+/** What a tenant caller is further restricted to (absent: no restriction beyond the organisation). */
+export interface TenantScope {
+  /** Only events of this workspace id. */
+  workspaceId: string;
+  /** Only heatmap cells and drift rows of these tool ids. */
+  toolIds: ReadonlySet<string>;
+}
+
 /** The analytics functions. */
 export interface SelectionAnalytics {
-  metrics(query?: AnalyticsQuery, orgScope?: OrgScope): Promise<SelectionMetricsRow & { days: number }>;
-  heatmap(query?: AnalyticsQuery, orgScope?: OrgScope): Promise<{ days: number; cells: HeatmapCell[] }>;
-  accuracy(query?: AnalyticsQuery, orgScope?: OrgScope): Promise<{ days: number; trend: AccuracyDay[] }>;
-  drift(query?: AnalyticsQuery, orgScope?: OrgScope): Promise<{ maxAgeDays: number; tools: DriftRow[] }>;
+  metrics(query?: AnalyticsQuery, orgScope?: OrgScope, tenant?: TenantScope): Promise<SelectionMetricsRow & { days: number }>;
+  heatmap(query?: AnalyticsQuery, orgScope?: OrgScope, tenant?: TenantScope): Promise<{ days: number; cells: HeatmapCell[] }>;
+  accuracy(query?: AnalyticsQuery, orgScope?: OrgScope, tenant?: TenantScope): Promise<{ days: number; trend: AccuracyDay[] }>;
+  drift(query?: AnalyticsQuery, orgScope?: OrgScope, tenant?: TenantScope): Promise<{ maxAgeDays: number; tools: DriftRow[] }>;
 }
 
 /** Creates the analytics over `db`; `beforeRead` lets the engine flush queued events first. */
@@ -51,24 +61,26 @@ export function createSelectionAnalytics(options: { db: Queryable; clock?: () =>
     // `until` is exclusive; one millisecond ahead keeps an event logged at this instant.
     return { parsed, window: { since: new Date(until.getTime() - parsed.days * 86_400_000), until: new Date(until.getTime() + 1) } };
   };
+  const toolIdsOf = (tenant: TenantScope | undefined) => (tenant === undefined ? undefined : [...tenant.toolIds]);
   return {
-    async metrics(query, orgScope) {
+    async metrics(query, orgScope, tenant) {
       const { parsed, window } = await prepare(query);
-      return { days: parsed.days, ...(await selectionMetrics(options.db, { ...window, orgId: orgScope })) };
+      return { days: parsed.days, ...(await selectionMetrics(options.db, { ...window, orgId: orgScope, workspaceId: tenant?.workspaceId })) };
     },
-    async heatmap(query, orgScope) {
+    async heatmap(query, orgScope, tenant) {
       const { parsed, window } = await prepare(query);
-      return { days: parsed.days, cells: await selectionHeatmap(options.db, { ...window, orgId: orgScope }, parsed.limit) };
+      const filter = { ...window, orgId: orgScope, workspaceId: tenant?.workspaceId, toolIds: toolIdsOf(tenant) };
+      return { days: parsed.days, cells: await selectionHeatmap(options.db, filter, parsed.limit) };
     },
-    async accuracy(query, orgScope) {
+    async accuracy(query, orgScope, tenant) {
       const { parsed, window } = await prepare(query);
-      return { days: parsed.days, trend: await selectionAccuracy(options.db, { ...window, orgId: orgScope }) };
+      return { days: parsed.days, trend: await selectionAccuracy(options.db, { ...window, orgId: orgScope, workspaceId: tenant?.workspaceId }) };
     },
-    async drift(query, orgScope) {
+    async drift(query, orgScope, tenant) {
       const { parsed } = await prepare(query);
       return {
         maxAgeDays: parsed.maxAgeDays,
-        tools: await embeddingDrift(options.db, { now: clock(), maxAgeDays: parsed.maxAgeDays, orgId: orgScope, limit: parsed.limit }),
+        tools: await embeddingDrift(options.db, { now: clock(), maxAgeDays: parsed.maxAgeDays, orgId: orgScope, limit: parsed.limit, toolIds: toolIdsOf(tenant) }),
       };
     },
   };

@@ -14,15 +14,18 @@ describeEachBackend('catalog routes', (backend) => {
   let api: ReturnType<typeof createApi>;
   let admin: string;
   let reader: string;
+  let apiKeys: ReturnType<typeof createApiKeyService>;
 
   before(async () => {
     db = await backend.open();
-    const apiKeys = createApiKeyService({ db });
+    apiKeys = createApiKeyService({ db });
     admin = (await apiKeys.create({ name: 'ops', scopes: ['admin'] })).key;
     reader = (await apiKeys.create({ name: 'viewer', scopes: ['read'] })).key;
     api = createApi({ apiKeys, modules: [catalogRoutes({ catalog: createCatalogService({ db }) })] });
   });
   after(async () => {
+    // The key service listens for revocations: close it before the database.
+    await apiKeys.close();
     await db.close();
   });
 

@@ -9,19 +9,24 @@
  *   mappings. The seed's `X-Service-Key` is an API key with the `admin` scope here.
  * Reads need the `read` scope, writes `admin`. Bodies are validated by the catalog's own
  * schemas; the change is attributed to the calling key's name in the version history.
+ * A tenant key (api/tenancy) reads only the tools it may see, the categories holding one of
+ * them (directly or through a sub-category, so the tree stays whole) and the page mappings of
+ * those categories (issue #18 finding 5); visibility rules are admin-only.
  */
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import {
   booleanFlag, createToolInputSchema, rollbackInputSchema, toolListQuerySchema, toolPatchSchema,
 } from '../../catalog/schemas.ts';
-import { categoryPatchSchema, createCategoryInputSchema } from '../../catalog/categories.ts';
+import { buildCategoryTree, categoryPatchSchema, createCategoryInputSchema } from '../../catalog/categories.ts';
 import { createPageMappingInputSchema, pageMappingPatchSchema } from '../../catalog/page-mappings.ts';
 import {
   createVisibilityRuleInputSchema, visibilityRuleListQuerySchema, visibilityRulePatchSchema,
 } from '../../catalog/visibility-rules.ts';
 import { syncPayloadSchema } from '../../catalog/sync-schema.ts';
 import type { CatalogService } from '../../catalog/service.ts';
+import type { CategoryRecord } from '../../store/repositories/categories.ts';
+import type { Principal } from '../../access/api-keys.ts';
 import { principalWith, readJson, readQuery, type ApiEnv } from '../http.ts';
 import { assertVisible, refuseTenant, unrestrictedVisibility, type TenantVisibility } from '../tenancy.ts';
 import type { ApiRouteModule } from '../app.ts';
@@ -44,10 +49,32 @@ function author(c: Context<ApiEnv>): string {
   return `key:${principalWith(c, 'admin').name}`;
 }
 
+/**
+ * The categories a tenant may see: those holding a visible tool and their ancestors (a parent
+ * holds its sub-categories' tools). `categories` is every category the caller asked about.
+ */
+export function visibleCategories(categories: readonly CategoryRecord[], holding: ReadonlySet<string>): Set<string> {
+  const parents = new Map(categories.map((category) => [category.id, category.parentId]));
+  const visible = new Set<string>();
+  for (const id of holding) {
+    // The walk stops at a root or at a category already reached (the tree refuses cycles).
+    for (let at: string | null | undefined = id; at && !visible.has(at); at = parents.get(at)) visible.add(at);
+  }
+  return visible;
+}
+
 /** Routes of the tool-registry admin API. */
 export function catalogRoutes(services: { catalog: CatalogService; tenancy?: TenantVisibility }): ApiRouteModule {
   const { catalog } = services;
   const tenancy = services.tenancy ?? unrestrictedVisibility;
+
+  /** Category ids the caller may see (undefined: unrestricted); a hidden `pluginName` reads as unknown. */
+  async function categoryVisibility(principal: Principal, pluginName: string | undefined): Promise<ReadonlySet<string> | undefined> {
+    const holding = await tenancy.visibleCategoryIds(principal);
+    if (holding === undefined) return undefined;
+    if (pluginName !== undefined) assertVisible(await tenancy.visiblePluginNames(principal), pluginName, 'plugin');
+    return visibleCategories(await catalog.listCategories(), holding);
+  }
   return {
     register(app: Hono<ApiEnv>) {
       // Tools (seed 001 §8.1).
@@ -86,17 +113,22 @@ export function catalogRoutes(services: { catalog: CatalogService; tenancy?: Ten
 
       // Categories and page mappings (seed 001 §8.2).
       app.get(`${BASE}/categories`, async (c) => {
-        principalWith(c, 'read');
+        const principal = principalWith(c, 'read');
         const { flat, pluginName } = readQuery(c, categoryListQuerySchema);
         const scope = pluginName === undefined ? {} : { pluginName };
-        return c.json({ categories: flat ? await catalog.listCategories(scope) : await catalog.categoryTree(scope) });
+        const visible = await categoryVisibility(principal, pluginName);
+        if (visible === undefined) return c.json({ categories: flat ? await catalog.listCategories(scope) : await catalog.categoryTree(scope) });
+        const categories = (await catalog.listCategories(scope)).filter((category) => visible.has(category.id));
+        return c.json({ categories: flat ? categories : buildCategoryTree(categories) });
       });
       // A page key may contain slashes (`deals/pipeline`), so the parameter takes the rest of the path.
       app.get(`${BASE}/categories/for-page/:page{.+}`, async (c) => {
-        principalWith(c, 'read');
+        const principal = principalWith(c, 'read');
         const { pluginName } = readQuery(c, pluginScopeQuerySchema);
         const page = c.req.param('page');
-        return c.json({ page, categories: await catalog.categoriesForPage(page, pluginName === undefined ? {} : { pluginName }) });
+        const visible = await categoryVisibility(principal, pluginName);
+        const matches = await catalog.categoriesForPage(page, pluginName === undefined ? {} : { pluginName });
+        return c.json({ page, categories: visible ? matches.filter((match) => visible.has(match.categoryId)) : matches });
       });
       app.post(`${BASE}/categories`, async (c) => {
         principalWith(c, 'admin');
@@ -113,14 +145,14 @@ export function catalogRoutes(services: { catalog: CatalogService; tenancy?: Ten
         return c.body(null, 204);
       });
       app.get(`${BASE}/page-mappings`, async (c) => {
-        principalWith(c, 'read');
+        const principal = principalWith(c, 'read');
         const { pluginName, categoryId } = readQuery(c, mappingListQuerySchema);
-        return c.json({
-          mappings: await catalog.listPageMappings({
-            ...(pluginName === undefined ? {} : { pluginName }),
-            ...(categoryId === undefined ? {} : { categoryId }),
-          }),
+        const visible = await categoryVisibility(principal, pluginName);
+        const mappings = await catalog.listPageMappings({
+          ...(pluginName === undefined ? {} : { pluginName }),
+          ...(categoryId === undefined ? {} : { categoryId }),
         });
+        return c.json({ mappings: visible ? mappings.filter((mapping) => visible.has(mapping.categoryId)) : mappings });
       });
       app.post(`${BASE}/page-mappings`, async (c) => {
         principalWith(c, 'admin');

@@ -5,14 +5,21 @@
  * workspaces and projects, the marketplace, and the Plugin Intelligence Document endpoints
  * of seed 000 §6.3, and plugin health (runtime issue "Health": live process state, breakers,
  * crash loops, persisted call aggregates). Reads need the `read` scope, writes `admin`.
+ * A tenant key (api/tenancy) reads only plugins with a tool it may see, and of those only its
+ * own workspace's enablements, a count of its visible tools, and intelligence documents whose
+ * tool definitions are cut to its visible tools.
  */
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { ErrorCodes, QuiverError, isQuiverError } from '../../core/errors.ts';
 import { healthQuerySchema, type PluginHealthSource } from '../../plugins/health.ts';
-import type { PluginService } from '../../plugins/service.ts';
+import type { PluginDetails, PluginService } from '../../plugins/service.ts';
+import type { IntelligenceRecord } from '../../store/repositories/plugins.ts';
+import type { Principal } from '../../access/api-keys.ts';
 import { principalWith, readJson, readQuery, type ApiEnv } from '../http.ts';
-import { assertVisible, isTenantKey, refuseTenant, unrestrictedVisibility, type TenantVisibility } from '../tenancy.ts';
+import {
+  TENANT_DEFAULT_WORKSPACE, assertVisible, isTenantKey, refuseTenant, unrestrictedVisibility, type TenantVisibility,
+} from '../tenancy.ts';
 import type { ApiRouteModule } from '../app.ts';
 
 const nameSchema = z.string().min(1).max(64);
@@ -23,6 +30,8 @@ export const addPluginBodySchema = z.strictObject({
   source: z.string().min(1).max(4_096),
   name: nameSchema.optional(),
   ref: z.string().min(1).max(255).optional(),
+  /** A git source's plugin folder inside the repository (monorepos). */
+  path: z.string().min(1).max(1_024).optional(),
   workspace: nameSchema.optional(),
   project: nameSchema.optional(),
   headers: stringMap.optional(),
@@ -58,6 +67,17 @@ const searchQuerySchema = z.object({ q: z.string().min(1).max(500), limit: z.coe
 const marketplaceQuerySchema = z.object({ q: z.string().min(1).max(500).optional(), limit: z.coerce.number().int().min(1).max(100).default(20) });
 const toolsQuerySchema = z.object({ project: nameSchema.optional() });
 
+/** A PID with its tool definitions cut to `names` (a document without a tool list is unchanged). */
+export function withToolsOnly(record: IntelligenceRecord, names: ReadonlySet<string>): IntelligenceRecord {
+  const tools = record.pid['tools'];
+  if (!Array.isArray(tools)) return record;
+  const kept = tools.filter((tool: unknown) => {
+    const name = typeof tool === 'object' && tool !== null ? (tool as { name?: unknown }).name : undefined;
+    return typeof name === 'string' && names.has(name);
+  });
+  return { ...record, pid: { ...record.pid, tools: kept } };
+}
+
 // Install failures map to 422 through the shared status map (api/http.ts), with details.step.
 async function installing(c: Context<ApiEnv>, work: () => Promise<unknown>, status: 200 | 201 = 200): Promise<Response> {
   return c.json(await work(), status);
@@ -81,19 +101,45 @@ export function pluginRoutes(services: { plugins: PluginService; tenancy?: Tenan
     if (visible !== undefined) assertVisible(visible, (await plugins.show(reference)).plugin.name, 'plugin');
     return reference;
   }
+  /** Names of a plugin's tools the caller may see, or undefined when unrestricted. */
+  async function visibleToolNames(principal: Principal, plugin: string): Promise<ReadonlySet<string> | undefined> {
+    const visibleTools = await tenancy.visibleToolIds(principal);
+    if (visibleTools === undefined) return undefined;
+    return new Set((await plugins.tools(plugin)).filter((tool) => visibleTools.has(tool.id)).map((tool) => tool.name));
+  }
+  /** A PID as the caller may read it. */
+  async function intelligenceFor(principal: Principal, record: IntelligenceRecord): Promise<IntelligenceRecord> {
+    const names = await visibleToolNames(principal, record.pluginName);
+    return names === undefined ? record : withToolsOnly(record, names);
+  }
+  /** A plugin's details as the caller may read them: a tenant's own workspace and visible tools only. */
+  async function detailsFor(principal: Principal, details: PluginDetails): Promise<PluginDetails> {
+    const names = await visibleToolNames(principal, details.plugin.name);
+    if (names === undefined) return details;
+    const own = principal.workspaceId === null
+      ? TENANT_DEFAULT_WORKSPACE
+      : (await plugins.listWorkspaces()).find((workspace) => workspace.id === principal.workspaceId)?.name;
+    return { ...details, enablements: details.enablements.filter((row) => row.workspace === own), toolCount: names.size };
+  }
   return {
     register(app: Hono<ApiEnv>) {
       // Static paths first, so `intelligence` is never read as a plugin id.
       app.get('/api/v1/plugins/intelligence/export', async (c) => {
         const visible = await visiblePlugins(c);
         const documents = await plugins.exportIntelligence();
-        return c.json({ documents: visible ? documents.filter((d) => visible.has(d.pluginName)) : documents });
+        if (visible === undefined) return c.json({ documents });
+        const principal = principalWith(c, 'read');
+        const shown = documents.filter((d) => visible.has(d.pluginName));
+        return c.json({ documents: await Promise.all(shown.map((d) => intelligenceFor(principal, d))) });
       });
       app.get('/api/v1/plugins/intelligence/search', async (c) => {
         const visible = await visiblePlugins(c);
         const query = readQuery(c, searchQuerySchema);
         const results = await plugins.searchIntelligence(query.q, query.limit);
-        return c.json({ results: visible ? results.filter((r) => visible.has(r.plugin)) : results });
+        if (visible === undefined) return c.json({ results });
+        const principal = principalWith(c, 'read');
+        const shown = results.filter((r) => visible.has(r.plugin));
+        return c.json({ results: await Promise.all(shown.map(async (r) => ({ ...r, document: await intelligenceFor(principal, r.document) }))) });
       });
       // Static too: registered before `/api/v1/plugins/:id` so `health` is never read as a plugin id.
       app.get('/api/v1/plugins/health', async (c) => {
@@ -114,7 +160,7 @@ export function pluginRoutes(services: { plugins: PluginService; tenancy?: Tenan
         return installing(c, () => plugins.add(source, options), 201);
       });
       app.get('/api/v1/plugins/:id', async (c) => {
-        return c.json(await plugins.show(await visiblePlugin(c)));
+        return c.json(await detailsFor(principalWith(c, 'read'), await plugins.show(await visiblePlugin(c))));
       });
       app.patch('/api/v1/plugins/:id', async (c) => {
         principalWith(c, 'admin');
@@ -175,13 +221,28 @@ export function pluginRoutes(services: { plugins: PluginService; tenancy?: Tenan
         const deleted = await plugins.deleteSecret(c.req.param('id'), c.req.param('key'));
         return deleted ? c.body(null, 204) : c.json({ error: { code: 'not_found', message: `secret '${c.req.param('key')}' is not set` } }, 404);
       });
+      // Non-secret settings (plugins/plugin-env.ts): values in plain, admin only like secrets.
+      app.get('/api/v1/plugins/:id/env', async (c) => {
+        principalWith(c, 'admin');
+        return c.json({ env: await plugins.listEnv(c.req.param('id')) });
+      });
+      app.put('/api/v1/plugins/:id/env/:key', async (c) => {
+        principalWith(c, 'admin');
+        const body = await readJson(c, envBodySchema, 'setting');
+        return c.json(await plugins.setEnv(c.req.param('id'), c.req.param('key'), body.value));
+      });
+      app.delete('/api/v1/plugins/:id/env/:key', async (c) => {
+        principalWith(c, 'admin');
+        const deleted = await plugins.unsetEnv(c.req.param('id'), c.req.param('key'));
+        return deleted ? c.body(null, 204) : c.json({ error: { code: 'not_found', message: `setting '${c.req.param('key')}' is not set` } }, 404);
+      });
 
       app.post('/api/v1/plugins/:id/intelligence', async (c) => {
         principalWith(c, 'admin');
         return c.json(await plugins.generateIntelligence(c.req.param('id')), 201);
       });
       app.get('/api/v1/plugins/:id/intelligence', async (c) => {
-        return c.json(await plugins.getIntelligence(await visiblePlugin(c)));
+        return c.json(await intelligenceFor(principalWith(c, 'read'), await plugins.getIntelligence(await visiblePlugin(c))));
       });
       app.put('/api/v1/plugins/:id/intelligence', async (c) => {
         principalWith(c, 'admin');
@@ -195,7 +256,7 @@ export function pluginRoutes(services: { plugins: PluginService; tenancy?: Tenan
         // A tenant sees only its own workspace (the default one when its key names none).
         return c.json({
           workspaces: isTenantKey(principal)
-            ? workspaces.filter((w) => (principal.workspaceId ? w.id === principal.workspaceId : w.name === 'default'))
+            ? workspaces.filter((w) => (principal.workspaceId ? w.id === principal.workspaceId : w.name === TENANT_DEFAULT_WORKSPACE))
             : workspaces,
         });
       });
@@ -216,21 +277,6 @@ export function pluginRoutes(services: { plugins: PluginService; tenancy?: Tenan
         refuseTenant(principalWith(c, 'read'), 'workspace tool lists');
         const query = readQuery(c, toolsQuerySchema);
         return c.json({ tools: await plugins.effectiveTools({ workspace: c.req.param('workspace'), project: query.project }) });
-      });
-      // Non-secret settings (plugins/plugin-env.ts): values in plain, admin only like secrets.
-      app.get('/api/v1/plugins/:id/env', async (c) => {
-        principalWith(c, 'admin');
-        return c.json({ env: await plugins.listEnv(c.req.param('id')) });
-      });
-      app.put('/api/v1/plugins/:id/env/:key', async (c) => {
-        principalWith(c, 'admin');
-        const body = await readJson(c, envBodySchema, 'setting');
-        return c.json(await plugins.setEnv(c.req.param('id'), c.req.param('key'), body.value));
-      });
-      app.delete('/api/v1/plugins/:id/env/:key', async (c) => {
-        principalWith(c, 'admin');
-        const deleted = await plugins.unsetEnv(c.req.param('id'), c.req.param('key'));
-        return deleted ? c.body(null, 204) : c.json({ error: { code: 'not_found', message: `setting '${c.req.param('key')}' is not set` } }, 404);
       });
 
       app.post('/api/v1/marketplace/import', async (c) => {

@@ -8,12 +8,14 @@ import { selectionRoutes } from './selection.ts';
 import { createSelectionEngine, type SelectionEngine } from '../../selection/engine.ts';
 import { createSeededRandom } from '../../selection/random.ts';
 import { addRule, seedFixture, type Fixture } from '../../selection/test-fixtures.ts';
+import { createTenantVisibility } from '../../composition/tenant-visibility.ts';
 
 describeEachBackend('selection routes', (backend) => {
   let db: Database;
   let fixture: Fixture;
   let selection: SelectionEngine;
   let api: ReturnType<typeof createApi>;
+  let apiKeys: ReturnType<typeof createApiKeyService>;
   const keys: Record<string, string> = {};
 
   before(async () => {
@@ -22,9 +24,12 @@ describeEachBackend('selection routes', (backend) => {
     // Org acme cannot see the CRM; org globex cannot see GitHub.
     await addRule(db, { ruleType: 'org', effect: 'deny', conditions: { orgIds: ['acme'] }, pluginId: fixture.plugins.crm });
     await addRule(db, { ruleType: 'org', effect: 'deny', conditions: { orgIds: ['globex'] }, pluginId: fixture.plugins.github });
-    const apiKeys = createApiKeyService({ db });
+    apiKeys = createApiKeyService({ db });
+    // Both subscribe to notifications; subscribing one after the other keeps PostgreSQL's single
+    // LISTEN connection from being opened twice (store/postgres-database races on it).
+    await apiKeys.ready();
     selection = createSelectionEngine({ db, random: createSeededRandom(4), events: { flushMs: 5 } });
-    api = createApi({ apiKeys, modules: [selectionRoutes({ selection })] });
+    api = createApi({ apiKeys, modules: [selectionRoutes({ selection, tenancy: createTenantVisibility(selection, { db }) })] });
     const make = async (name: string, input: Parameters<typeof apiKeys.create>[0]) => {
       keys[name] = (await apiKeys.create(input)).key;
     };
@@ -38,6 +43,7 @@ describeEachBackend('selection routes', (backend) => {
   });
   after(async () => {
     await selection.close();
+    await apiKeys.close();
     await db.close();
   });
 
@@ -63,20 +69,33 @@ describeEachBackend('selection routes', (backend) => {
       assert.ok(names(own).includes('acme_report'));
     });
 
-    it('refuses another organisation (403) and applies the bound tier', async () => {
+    it('refuses another organisation or tier (403 naming the field) and runs with the bound tier', async () => {
       const response = await post('/v1/select', keys.acme, { query: 'github issue', context: { orgId: 'globex' } });
       assert.equal(response.status, 403);
-      assert.equal(((await response.json()) as { error: { code: string } }).error.code, 'forbidden');
+      const error = ((await response.json()) as { error: { code: string; details: { field: string } } }).error;
+      assert.equal(error.code, 'forbidden');
+      assert.equal(error.details.field, 'context.orgId');
       const same = await post('/v1/select', keys.acme, { query: 'github issue', context: { orgId: 'acme' } });
       assert.equal(same.status, 200);
-      const globex = (await (await post('/v1/select', keys.globex, { query: 'x', context: { tier: 'government', page: 'deals' } })).json()) as Selection;
-      assert.equal(globex.metadata.contextKey, 'teams:deals:general', 'the key’s tier replaces the request’s');
+      const otherTier = await post('/v1/select', keys.globex, { query: 'x', context: { tier: 'government', page: 'deals' } });
+      assert.equal(otherTier.status, 403);
+      assert.equal(((await otherTier.json()) as { error: { details: { field: string } } }).error.details.field, 'context.tier');
+      const globex = (await (await post('/v1/select', keys.globex, { query: 'x', context: { page: 'deals' } })).json()) as Selection;
+      assert.equal(globex.metadata.contextKey, 'teams:deals:general', 'the key’s tier applies');
+    });
+
+    it('lets an unbound operator key and an admin key select for any context', async () => {
+      const asGlobex = (await (await post('/v1/select', keys.open, { query: 'crm contacts', k: 20, context: { orgId: 'globex' } })).json()) as Selection;
+      assert.ok(!names(asGlobex).some((n) => n.startsWith('github__')), 'the body’s organisation applies');
+      const admin = await post('/v1/select', keys.admin, { query: 'x', context: { orgId: 'acme', tier: 'government', workspace: 'default' } });
+      assert.equal(admin.status, 200);
     });
 
     it('keeps a workspace-bound key in its workspace', async () => {
       const inside = (await (await post('/v1/select', keys.teamB, { query: 'github issue', k: 10 })).json()) as Selection;
       assert.deepEqual(names(inside).sort(), ['health', 'search_tools']);
       assert.equal((await post('/v1/select', keys.teamB, { query: 'github issue', context: { workspace: 'default' } })).status, 403);
+      assert.equal((await post('/v1/select', keys.teamB, { query: 'github issue', context: { workspace: fixture.otherWorkspaceId } })).status, 200);
       assert.equal((await post('/v1/select', keys.open, { query: 'x', context: { workspace: 'missing' } })).status, 404);
     });
 

@@ -1,23 +1,31 @@
 /**
  * @module api/routes/selection
  * The selection API (DESIGN §1 "platform engineer", seed 001 §8.4–8.5):
- * - `POST /v1/select` (scope `select`): the pipeline, with the request's context constrained
- *   by the API key's bindings: a key bound to an organisation cannot select for another one
- *   (403); a bound user, roles or tier replace the request's; a bound workspace / project is
- *   the default and cannot be left (403).
- * - `POST /v1/outcomes` (scope `select`): what the LLM called; a bound key only reaches its
- *   own organisation's and workspace's events (others read as 404).
- * - `POST /internal/tool-registry/test-selection` (admin): the pipeline without logging.
+ * - `POST /v1/select` (scope `select`): the pipeline. A tenant key (`isTenantKey`) selects as
+ *   itself and nobody else: the context it runs with is the key's (`tenantContext`), and a body
+ *   that sets an organisation, user, roles, tier, workspace or project other than the key's is
+ *   refused with 403 naming the field (issue #18 finding 1); a page or session only narrows.
+ *   Admin keys and unbound operator keys may select for any context (an orchestrator selecting
+ *   for its users), within whatever their key does bind.
+ * - `POST /v1/outcomes` (scope `select`): what the LLM called; it takes no context, and a
+ *   tenant key only reaches its own organisation's and workspace's events (others read as 404).
+ * - `POST /internal/tool-registry/test-selection` (admin): the pipeline without logging, under
+ *   the same context rule.
  * - `GET /internal/tool-registry/analytics/{metrics,heatmap,accuracy,drift}` (read or admin):
- *   admins see every organisation (or `?orgId=`), other keys only their own.
+ *   admins see every organisation (or `?orgId=`), other keys only their own; a tenant key also
+ *   only its workspace's events and only rows about tools it may see (finding 5). If that
+ *   visibility cannot be decided the request fails (never open).
  */
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
-import { QuiverError, ErrorCodes } from '../../core/errors.ts';
+import { QuiverError, ErrorCodes, notFound } from '../../core/errors.ts';
 import { hasScope, type Principal } from '../../access/api-keys.ts';
 import { selectToolsInputSchema, type SelectionEngine, type SelectToolsInput } from '../../selection/engine.ts';
-import { analyticsQuerySchema, type AnalyticsQuery, type OrgScope } from '../../selection/analytics.ts';
+import { analyticsQuerySchema, type AnalyticsQuery, type OrgScope, type TenantScope } from '../../selection/analytics.ts';
 import { principalWith, readJson, readQuery, type ApiEnv } from '../http.ts';
+import {
+  TENANT_DEFAULT_WORKSPACE, assertBodyWithinKey, isTenantKey, tenantContext, unrestrictedVisibility, type TenantVisibility,
+} from '../tenancy.ts';
 import type { ApiRouteModule } from '../app.ts';
 
 /** Body of `POST /v1/select` and of the admin test selection. */
@@ -37,9 +45,28 @@ function forbidden(message: string): QuiverError {
   return new QuiverError(ErrorCodes.forbidden, message);
 }
 
-/** The request's context with the key's bindings applied (see the module comment). */
-export function constrainToPrincipal(principal: Principal, input: z.output<typeof selectRequestSchema>): SelectToolsInput {
+/**
+ * The context a request runs with (see the module comment): for a tenant key, the key's own
+ * identity plus the body's page and session, after refusing any body field that would widen
+ * it; for other keys, the body's context with whatever the key binds applied over it.
+ */
+export async function constrainToPrincipal(
+  principal: Principal,
+  input: z.output<typeof selectRequestSchema>,
+  resolve: TenantVisibility['resolveScope'],
+): Promise<SelectToolsInput> {
   const context = input.context;
+  if (isTenantKey(principal)) {
+    await assertBodyWithinKey(principal, context, resolve);
+    return {
+      ...input,
+      context: {
+        ...tenantContext(principal),
+        ...(context.page ? { page: context.page } : {}),
+        ...(context.sessionId ? { sessionId: context.sessionId } : {}),
+      },
+    };
+  }
   if (principal.orgId !== null && context.orgId && context.orgId !== principal.orgId) {
     throw forbidden('this API key is bound to another organisation');
   }
@@ -61,56 +88,75 @@ function binding(principal: Principal) {
   return { binding: { workspaceId: principal.workspaceId, projectId: principal.projectId } };
 }
 
-function analyticsScope(c: Context<ApiEnv>): { query: AnalyticsQuery; orgScope: OrgScope } {
-  const principal = c.get('principal');
-  if (!hasScope(principal, 'read')) throw forbidden("analytics need the 'read' or 'admin' scope");
-  const { orgId, ...query } = readQuery(c, analyticsRequestSchema);
-  if (principal.scopes.includes('admin')) return { query, orgScope: orgId };
-  if (orgId !== undefined && orgId !== principal.orgId) throw forbidden('this API key can only read its own organisation');
-  // A non-admin key without an organisation sees only data that belongs to none.
-  return { query, orgScope: principal.orgId };
-}
-
-/** Routes of the selection API. */
-export function selectionRoutes(services: { selection: SelectionEngine }): ApiRouteModule {
+/** Routes of the selection API; `tenancy` decides what tenant keys see (default: nothing resolves). */
+export function selectionRoutes(services: { selection: SelectionEngine; tenancy?: TenantVisibility }): ApiRouteModule {
   const { selection } = services;
+  const tenancy = services.tenancy ?? unrestrictedVisibility;
+
+  /** The workspace id a tenant key works in: its binding, else the default workspace. */
+  async function tenantWorkspaceId(principal: Principal): Promise<string> {
+    if (principal.workspaceId !== null) return principal.workspaceId;
+    const scope = await tenancy.resolveScope(TENANT_DEFAULT_WORKSPACE);
+    // No default workspace to compare with: refuse rather than read every workspace.
+    if (scope === undefined) throw notFound('workspace', TENANT_DEFAULT_WORKSPACE);
+    return scope.workspaceId;
+  }
+
+  async function analyticsScope(c: Context<ApiEnv>): Promise<{ query: AnalyticsQuery; orgScope: OrgScope; tenant?: TenantScope }> {
+    const principal = c.get('principal');
+    if (!hasScope(principal, 'read')) throw forbidden("analytics need the 'read' or 'admin' scope");
+    const { orgId, ...query } = readQuery(c, analyticsRequestSchema);
+    if (principal.scopes.includes('admin')) return { query, orgScope: orgId };
+    if (orgId !== undefined && orgId !== principal.orgId) throw forbidden('this API key can only read its own organisation');
+    // A non-admin key without an organisation sees only data that belongs to none.
+    if (!isTenantKey(principal)) return { query, orgScope: principal.orgId };
+    const toolIds = await tenancy.visibleToolIds(principal);
+    // A tenant key whose visibility is not decided gets nothing rather than everything.
+    if (toolIds === undefined) throw new QuiverError(ErrorCodes.unavailable, 'tenant visibility is not wired into this API');
+    return { query, orgScope: principal.orgId, tenant: { workspaceId: await tenantWorkspaceId(principal), toolIds } };
+  }
+
   return {
     register(app: Hono<ApiEnv>) {
       app.post('/v1/select', async (c) => {
         const principal = principalWith(c, 'select');
         const input = await readJson(c, selectRequestSchema, 'selection request');
-        return c.json(await selection.selectTools({ ...constrainToPrincipal(principal, input), log: true }, binding(principal)));
+        const constrained = await constrainToPrincipal(principal, input, tenancy.resolveScope);
+        return c.json(await selection.selectTools({ ...constrained, log: true }, binding(principal)));
       });
       app.post('/v1/outcomes', async (c) => {
         const principal = principalWith(c, 'select');
         const input = await readJson(c, outcomeRequestSchema, 'outcome');
+        // A tenant key without a workspace binding works in the default workspace only.
+        const workspaceId = isTenantKey(principal) ? await tenantWorkspaceId(principal) : principal.workspaceId;
         const result = await selection.recordOutcome(
           input.eventId,
           { toolsCalled: input.toolsCalled, success: input.success },
-          { orgId: principal.orgId, workspaceId: principal.workspaceId },
+          { orgId: principal.orgId, workspaceId },
         );
         return c.json(result);
       });
       app.post('/internal/tool-registry/test-selection', async (c) => {
         const principal = principalWith(c, 'admin');
         const input = await readJson(c, selectRequestSchema, 'test selection');
-        return c.json(await selection.selectTools({ ...constrainToPrincipal(principal, input), log: false }, binding(principal)));
+        const constrained = await constrainToPrincipal(principal, input, tenancy.resolveScope);
+        return c.json(await selection.selectTools({ ...constrained, log: false }, binding(principal)));
       });
       app.get('/internal/tool-registry/analytics/metrics', async (c) => {
-        const { query, orgScope } = analyticsScope(c);
-        return c.json(await selection.analytics.metrics(query, orgScope));
+        const { query, orgScope, tenant } = await analyticsScope(c);
+        return c.json(await selection.analytics.metrics(query, orgScope, tenant));
       });
       app.get('/internal/tool-registry/analytics/heatmap', async (c) => {
-        const { query, orgScope } = analyticsScope(c);
-        return c.json(await selection.analytics.heatmap(query, orgScope));
+        const { query, orgScope, tenant } = await analyticsScope(c);
+        return c.json(await selection.analytics.heatmap(query, orgScope, tenant));
       });
       app.get('/internal/tool-registry/analytics/accuracy', async (c) => {
-        const { query, orgScope } = analyticsScope(c);
-        return c.json(await selection.analytics.accuracy(query, orgScope));
+        const { query, orgScope, tenant } = await analyticsScope(c);
+        return c.json(await selection.analytics.accuracy(query, orgScope, tenant));
       });
       app.get('/internal/tool-registry/analytics/drift', async (c) => {
-        const { query, orgScope } = analyticsScope(c);
-        return c.json(await selection.analytics.drift(query, orgScope));
+        const { query, orgScope, tenant } = await analyticsScope(c);
+        return c.json(await selection.analytics.drift(query, orgScope, tenant));
       });
     },
     openapi: {
@@ -119,7 +165,7 @@ export function selectionRoutes(services: { selection: SelectionEngine }): ApiRo
           summary: 'Select the tools an LLM should see for a query (policy → candidates → page → retrieval → bandit → pins)',
           tags: ['selection'],
           requestBody: selectRequestSchema,
-          responses: { '200': 'Selected tools, provider-ready schemas and metadata', '403': 'Context outside the key bindings', '404': 'Unknown workspace or project', '503': 'A security stage could not be read (fail closed)' },
+          responses: { '200': 'Selected tools, provider-ready schemas and metadata', '403': 'A context field that would widen a tenant key (details.field names it)', '404': 'Unknown workspace or project', '503': 'A security stage could not be read (fail closed)' },
         },
       },
       '/v1/outcomes': {

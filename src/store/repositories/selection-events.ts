@@ -142,6 +142,10 @@ export interface EventFilter {
   until: Date;
   /** undefined: every organisation; null: events without an organisation; text: that organisation. */
   orgId?: string | null | undefined;
+  /** Only events of this workspace (a tenant key's own). */
+  workspaceId?: string | undefined;
+  /** Heatmap: only cells of these tools (the ones a tenant key may see). */
+  toolIds?: readonly string[] | undefined;
 }
 
 function eventWhere(filter: EventFilter, alias: string, params: unknown[]): string {
@@ -151,6 +155,10 @@ function eventWhere(filter: EventFilter, alias: string, params: unknown[]): stri
   else if (filter.orgId !== undefined) {
     params.push(filter.orgId);
     clauses.push(`${alias}.org_id = $${params.length}`);
+  }
+  if (filter.workspaceId !== undefined) {
+    params.push(filter.workspaceId);
+    clauses.push(`${alias}.workspace_id = $${params.length}::uuid`);
   }
   return clauses.join(' AND ');
 }
@@ -214,7 +222,11 @@ export interface HeatmapCell {
 /** Tool × page × count (seed 001 §8.4), busiest cells first. */
 export async function selectionHeatmap(db: Queryable, filter: EventFilter, limit: number): Promise<HeatmapCell[]> {
   const params: unknown[] = [];
-  const where = eventWhere(filter, 'e', params);
+  let where = eventWhere(filter, 'e', params);
+  if (filter.toolIds !== undefined) {
+    params.push([...filter.toolIds]);
+    where += ` AND s.tool_id = ANY($${params.length}::uuid[])`;
+  }
   params.push(limit);
   const { rows } = await db.query<{ tool_id: string; qualified_name: string | null; page: string | null; selected: number; called: number }>(
     `SELECT s.tool_id, CASE WHEN p.name IS NULL THEN t.name ELSE p.name || '__' || t.name END AS qualified_name,
@@ -288,7 +300,7 @@ export interface DriftRow {
 /** Seed 001 §8.6 drift query: active tools not `current` or embedded more than `maxAgeDays` before `now`. */
 export async function embeddingDrift(
   db: Queryable,
-  input: { now: Date; maxAgeDays: number; orgId?: string | null | undefined; limit: number },
+  input: { now: Date; maxAgeDays: number; orgId?: string | null | undefined; limit: number; toolIds?: readonly string[] | undefined },
 ): Promise<DriftRow[]> {
   const params: unknown[] = [timeParam(input.now), input.maxAgeDays, input.limit];
   let orgClause = '';
@@ -296,6 +308,11 @@ export async function embeddingDrift(
   else if (input.orgId !== undefined) {
     params.push(input.orgId);
     orgClause = `AND (t.org_id IS NULL OR t.org_id = $${params.length})`;
+  }
+  // A tenant's drift lists only the tools it may see (visibility rules and enablement included).
+  if (input.toolIds !== undefined) {
+    params.push([...input.toolIds]);
+    orgClause += ` AND t.id = ANY($${params.length}::uuid[])`;
   }
   const { rows } = await db.query<{ id: string; qualified_name: string; embedding_status: string; last_embedded_at: unknown; days: number }>(
     `SELECT t.id, CASE WHEN p.name IS NULL THEN t.name ELSE p.name || '__' || t.name END AS qualified_name,
