@@ -1,15 +1,36 @@
 #!/usr/bin/env node
-// Thin launcher: runs the compiled build when it is fresh, else the sources through tsx
-// (see entry.mjs). The CLI itself lives in src/cli/main.ts.
+// Thin launcher: runs the compiled build (always, in an installed package; when fresh, in a
+// source checkout) or else the sources through tsx (see entry.mjs). The CLI itself lives in
+// src/cli/main.ts. When neither can run, the launcher says why in the CLI's error convention
+// (`quiver: <message>`, one line of JSON with --json) and exits 1; errors of the CLI's own
+// modules are not caught here, so a bug keeps its stack.
 import { resolveEntry } from './entry.mjs';
 
-const entry = resolveEntry();
-let main;
-if (entry.kind === 'dist') {
-  ({ main } = await import(new URL(`file://${entry.root}/cli/main.js`).href));
-} else {
-  const { register } = await import('tsx/esm/api');
-  register();
-  ({ main } = await import('../src/cli/main.ts'));
+const argv = process.argv.slice(2);
+
+/** The entry module's URL, registering tsx first for the sources; a message when there is none. */
+async function locateMain() {
+  let entry;
+  try {
+    entry = resolveEntry();
+  } catch (error) {
+    return { problem: error instanceof Error ? error.message : String(error) };
+  }
+  if (entry.kind === 'dist') return { url: new URL(`file://${entry.root}/cli/main.js`).href };
+  try {
+    const { register } = await import('tsx/esm/api');
+    register();
+  } catch {
+    return { problem: 'dist/ is missing or older than src/, and tsx (a devDependency) is not installed: run `npm install` or `npm run build`' };
+  }
+  return { url: new URL('../src/cli/main.ts', import.meta.url).href };
 }
-process.exitCode = await main(process.argv.slice(2));
+
+const located = await locateMain();
+if (located.problem !== undefined) {
+  process.stderr.write(argv.includes('--json') ? `${JSON.stringify({ error: { code: 'internal', message: located.problem } })}\n` : `quiver: ${located.problem}\n`);
+  process.exitCode = 1;
+} else {
+  const { main } = await import(located.url);
+  process.exitCode = await main(argv);
+}
