@@ -1,11 +1,21 @@
-// Compiles src/ to dist/ (plain JavaScript, no tsx at run time), copies the SQL migrations,
-// builds the PGlite template for new stores, and writes dist/.build-stamp, which bin/entry.mjs compares with src/ to avoid stale builds.
-import { cpSync, rmSync, writeFileSync } from 'node:fs';
+// Compiles src/ to dist/ (plain JavaScript and .d.ts declarations, no tsx at run time), copies
+// the SQL migrations and the web files, builds the PGlite template for new stores, and writes
+// dist/.build-stamp, which bin/entry.mjs compares with src/ to avoid stale builds.
+// `--if-stale` does nothing when dist/ is already fresh: `npm pack` runs `prepack` (a full
+// build, which must succeed) and then `prepare`, which should not compile everything twice.
+import { cpSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { resolveEntry } from '../bin/entry.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+if (process.argv.includes('--if-stale') && resolveEntry().kind === 'dist') {
+  console.error('[quiver] dist/ is up to date');
+  process.exit(0);
+}
+// The stamp carries the start time: a source edited while tsc runs is newer, so stays stale.
+const buildStarted = new Date();
 rmSync(join(root, 'dist'), { recursive: true, force: true });
 const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
 if (tsc.status !== 0) {
@@ -27,5 +37,6 @@ try {
   for (const file of ['pglite-template.tar.gz', 'pglite-template.json']) rmSync(join(root, 'dist/store', file), { force: true });
   console.error(`[quiver] no PGlite template (new stores will run initdb): ${error instanceof Error ? error.message : error}`);
 }
-writeFileSync(join(root, 'dist/.build-stamp'), new Date().toISOString());
+writeFileSync(join(root, 'dist/.build-stamp'), buildStarted.toISOString());
+utimesSync(join(root, 'dist/.build-stamp'), buildStarted, buildStarted);
 console.error('[quiver] built dist/');
