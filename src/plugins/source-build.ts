@@ -8,11 +8,12 @@
  *    they would need, since no Python runtime or package index is provisioned for plugins;
  * 2. installs the dependencies from the lockfile the repository has — npm (`package-lock.json`,
  *    `npm ci`), pnpm (`pnpm-lock.yaml`) or yarn classic (`yarn.lock`), with pnpm and yarn run
- *    from the npm registry through `npm exec` — with lifecycle scripts off unless the admin
- *    trusts the plugin (no code from the repository or the registry runs during the install;
- *    the lockfile's integrity hashes pin what is fetched), and the repository's own `.npmrc`
- *    set aside so it cannot redirect the registry; in a monorepo the install runs at the
- *    repository root (workspaces) and the plugin is the sub-folder given with `--path`;
+ *    from the npm registry through `npm exec` — inside the sandbox with the tree writable and
+ *    the network limited to the registry (runtime/egress-proxy.ts), lifecycle scripts off
+ *    unless the admin trusts the plugin (the lockfile's integrity hashes pin what is fetched),
+ *    and the repository's own `.npmrc` set aside so it cannot redirect the registry; in a
+ *    monorepo the install runs at the repository root (workspaces) and the plugin is the
+ *    sub-folder given with `--path`;
  * 3. runs the package's `build` script when a declared entry point is missing — in the
  *    UNVERIFIED sandbox with no network (runtime/one-shot.ts), since it is the repository's code.
  * The result is cached by commit with the rest of the tree.
@@ -47,8 +48,13 @@ export interface SourceBuildSettings {
   npmCacheDir?: string | undefined;
   /** Environment of the package manager (PATH, HOME, registry settings). Default: inherited. */
   commandEnv?: Record<string, string | undefined> | undefined;
-  /** Runs the build in the sandbox; without it a tree that needs a build is refused. */
+  /**
+   * Runs the install (network: the registry only) and the build (no network) in the sandbox.
+   * Without it the install runs on the host (scripts off) and a tree that needs a build is refused.
+   */
   runSandboxed?: ((request: OneShotRequest) => Promise<OneShotResult>) | undefined;
+  /** The npm registry the install may reach (default https://registry.npmjs.org/). */
+  registryUrl?: string | undefined;
   /** Names the plugin in messages. */
   label: string;
 }
@@ -152,6 +158,50 @@ function run(command: string, args: string[], cwd: string, settings: SourceBuild
   });
 }
 
+/** The host's CA settings for TLS through an intercepting proxy, when they point where the sandbox can read (/etc/ssl, /usr). */
+function trustedCaEnv(env: Record<string, string | undefined>): Record<string, string> {
+  const visible = (path: string | undefined) => path !== undefined && /^\/(etc\/ssl|etc\/pki|usr)\//.test(path) && !path.includes('..');
+  const picked: Record<string, string> = {};
+  for (const name of ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR']) if (visible(env[name])) picked[name] = env[name]!;
+  return picked;
+}
+
+/**
+ * The install inside the sandbox: the tree writable, no network but the registry through the
+ * egress proxy, npm's and pnpm's and yarn's caches and logs in the sandbox's private /tmp, and no
+ * user or global npm configuration.
+ */
+async function runSandboxedInstall(command: string, args: string[], installPath: string, settings: SourceBuildSettings, what: string): Promise<void> {
+  const registry = new URL(settings.registryUrl ?? 'https://registry.npmjs.org/');
+  const result = await settings.runSandboxed!({
+    label: `${settings.label} install`,
+    command,
+    args,
+    workDir: installPath,
+    env: {
+      npm_config_registry: registry.toString(),
+      npm_config_cache: '/tmp/npm-cache',
+      // The repository must not configure npm (its .npmrc would be the user config here, as the
+      // tree is $HOME); the host's global npmrc under /usr (CA file, registry) still applies.
+      npm_config_userconfig: '/tmp/no-user-npmrc',
+      ...trustedCaEnv(settings.commandEnv ?? process.env),
+      npm_config_update_notifier: 'false',
+      npm_config_fund: 'false',
+      npm_config_audit: 'false',
+      npm_config_logs_max: '0',
+      npm_config_store_dir: '/tmp/pnpm-store',
+      YARN_CACHE_FOLDER: '/tmp/yarn-cache',
+      CI: 'true',
+    },
+    timeoutMs: settings.installTimeoutMs,
+    egress: [{ host: registry.hostname, port: registry.port === '' ? (registry.protocol === 'http:' ? 80 : 443) : Number(registry.port) }],
+  });
+  if (result.timedOut) throw new SourceBuildError('dependencies', `${what} timed out after ${settings.installTimeoutMs} ms`);
+  if (result.exitCode !== 0) {
+    throw new SourceBuildError('dependencies', `${what} exited with ${result.exitCode ?? result.signal} (network limited to ${registry.host}): ${tail(result.outputTail)}`);
+  }
+}
+
 /** The install command of a package manager, scripts off unless trusted. */
 function installCommand(manager: PackageManager | undefined, pnpmVersion: number, trusted: boolean): { command: string; args: string[]; what: string } {
   const scripts = trusted ? [] : ['--ignore-scripts'];
@@ -206,7 +256,8 @@ export async function prepareSourceTree(root: string, relativeFolder: string, se
       report.warnings.push("the repository's .npmrc was ignored during the install");
     }
     const { command, args, what } = installCommand(manager, manager === 'pnpm' ? await pnpmMajor(root, installFolder) : 0, settings.trusted);
-    await run(command, args, installPath, settings, what);
+    if (settings.runSandboxed) await runSandboxedInstall(command, args, installPath, settings, what);
+    else await run(command, args, installPath, settings, what);
     report.installed = true;
   }
 

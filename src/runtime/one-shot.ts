@@ -14,7 +14,9 @@ import { spawn, execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { QuiverError, ErrorCodes } from '../core/errors.ts';
 import { buildLaunch, defaultSearchPath, sandboxUid, type HostCapabilities } from './sandbox.ts';
-import { isolationPolicyFor } from './isolation-policy.ts';
+import { isolationPolicyFor, type IsolationPolicy } from './isolation-policy.ts';
+import { egressBridgeScript, startEgressProxy, type EgressDecision, type EgressProxy, type EgressRule } from './egress-proxy.ts';
+import { dirname } from 'node:path';
 import { stdioSpecSchema } from './types.ts';
 
 const execFileAsync = promisify(execFile);
@@ -33,6 +35,13 @@ export interface OneShotRequest {
   timeoutMs: number;
   /** Memory bound (MiB) for the command (Node heap flag without cgroups). Default 2048. */
   memoryMb?: number;
+  /**
+   * Destinations the command may reach through an HTTP CONNECT proxy outside the sandbox
+   * (runtime/egress-proxy.ts); without it the command has no network at all.
+   */
+  egress?: readonly EgressRule[];
+  /** Told of every egress decision (allowed or denied). */
+  onEgress?: (decision: EgressDecision) => void;
 }
 
 /** How the command ended. */
@@ -56,18 +65,36 @@ async function chownTree(folder: string, owner: string): Promise<void> {
   await execFileAsync('chown', ['-R', '--no-dereference', owner, folder]);
 }
 
-/** Runs one command in the UNVERIFIED sandbox with `workDir` writable; never throws for a failing command. */
+/**
+ * Runs one command in the UNVERIFIED sandbox with `workDir` writable, and no network unless
+ * `egress` names where it may go; never throws for a failing command.
+ */
 export async function runOneShot(request: OneShotRequest, context: OneShotContext): Promise<OneShotResult> {
   const policy = isolationPolicyFor('UNVERIFIED', { memoryMb: request.memoryMb ?? 2048, pids: 256 });
+  const proxy = request.egress === undefined
+    ? undefined
+    : await startEgressProxy({ label: request.label, allow: request.egress, ...(request.onEgress ? { onDecision: request.onEgress } : {}) });
+  try {
+    return await runInSandbox(request, context, policy, proxy);
+  } finally {
+    await proxy?.close();
+  }
+}
+
+async function runInSandbox(request: OneShotRequest, context: OneShotContext, policy: IsolationPolicy, proxy: EgressProxy | undefined): Promise<OneShotResult> {
+  // With egress, the command runs behind the bridge: `node -e BRIDGE SOCKET COMMAND ARGS…`.
+  const command = proxy ? process.execPath : request.command;
+  const args = proxy ? ['-e', egressBridgeScript, proxy.socketPath, request.command, ...request.args] : request.args;
   const spec = stdioSpecSchema.parse({
     transport: 'stdio',
     pluginId: `one-shot-${request.label}`,
     pluginName: request.label,
     version: '0',
     trustLevel: 'UNVERIFIED',
-    command: request.command,
-    args: request.args,
+    command,
+    args,
     env: request.env ?? {},
+    readOnlyPaths: proxy ? [dirname(proxy.socketPath)] : [],
     ...(request.cwd !== undefined && request.cwd !== request.workDir ? { cwd: request.cwd } : {}),
   });
   const launch = buildLaunch(

@@ -14,6 +14,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -144,6 +146,32 @@ describe('git sources with dependencies and a build step', { timeout: 600_000 },
     const escape = await quiver('plugin', 'add', `file://${remote}`, '--path', '../outside', '--name', 'escape');
     assert.equal(escape.code, 2, escape.stderr);
     assert.match(escape.stderr, /--path must be a folder inside the repository/);
+  });
+
+  it('limits the install to the registry: a lockfile pointing elsewhere fails, and that host is never reached', async () => {
+    let contacted = 0;
+    const elsewhere = createServer((_request, response) => {
+      contacted++;
+      response.end('not a tarball');
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', () => resolve()));
+    const port = (elsewhere.address() as AddressInfo).port;
+    try {
+      const work = join(root, 'redirected');
+      writeServerPackage(work, 'redirected');
+      execFileSync('npm', ['install', '--package-lock-only', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: work, stdio: 'pipe' });
+      const lockPath = join(work, 'package-lock.json');
+      const lock = JSON.parse(readFileSync(lockPath, 'utf8')) as { packages: Record<string, { resolved?: string }> };
+      lock.packages['node_modules/zod']!.resolved = `http://127.0.0.1:${port}/zod.tgz`;
+      writeFileSync(lockPath, JSON.stringify(lock, null, 2));
+      const remote = publish(root, work, 'redirected');
+      const added = await quiver('plugin', 'add', `file://${remote}`, '--ref', 'v1.0.0', '--name', 'redirected');
+      assert.notEqual(added.code, 0, 'the install must fail');
+      assert.match(added.stderr, /dependencies failed/);
+      assert.equal(contacted, 0, 'the host outside the allow-list was never contacted');
+    } finally {
+      elsewhere.close();
+    }
   });
 
   it('refuses a Python server with what it would need, leaving nothing installed', async () => {
