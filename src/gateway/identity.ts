@@ -1,7 +1,10 @@
 /**
  * @module gateway/identity
  * Who an MCP session acts for: from `quiver serve --stdio` flags, or from the API key of an
- * HTTP connection (scope `mcp`). With neither binding, the `default` workspace.
+ * HTTP connection (scope `mcp`). With neither binding, the `default` workspace. Over HTTP the
+ * identity is the key's alone (issue #18): nothing the client sends — query, headers,
+ * `initialize` parameters, meta-tool arguments — names an organisation, workspace or role;
+ * only the exposure mode is the connection's choice.
  */
 import type { ParseArgsConfig } from 'node:util';
 import { invalidInput } from '../core/errors.ts';
