@@ -5,7 +5,7 @@
  */
 import type { Context } from 'hono';
 import type { z } from 'zod';
-import { QuiverError, ErrorCodes, invalidInput, type ErrorCode } from '../core/errors.ts';
+import { QuiverError, invalidInput, type ErrorCode } from '../core/errors.ts';
 import { assertJsonSafe, hasNulCharacter, parseOrThrow } from '../core/validation.ts';
 import { requireScope, type ApiScope, type Principal } from '../access/api-keys.ts';
 
@@ -20,37 +20,40 @@ export interface ApiEnv {
   Variables: ApiVariables;
 }
 
+/** An HTTP status Quiver answers errors with. */
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 500 | 502 | 503 | 504;
+
+/** HTTP status of every error code: a `Record` over the closed union, so a new code must be mapped here. */
+const STATUS_BY_CODE: Record<ErrorCode, ErrorStatus> = {
+  invalid_input: 400,
+  invalid_config: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  data_dir_locked: 409,
+  missing_credential: 409,
+  schema_too_new: 409,
+  payload_too_large: 413,
+  install_failed: 422,
+  git_failed: 422,
+  npm_failed: 422,
+  rate_limited: 429,
+  upstream_error: 502,
+  unavailable: 503,
+  circuit_open: 503,
+  embedder_unavailable: 503,
+  secret_unreadable: 503,
+  embedder_failed: 502,
+  timeout: 504,
+  cancelled: 400,
+  migration_changed: 500,
+  internal: 500,
+};
+
 /** HTTP status for an error code. */
-export function statusForCode(code: ErrorCode): 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 500 | 503 | 504 {
-  switch (code) {
-    case 'install_failed':
-      return 422;
-    case 'missing_credential':
-      return 409;
-    case ErrorCodes.invalidInput:
-    case ErrorCodes.config:
-      return 400;
-    case ErrorCodes.unauthorized:
-      return 401;
-    case ErrorCodes.forbidden:
-      return 403;
-    case ErrorCodes.notFound:
-      return 404;
-    case ErrorCodes.conflict:
-    case ErrorCodes.dataDirLocked:
-      return 409;
-    case ErrorCodes.payloadTooLarge:
-      return 413;
-    case ErrorCodes.rateLimited:
-      return 429;
-    case ErrorCodes.unavailable:
-    case ErrorCodes.circuitOpen:
-      return 503;
-    case ErrorCodes.timeout:
-      return 504;
-    default:
-      return 500;
-  }
+export function statusForCode(code: ErrorCode): ErrorStatus {
+  return STATUS_BY_CODE[code];
 }
 
 /**

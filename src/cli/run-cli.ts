@@ -6,7 +6,7 @@
  * otherwise `quiver: <message>`.
  */
 import { parseArgs } from 'node:util';
-import { toQuiverError, ErrorCodes, type QuiverError } from '../core/errors.ts';
+import { toQuiverError, type ErrorCode, type QuiverError } from '../core/errors.ts';
 import { loadConfig, type QuiverConfig } from '../config.ts';
 import { createApp, type App } from '../app.ts';
 import { QUIVER_VERSION } from '../core/version.ts';
@@ -15,25 +15,37 @@ import { commandHelp, commandsUnder, groupHelp, helpText } from './help.ts';
 import { controlSocketPath, isForwardable } from './control-socket.ts';
 import { forwardToServer } from './forward.ts';
 
+/** The exit code of every error code: a `Record` over the closed union, so a new code must be mapped here. */
+const EXIT_BY_CODE: Record<ErrorCode, number> = {
+  invalid_input: EXIT_CODES.usage,
+  invalid_config: EXIT_CODES.usage,
+  payload_too_large: EXIT_CODES.usage,
+  not_found: EXIT_CODES.notFound,
+  data_dir_locked: EXIT_CODES.unavailable,
+  unavailable: EXIT_CODES.unavailable,
+  timeout: EXIT_CODES.unavailable,
+  circuit_open: EXIT_CODES.unavailable,
+  rate_limited: EXIT_CODES.unavailable,
+  embedder_unavailable: EXIT_CODES.unavailable,
+  unauthorized: EXIT_CODES.unauthorized,
+  forbidden: EXIT_CODES.unauthorized,
+  conflict: EXIT_CODES.failure,
+  missing_credential: EXIT_CODES.failure,
+  install_failed: EXIT_CODES.failure,
+  git_failed: EXIT_CODES.failure,
+  npm_failed: EXIT_CODES.failure,
+  upstream_error: EXIT_CODES.failure,
+  embedder_failed: EXIT_CODES.failure,
+  secret_unreadable: EXIT_CODES.failure,
+  schema_too_new: EXIT_CODES.failure,
+  migration_changed: EXIT_CODES.failure,
+  cancelled: EXIT_CODES.failure,
+  internal: EXIT_CODES.failure,
+};
+
 /** Exit code for an error. */
 export function exitCodeFor(error: QuiverError): number {
-  switch (error.code) {
-    case ErrorCodes.invalidInput:
-    case ErrorCodes.config:
-      return EXIT_CODES.usage;
-    case ErrorCodes.notFound:
-      return EXIT_CODES.notFound;
-    case ErrorCodes.dataDirLocked:
-    case ErrorCodes.unavailable:
-    case ErrorCodes.timeout:
-    case ErrorCodes.circuitOpen:
-      return EXIT_CODES.unavailable;
-    case ErrorCodes.unauthorized:
-    case ErrorCodes.forbidden:
-      return EXIT_CODES.unauthorized;
-    default:
-      return EXIT_CODES.failure;
-  }
+  return EXIT_BY_CODE[error.code];
 }
 
 function findCommand(commands: CommandSpec[], argv: string[]): { command: CommandSpec; rest: string[] } | undefined {

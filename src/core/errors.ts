@@ -8,7 +8,11 @@
 /** How an error should be treated: a caller's mistake, a passing fault, or a bug. */
 export type ErrorKind = 'user' | 'operational' | 'unexpected';
 
-/** Well-known error codes. Codes are stable strings; add new ones here. */
+/**
+ * Every error code, closed: a code not listed here does not compile, and each front maps
+ * every code through a `Record<ErrorCode, …>` (HTTP status, MCP wire form, CLI exit code), so a
+ * new code cannot fall through to a 500 unnoticed.
+ */
 export const ErrorCodes = {
   invalidInput: 'invalid_input',
   notFound: 'not_found',
@@ -26,10 +30,21 @@ export const ErrorCodes = {
   missingCredential: 'missing_credential',
   upstreamError: 'upstream_error',
   cancelled: 'cancelled',
+  gitFailed: 'git_failed',
+  npmFailed: 'npm_failed',
+  embedderFailed: 'embedder_failed',
+  embedderUnavailable: 'embedder_unavailable',
+  migrationChanged: 'migration_changed',
+  schemaTooNew: 'schema_too_new',
+  secretUnreadable: 'secret_unreadable',
   internal: 'internal',
 } as const;
 
-export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes] | (string & {});
+/** A Quiver error code. */
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/** Every error code, for exhaustive tables and their tests. */
+export const ALL_ERROR_CODES: readonly ErrorCode[] = Object.values(ErrorCodes);
 
 export interface QuiverErrorOptions {
   kind?: ErrorKind;
@@ -37,7 +52,7 @@ export interface QuiverErrorOptions {
   cause?: unknown;
 }
 
-const defaultKinds: Record<string, ErrorKind> = {
+const defaultKinds: Record<ErrorCode, ErrorKind> = {
   invalid_input: 'user',
   not_found: 'user',
   conflict: 'user',
@@ -54,6 +69,13 @@ const defaultKinds: Record<string, ErrorKind> = {
   install_failed: 'user',
   missing_credential: 'user',
   cancelled: 'user',
+  git_failed: 'user',
+  npm_failed: 'user',
+  embedder_failed: 'operational',
+  embedder_unavailable: 'operational',
+  migration_changed: 'unexpected',
+  schema_too_new: 'user',
+  secret_unreadable: 'operational',
   internal: 'unexpected',
 };
 
@@ -67,7 +89,7 @@ export class QuiverError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'QuiverError';
     this.code = code;
-    this.kind = options.kind ?? defaultKinds[code] ?? 'unexpected';
+    this.kind = options.kind ?? defaultKinds[code];
     this.details = options.details;
   }
 
@@ -80,7 +102,7 @@ export class QuiverError extends Error {
 }
 
 /** True when `error` is a QuiverError (optionally with the given code). */
-export function isQuiverError(error: unknown, code?: ErrorCode): error is QuiverError {
+export function isQuiverError(error: unknown, code?: ErrorCode | (string & {})): error is QuiverError {
   return error instanceof QuiverError && (code === undefined || error.code === code);
 }
 

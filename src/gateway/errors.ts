@@ -7,7 +7,7 @@
  * with no details (logged with a reference).
  */
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { QuiverError, toQuiverError } from '../core/errors.ts';
+import { QuiverError, toQuiverError, type ErrorCode as QuiverErrorCode } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { overloadRetryAfter } from './admission.ts';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -16,21 +16,53 @@ import { withoutMcpErrorPrefix } from '../core/mcp-error-text.ts';
 /** The code a backend uses when a plugin answered with a JSON-RPC error of its own. */
 export const UPSTREAM_ERROR = 'upstream_error';
 
-/** Error codes that mean "this tool does not exist for you" (never reveal more across orgs). */
-const UNKNOWN_TOOL_CODES = new Set(['not_found', 'forbidden', 'unauthorized']);
+/**
+ * How each error code reaches an MCP client — a `Record` over the closed union, so a new code
+ * must be placed here:
+ * - `unknown`: "this tool (or resource) does not exist for you" (never reveal more across orgs);
+ * - `invalid`: the caller's arguments or request are wrong → InvalidParams;
+ * - `result`: the tool could not do its work for a reason the model or user can act on → a tool
+ *   result with `isError: true` naming the code (outside tools: an error carrying the code);
+ * - `internal`: a bug → InternalError with a logged reference and no details.
+ */
+type McpWireForm = 'unknown' | 'invalid' | 'result' | 'internal';
+const WIRE_FORM_BY_CODE: Record<QuiverErrorCode, McpWireForm> = {
+  not_found: 'unknown',
+  forbidden: 'unknown',
+  unauthorized: 'unknown',
+  invalid_input: 'invalid',
+  payload_too_large: 'invalid',
+  cancelled: 'invalid',
+  // A credential the plugin needs is not configured: what it is, so the user can set it.
+  missing_credential: 'result',
+  conflict: 'result',
+  rate_limited: 'result',
+  timeout: 'result',
+  unavailable: 'result',
+  circuit_open: 'result',
+  upstream_error: 'result',
+  install_failed: 'result',
+  git_failed: 'result',
+  npm_failed: 'result',
+  embedder_failed: 'result',
+  embedder_unavailable: 'result',
+  secret_unreadable: 'result',
+  data_dir_locked: 'result',
+  invalid_config: 'internal',
+  schema_too_new: 'internal',
+  migration_changed: 'internal',
+  internal: 'internal',
+};
+
+/** How an error code reaches an MCP client (see WIRE_FORM_BY_CODE). */
+export function mcpWireForm(error: QuiverError): McpWireForm {
+  // An error marked unexpected is a bug whatever its code says.
+  return error.kind === 'unexpected' ? 'internal' : WIRE_FORM_BY_CODE[error.code];
+}
 
 /** InvalidParams for a tool the session cannot use. */
 export function unknownToolError(name: string, hint?: string): McpError {
   return new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}${hint ? `. ${hint}` : ''}`);
-}
-
-/** Classifies a failure: the caller's, the plugin's, or a bug. */
-export function classifyError(error: unknown): 'caller' | 'plugin' | 'bug' {
-  if (error instanceof McpError) return error.code === ErrorCode.InvalidParams ? 'caller' : 'bug';
-  const quiverError = toQuiverError(error);
-  if (quiverError.kind === 'user') return 'caller';
-  if (quiverError.kind === 'operational') return 'plugin';
-  return 'bug';
 }
 
 /** The tool result a plugin failure becomes. */
@@ -51,12 +83,16 @@ export function toolCallFailure(toolName: string, error: unknown, logger: Logger
     throw internalError(error, logger, { tool: toolName });
   }
   const quiverError = toQuiverError(error);
-  if (quiverError.kind === 'user') {
-    if (UNKNOWN_TOOL_CODES.has(quiverError.code)) throw unknownToolError(toolName);
-    throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${toolName}: ${quiverError.message}`);
+  switch (mcpWireForm(quiverError)) {
+    case 'unknown':
+      throw unknownToolError(toolName);
+    case 'invalid':
+      throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${toolName}: ${quiverError.message}`);
+    case 'result':
+      return pluginFailureResult(toolName, quiverError);
+    case 'internal':
+      throw internalError(error, logger, { tool: toolName });
   }
-  if (quiverError.kind === 'operational') return pluginFailureResult(toolName, quiverError);
-  throw internalError(error, logger, { tool: toolName });
 }
 
 /**
@@ -67,15 +103,18 @@ export function toolCallFailure(toolName: string, error: unknown, logger: Logger
 export function requestFailure(what: string, error: unknown, logger: Logger): McpError {
   if (error instanceof McpError) return error.code === ErrorCode.InvalidParams ? error : internalError(error, logger, { what });
   const quiverError = toQuiverError(error);
-  if (quiverError.kind === 'user') {
-    if (UNKNOWN_TOOL_CODES.has(quiverError.code)) return new McpError(ErrorCode.InvalidParams, `Unknown ${what}`);
-    return new McpError(ErrorCode.InvalidParams, `Invalid ${what}: ${quiverError.message}`);
+  switch (mcpWireForm(quiverError)) {
+    case 'unknown':
+      return new McpError(ErrorCode.InvalidParams, `Unknown ${what}`);
+    case 'invalid':
+      return new McpError(ErrorCode.InvalidParams, `Invalid ${what}: ${quiverError.message}`);
+    case 'result': {
+      const code = quiverError.code === 'timeout' ? ErrorCode.RequestTimeout : ErrorCode.InternalError;
+      return new McpError(code, `${what} failed (${quiverError.code}): ${quiverError.message}`, { code: quiverError.code });
+    }
+    case 'internal':
+      return internalError(error, logger, { what });
   }
-  if (quiverError.kind === 'operational') {
-    const code = quiverError.code === 'timeout' ? ErrorCode.RequestTimeout : ErrorCode.InternalError;
-    return new McpError(code, `${what} failed (${quiverError.code}): ${quiverError.message}`, { code: quiverError.code });
-  }
-  return internalError(error, logger, { what });
 }
 
 /** JSON-RPC code of an overload refusal (implementation-defined server error range). */

@@ -1,9 +1,9 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { QuiverError } from '../core/errors.ts';
+import { ALL_ERROR_CODES, QuiverError, toQuiverError } from '../core/errors.ts';
 import { silentLogger } from '../core/logger.ts';
-import { classifyError, requestFailure, toolCallFailure } from './errors.ts';
+import { mcpWireForm, requestFailure, toolCallFailure } from './errors.ts';
 import { formatPromptName, formatResourceUri, parsePromptName, parseResourceUri, searchToolsDescription } from './meta-tools.ts';
 
 describe('search_tools description from the live catalog', () => {
@@ -38,19 +38,31 @@ describe('MCP error mapping (STYLE.md)', () => {
   test('caller mistakes → InvalidParams, never revealing forbidden tools', () => {
     assert.throws(() => toolCallFailure('x__y', new QuiverError('invalid_input', 'bad'), silentLogger), (error: McpError) => error.code === ErrorCode.InvalidParams && /Invalid arguments/.test(error.message));
     assert.throws(() => toolCallFailure('x__y', new QuiverError('forbidden', 'org b only'), silentLogger), (error: McpError) => error.code === ErrorCode.InvalidParams && /Unknown tool: x__y$/.test(error.message));
-    assert.equal(classifyError(new QuiverError('not_found', 'x')), 'caller');
+    assert.equal(mcpWireForm(new QuiverError('not_found', 'x')), 'unknown');
   });
   test('plugin trouble → isError results with the reason', () => {
-    for (const code of ['circuit_open', 'timeout', 'unavailable', 'rate_limited']) {
+    for (const code of ['circuit_open', 'timeout', 'unavailable', 'rate_limited'] as const) {
       const result = toolCallFailure('x__y', new QuiverError(code, `because ${code}`), silentLogger);
       assert.equal(result.isError, true);
       assert.match((result.content[0] as { text: string }).text, new RegExp(`\\(${code}\\): because ${code}`));
     }
-    assert.equal(classifyError(new QuiverError('upstream_error', 'x', { kind: 'operational' })), 'plugin');
+    assert.equal(mcpWireForm(new QuiverError('upstream_error', 'x', { kind: 'operational' })), 'result');
+  });
+  test('a missing credential reaches the client as what it is, not as bad arguments', () => {
+    const result = toolCallFailure('x__y', new QuiverError('missing_credential', "plugin 'x' needs GITHUB_TOKEN: quiver plugin secret set x GITHUB_TOKEN"), silentLogger);
+    assert.equal(result.isError, true);
+    const text = (result.content[0] as { text: string }).text;
+    assert.match(text, /\(missing_credential\)/);
+    assert.match(text, /GITHUB_TOKEN/);
+    assert.doesNotMatch(text, /Invalid arguments/);
+  });
+  test('every error code has a wire form, and an unexpected error is always internal', () => {
+    for (const code of ALL_ERROR_CODES) assert.ok(['unknown', 'invalid', 'result', 'internal'].includes(mcpWireForm(new QuiverError(code, 'x'))), code);
+    assert.equal(mcpWireForm(new QuiverError('timeout', 'x', { kind: 'unexpected' })), 'internal');
   });
   test('bugs → InternalError without the cause', () => {
     assert.throws(() => toolCallFailure('x__y', new TypeError('secret detail'), silentLogger), (error: McpError) => error.code === ErrorCode.InternalError && !/secret/.test(error.message));
-    assert.equal(classifyError(new Error('x')), 'bug');
+    assert.equal(mcpWireForm(toQuiverError(new Error('x'))), 'internal');
     assert.equal(requestFailure('prompt p', new QuiverError('timeout', 'slow'), silentLogger).code, ErrorCode.RequestTimeout);
     assert.equal(requestFailure('prompt p', new QuiverError('unavailable', 'down'), silentLogger).code, ErrorCode.InternalError);
     assert.equal(requestFailure('prompt p', new McpError(ErrorCode.InvalidParams, 'x'), silentLogger).code, ErrorCode.InvalidParams);
