@@ -137,3 +137,16 @@ it('reads key-change notifications; anything unreadable means "drop every cached
   assert.equal(parseKeyChange('{"other":1}'), undefined);
   assert.equal(parseKeyChange('not json'), undefined);
 });
+
+describeEachBackend('listening from several services at once', (backend) => {
+  it('shares one listening connection, so closing the database does not hang', { timeout: 20_000 }, async () => {
+    const db = await backend.open();
+    // Both subscribe at the same moment, as createApp's key service and selection engine do.
+    const first = createApiKeyService({ db });
+    const second = createApiKeyService({ db });
+    await Promise.all([first.ready(), second.ready()]);
+    await first.close();
+    await second.close();
+    await db.close();
+  });
+});

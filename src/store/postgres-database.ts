@@ -50,8 +50,19 @@ export async function openPostgres(url: string, options: { poolSize?: number } =
     for (const set of handlers.values()) for (const handler of set) handler('');
   }
 
-  async function listenerClient(): Promise<pg.PoolClient> {
-    if (listener) return listener;
+  // Concurrent first listens (the key service and the selection engine start together) must
+  // share one connection: a second one would never be released and `close()` would wait forever.
+  let connecting: Promise<pg.PoolClient> | undefined;
+
+  function listenerClient(): Promise<pg.PoolClient> {
+    if (listener) return Promise.resolve(listener);
+    connecting ??= connectListener().finally(() => {
+      connecting = undefined;
+    });
+    return connecting;
+  }
+
+  async function connectListener(): Promise<pg.PoolClient> {
     const client = await pool.connect();
     client.on('notification', (message) => {
       for (const handler of handlers.get(message.channel) ?? []) handler(message.payload ?? '');
