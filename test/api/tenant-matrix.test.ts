@@ -139,6 +139,8 @@ describeEachBackend('tenant matrix over every read endpoint', (backend) => {
     }
     await app.selection.flush();
     assert.equal((await call('POST', '/api/v1/plugins/shared/intelligence', admin)).status, 201);
+    // An operator's setting: plain, but not for tenants (it may name internal hosts).
+    await app.plugins.setEnv('shared', 'INTERNAL_URL', 'http://10.0.0.5:8080');
   });
   after(async () => {
     await app.close();
@@ -203,6 +205,8 @@ describeEachBackend('tenant matrix over every read endpoint', (backend) => {
         }
         assert.equal(shown.status, 200);
         assert.equal(shown.body.toolCount, own.length, `${tenant} ${plugin} toolCount`);
+        assert.deepEqual(shown.body.env, [], `${tenant} ${plugin} sees no operator settings`);
+        assert.equal(shown.body.stateDir, null, `${tenant} ${plugin} sees no host paths`);
         const enablements = shown.body.enablements as Array<{ workspace: string }>;
         assert.ok(enablements.length > 0 && enablements.every((row) => row.workspace === workspace), `${tenant} ${plugin} enablements`);
         assert.deepEqual(qualified((await ok(`/api/v1/plugins/${plugin}/tools`, keys[tenant])).tools), own, `${tenant} ${plugin} tools`);
@@ -219,6 +223,8 @@ describeEachBackend('tenant matrix over every read endpoint', (backend) => {
       assert.deepEqual((workspaces.workspaces as Array<{ name: string }>).map((w) => w.name), [workspace], `${tenant} workspaces`);
     }
     assert.equal(pidToolCount(await ok('/api/v1/plugins/shared/intelligence', admin)), 4, 'admins read the whole PID');
+    const asAdmin = await ok('/api/v1/plugins/shared', admin);
+    assert.deepEqual((asAdmin.env as Array<{ key: string; value: string }>).map(({ key, value }) => [key, value]), [['INTERNAL_URL', 'http://10.0.0.5:8080']]);
   });
 
   it('analytics: metrics, heatmap, accuracy and drift are the tenant’s own', async () => {

@@ -119,7 +119,8 @@ export function pluginRoutes(services: { plugins: PluginService; tenancy?: Tenan
     const own = principal.workspaceId === null
       ? TENANT_DEFAULT_WORKSPACE
       : (await plugins.listWorkspaces()).find((workspace) => workspace.id === principal.workspaceId)?.name;
-    return { ...details, enablements: details.enablements.filter((row) => row.workspace === own), toolCount: names.size };
+    // Settings and the state folder are the operator's (they may name internal hosts and host paths).
+    return { ...details, enablements: details.enablements.filter((row) => row.workspace === own), toolCount: names.size, env: [], stateDir: null };
   }
   return {
     register(app: Hono<ApiEnv>) {
