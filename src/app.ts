@@ -88,28 +88,6 @@ export function createEmbedder(config: QuiverConfig['embedder']): Embedder {
   }
 }
 
-/** Methods that change which plugins are in effect somewhere. */
-const ENABLEMENT_CHANGES = ['add', 'enable', 'disable', 'setStatus', 'update', 'sync', 'remove', 'setWorkspaceExposureMode'] as const;
-/** Methods that change how a plugin starts (its environment): the gateway drops its cached specs, the supervisor then restarts it. */
-const LAUNCH_CHANGES = ['setEnv', 'unsetEnv', 'setSecret', 'deleteSecret'] as const;
-
-/**
- * Wraps the plugin service so every change to installation, status or enablement drops the
- * selection caches (here and, through NOTIFY, in every replica) once it has succeeded.
- */
-function notifyingPluginService(service: PluginService, changed: () => void): PluginService {
-  const wrapped: PluginService = { ...service };
-  for (const name of [...ENABLEMENT_CHANGES, ...LAUNCH_CHANGES]) {
-    const original = service[name] as (...args: unknown[]) => Promise<unknown>;
-    (wrapped as unknown as Record<string, unknown>)[name] = async (...args: unknown[]) => {
-      const result = await original(...args);
-      changed();
-      return result;
-    };
-  }
-  return Object.freeze(wrapped);
-}
-
 export interface CreateAppOptions {
   logger?: Logger;
   /** An already-open, migrated database (tests run one body on every backend this way). */
@@ -181,7 +159,10 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     });
     closers.unshift(() => supervisor.close());
     const secrets = createLazySecretBox(() => loadSecretKey({ configured: config.secretKey, homeDir: config.homeDir }).key);
-    const plugins = notifyingPluginService(createPluginService({
+    // Every committed change to installation, status, enablement, exposure, secrets or settings
+    // drops the selection caches here and, through NOTIFY, in every replica and the gateway's
+    // cached launch specs (the supervisor then restarts a plugin whose environment changed).
+    const plugins = createPluginService({
       db,
       catalog,
       supervisor,
@@ -190,9 +171,10 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       dangerouslyAllowUnsandboxed: config.dangerouslyAllowUnsandboxed,
       secrets,
       logger: logger.child({ part: 'plugins' }),
-    }), () => {
-      engine.invalidate('enablement');
-      void notifyCatalogChanged(db, 'enablement').catch((error) => logger.warn({ err: error }, 'enablement notification failed'));
+      onChange: () => {
+        engine.invalidate('enablement');
+        void notifyCatalogChanged(db, 'enablement').catch((error) => logger.warn({ err: error }, 'enablement notification failed'));
+      },
     });
 
     // Installs a crash interrupted are rolled back before anything is served (issue #18 finding 8).

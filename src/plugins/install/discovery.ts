@@ -1,0 +1,72 @@
+/**
+ * @module plugins/install/discovery
+ * Step 5 of an install: start the server once (sandboxed per its trust level), list its tools,
+ * resources and prompts, and stop it. A new plugin has no state folder yet, so discovery
+ * writes into the staging folder, which goes with it (no `state/installing-<uuid>` is left
+ * behind, issue #15). A server listing one tool name twice is refused.
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import type { Discovery } from '../../runtime/supervisor.ts';
+import type { StoredLaunch } from '../launch.ts';
+import type { InstallerSettings, InstallRequest } from './types.ts';
+import type { CredentialDelivery } from './credentials.ts';
+import type { FailStep } from './failure.ts';
+import { buildUpstreamSpec, folderBlockingSandbox } from './spec.ts';
+import type { Staging } from './staging.ts';
+
+/** What discovery found, with the tool names it registers. */
+export interface DiscoveredPlugin {
+  discovery: Discovery;
+  registeredTools: string[];
+}
+
+/** Starts the plugin once, lists everything, stops it; fails at `launch` or `discovery`. */
+export async function discoverPlugin(input: {
+  request: InstallRequest;
+  settings: InstallerSettings;
+  staging: Staging;
+  fail: FailStep;
+  version: string;
+  launch: StoredLaunch;
+  root: string | undefined;
+  delivery: CredentialDelivery;
+}): Promise<DiscoveredPlugin> {
+  const { request, settings, fail, launch } = input;
+  const stateDir = request.pluginId === undefined && launch.transport === 'stdio' ? join(await input.staging.ensure('discovery'), 'state') : undefined;
+  const spec = buildUpstreamSpec({
+    pluginId: request.pluginId ?? `installing-${randomUUID()}`,
+    stateDir,
+    pluginName: request.name,
+    version: input.version,
+    launch,
+    root: input.root,
+    env: input.delivery.env,
+    headers: input.delivery.headers,
+    readOnlyPaths: settings.readOnlyPaths,
+    trustLevel: settings.trustLevel,
+  });
+  if (spec.transport === 'stdio' && (settings.trustLevel === 'UNVERIFIED' || settings.trustLevel === 'COMMUNITY')) {
+    const blocking = await folderBlockingSandbox(spec.cwd ?? settings.cacheDir);
+    if (blocking !== undefined) {
+      throw fail(
+        'launch',
+        `sandboxed plugins run as an unprivileged user, who cannot enter ${blocking} (no execute permission for others); ` +
+          `set QUIVER_HOME to a folder outside it (e.g. /var/lib/quiver) or run: chmod o+x ${blocking}`,
+      );
+    }
+  }
+  let discovery: Discovery;
+  try {
+    discovery = await settings.discoverer.discover(spec, { timeoutMs: settings.discoveryTimeoutMs });
+  } catch (error) {
+    throw fail('discovery', (error as Error).message, { cause: error });
+  }
+  const seen = new Set<string>();
+  const duplicates = new Set<string>();
+  for (const tool of discovery.tools) (seen.has(tool.name) ? duplicates : seen).add(tool.name);
+  if (duplicates.size > 0) {
+    throw fail('discovery', `the server lists tool name${duplicates.size > 1 ? 's' : ''} ${[...duplicates].map((d) => `'${d}'`).join(', ')} more than once; tool names must be unique within a plugin`);
+  }
+  return { discovery, registeredTools: discovery.tools.map((tool) => tool.name) };
+}

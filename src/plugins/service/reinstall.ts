@@ -1,0 +1,85 @@
+/**
+ * @module plugins/service/reinstall
+ * `update` and `sync` of an installed plugin. Update fetches again (a new git ref or npm
+ * version); sync, and update of a folder or URL plugin, re-discovers what is installed. Both
+ * keep the plugin's secrets, its header and marketplace credentials and its launch options, and
+ * commit over the existing row (commit.ts), which restores the old install if the sync fails.
+ * The old cache folder goes only once the new one is in use, and the old process is stopped.
+ */
+import { invalidInput } from '../../core/errors.ts';
+import type { PluginRecord } from '../../store/repositories/plugins.ts';
+import { prepareInstall, type InstallRequest } from '../installer.ts';
+import { commitExisting, releaseCache, reportOf } from './commit.ts';
+import type { PluginContext } from './context.ts';
+import { parseCredentials, requirePlugin, toPublic } from './records.ts';
+import { secretValues } from './secret-values.ts';
+import type { InstallReport } from './types.ts';
+
+/** A new git ref or npm version for `update`. */
+export interface ReinstallOverrides {
+  ref?: string | undefined;
+  version?: string | undefined;
+}
+
+/** The source an installed plugin is fetched from again. */
+function sourceOf(record: PluginRecord, overrides: ReinstallOverrides): InstallRequest['source'] {
+  const source = record.source;
+  switch (record.sourceType) {
+    case 'git':
+      return { kind: 'git', url: String(source['url']) };
+    case 'npm': {
+      const packageName = String(source['packageName'] ?? source['spec']);
+      return { kind: 'npm', spec: overrides.version !== undefined ? `${packageName}@${overrides.version}` : String(source['spec']) };
+    }
+    case 'path':
+      return { kind: 'path', path: String(source['path']) };
+    case 'url':
+      return { kind: 'url', url: String(source['url']) };
+    default:
+      throw invalidInput(`plugin '${record.name}' registered itself through the sync API; it has no source to install from`);
+  }
+}
+
+/** The install request that repeats an installed plugin's install (with the overrides). */
+async function requestOf(context: PluginContext, existing: PluginRecord, mode: 'update' | 'sync', overrides: ReinstallOverrides): Promise<InstallRequest> {
+  const previousSource = existing.source;
+  // update refetches from the remote; sync (and update of a folder or URL) re-discovers what is installed.
+  const refetch = mode === 'update' && (existing.sourceType === 'git' || existing.sourceType === 'npm');
+  return {
+    source: sourceOf(existing, overrides),
+    name: existing.name,
+    pluginId: existing.id,
+    ref: overrides.ref ?? (typeof previousSource['ref'] === 'string' ? previousSource['ref'] : undefined),
+    subfolder: existing.sourceType === 'git' && typeof previousSource['packageFolder'] === 'string' ? previousSource['packageFolder'] : undefined,
+    args: Array.isArray(previousSource['args']) ? (previousSource['args'] as string[]) : [],
+    bin: typeof previousSource['bin'] === 'string' ? previousSource['bin'] : undefined,
+    trusted: previousSource['trusted'] === true,
+    secretValues: await secretValues(context, existing.id),
+    // Header and marketplace credentials are not in quiver.json: keep the declarations.
+    extraCredentials: parseCredentials(existing.credentials),
+    sourceExtras: typeof previousSource['marketplace'] === 'string' ? { marketplace: previousSource['marketplace'] } : {},
+    reuseCachePath: refetch ? undefined : typeof previousSource['cachePath'] === 'string' ? previousSource['cachePath'] : undefined,
+    previousSource,
+  };
+}
+
+/** Re-installs a plugin: `update` (fetch again) or `sync` (re-discover what is installed). */
+export async function reinstallPlugin(context: PluginContext, reference: string, mode: 'update' | 'sync', overrides: ReinstallOverrides = {}): Promise<InstallReport> {
+  const existing = await requirePlugin(context, reference);
+  if (overrides.ref !== undefined && existing.sourceType !== 'git') throw invalidInput('--ref only applies to plugins installed from git');
+  if (overrides.version !== undefined && existing.sourceType !== 'npm') throw invalidInput('--version only applies to plugins installed from npm');
+  const previousSource = existing.source;
+  const prepared = await prepareInstall(await requestOf(context, existing, mode, overrides), context.installer);
+  const sync = await commitExisting(context, existing, prepared, { status: existing.status === 'disabled' ? 'disabled' : 'active' });
+  try {
+    const oldCache = previousSource['cachePath'];
+    if (oldCache !== prepared.cachePath) await releaseCache(context, oldCache, previousSource['inPlace'] === true, null);
+    await context.supervisor.stop?.(existing.id).catch(() => undefined);
+  } finally {
+    // After the old process is stopped, so the next call starts the new install.
+    context.changed({ kind: 'installation', pluginId: existing.id });
+  }
+  const record = await requirePlugin(context, existing.id);
+  context.logger.info({ plugin: record.name, mode, version: record.version }, 'plugin re-installed');
+  return reportOf(await toPublic(context, record), prepared, sync);
+}
