@@ -5,6 +5,48 @@
  * way, whatever the insertion order (DESIGN §5: same input, same ranking).
  */
 
+/** True when document a ranks below document b (lower score, or equal score and later id). */
+function ranksBelow(scores: Float32Array, base: number, idOrder: Int32Array, a: number, b: number): boolean {
+  const sa = scores[base + a]!;
+  const sb = scores[base + b]!;
+  return sa < sb || (sa === sb && idOrder[a]! > idOrder[b]!);
+}
+
+/** Appends d to a heap of `size` documents (room for one more), keeping the worst at the root. */
+function siftUp(heap: Int32Array, size: number, d: number, scores: Float32Array, base: number, idOrder: Int32Array): void {
+  let i = size;
+  while (i > 0) {
+    const parent = (i - 1) >> 1;
+    const p = heap[parent]!;
+    if (ranksBelow(scores, base, idOrder, p, d)) break;
+    heap[i] = p;
+    i = parent;
+  }
+  heap[i] = d;
+}
+
+/** Replaces the root (the worst kept document) of a full heap with d, which ranks above it. */
+function replaceRoot(heap: Int32Array, size: number, d: number, scores: Float32Array, base: number, idOrder: Int32Array): void {
+  let i = 0;
+  for (;;) {
+    const left = 2 * i + 1;
+    if (left >= size) break;
+    const right = left + 1;
+    let child = left;
+    if (right < size && ranksBelow(scores, base, idOrder, heap[right]!, heap[left]!)) child = right;
+    const c = heap[child]!;
+    if (ranksBelow(scores, base, idOrder, d, c)) break;
+    heap[i] = c;
+    i = child;
+  }
+  heap[i] = d;
+}
+
+/** The heap's documents, best first. */
+function bestFirst(heap: Int32Array, size: number, scores: Float32Array, base: number, idOrder: Int32Array): number[] {
+  return Array.from(heap.subarray(0, size)).sort((a, b) => scores[base + b]! - scores[base + a]! || idOrder[a]! - idOrder[b]!);
+}
+
 /**
  * Returns the indexes of the k best documents, best first. Only documents with
  * `mask[d] === 1` (when a mask is given) and a score above `minimumScore` are considered.
@@ -26,42 +68,15 @@ export function topK(
     const score = scores[d]!;
     if (score <= minimumScore || score < worst || (mask !== undefined && mask[d] !== 1)) continue;
     if (size < k) {
-      // Sift up: the root is the worst of the kept documents.
-      let i = size++;
-      while (i > 0) {
-        const parent = (i - 1) >> 1;
-        const p = heap[parent]!;
-        if (scores[p]! < score || (scores[p] === score && idOrder[p]! > idOrder[d]!)) break;
-        heap[i] = p;
-        i = parent;
-      }
-      heap[i] = d;
+      siftUp(heap, size++, d, scores, 0, idOrder);
       if (size === k) worst = scores[heap[0]!]!;
     } else {
-      const root = heap[0]!;
-      if (score < scores[root]! || (score === scores[root] && idOrder[d]! > idOrder[root]!)) continue;
-      // Replace the root and sift down.
-      let i = 0;
-      for (;;) {
-        const left = 2 * i + 1;
-        if (left >= size) break;
-        const right = left + 1;
-        let child = left;
-        if (right < size) {
-          const l = heap[left]!;
-          const r = heap[right]!;
-          if (scores[r]! < scores[l]! || (scores[r] === scores[l] && idOrder[r]! > idOrder[l]!)) child = right;
-        }
-        const c = heap[child]!;
-        if (score < scores[c]! || (score === scores[c] && idOrder[d]! > idOrder[c]!)) break;
-        heap[i] = c;
-        i = child;
-      }
-      heap[i] = d;
+      if (ranksBelow(scores, 0, idOrder, d, heap[0]!)) continue;
+      replaceRoot(heap, size, d, scores, 0, idOrder);
       worst = scores[heap[0]!]!;
     }
   }
-  return Array.from(heap.subarray(0, size)).sort((a, b) => scores[b]! - scores[a]! || idOrder[a]! - idOrder[b]!);
+  return bestFirst(heap, size, scores, 0, idOrder);
 }
 
 /**
@@ -89,45 +104,18 @@ export class TopKCollector {
     const { heap, scores, base, idOrder, k } = this;
     const score = scores[base + d]!;
     if (k <= 0 || score <= 0 || score < this.worst) return;
-    const size = this.size;
-    if (size < k) {
-      let i = this.size++;
-      while (i > 0) {
-        const parent = (i - 1) >> 1;
-        const p = heap[parent]!;
-        if (scores[base + p]! < score || (scores[base + p] === score && idOrder[p]! > idOrder[d]!)) break;
-        heap[i] = p;
-        i = parent;
-      }
-      heap[i] = d;
+    if (this.size < k) {
+      siftUp(heap, this.size++, d, scores, base, idOrder);
       if (this.size === k) this.worst = scores[base + heap[0]!]!;
       return;
     }
-    const root = heap[0]!;
-    if (score < scores[base + root]! || (score === scores[base + root] && idOrder[d]! > idOrder[root]!)) return;
-    let i = 0;
-    for (;;) {
-      const left = 2 * i + 1;
-      if (left >= size) break;
-      const right = left + 1;
-      let child = left;
-      if (right < size) {
-        const l = heap[left]!;
-        const r = heap[right]!;
-        if (scores[base + r]! < scores[base + l]! || (scores[base + r] === scores[base + l] && idOrder[r]! > idOrder[l]!)) child = right;
-      }
-      const c = heap[child]!;
-      if (score < scores[base + c]! || (score === scores[base + c] && idOrder[d]! > idOrder[c]!)) break;
-      heap[i] = c;
-      i = child;
-    }
-    heap[i] = d;
+    if (ranksBelow(scores, base, idOrder, d, heap[0]!)) return;
+    replaceRoot(heap, this.size, d, scores, base, idOrder);
     this.worst = scores[base + heap[0]!]!;
   }
 
   /** The kept documents, best first. */
   result(): number[] {
-    const { scores, base, idOrder } = this;
-    return Array.from(this.heap.subarray(0, this.size)).sort((a, b) => scores[base + b]! - scores[base + a]! || idOrder[a]! - idOrder[b]!);
+    return bestFirst(this.heap, this.size, this.scores, this.base, this.idOrder);
   }
 }

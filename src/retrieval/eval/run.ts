@@ -9,7 +9,7 @@ import type { Embedder } from '../embedders/embedder.ts';
 import { createOfflineEmbedder } from '../embedders/offline.ts';
 import { createRetrievalIndex, type RetrievalOptions } from '../retrieval-index.ts';
 import type { EvalQuery } from './load.ts';
-import { averageMetrics, percentile, queryMetrics, type QueryMetrics } from './metrics.ts';
+import { averageMetrics, percentile, queryMetrics, type MetricTotals, type QueryMetrics } from './metrics.ts';
 
 /** The standard cut-offs every report carries. */
 export const standardRecallKs = [1, 3, 5, 10] as const;
@@ -19,13 +19,8 @@ const rankingDepth = 100;
 /** Untimed searches before timing starts. */
 const warmupQueries = 20;
 
-/** The metrics of one evaluation run. */
-export interface EvalReport {
-  n: number;
-  recall: Map<number, number>;
-  completeness: Map<number, number>;
-  ndcg10: number;
-  mrr: number;
+/** The metrics of one evaluation run: the averaged query metrics, latency and timings. */
+export interface EvalReport extends MetricTotals {
   latencyMs: { p50: number; p95: number; p99: number };
   buildMs: number;
   totalMs: number;
@@ -65,11 +60,7 @@ export async function runEvaluation(input: {
   const totals = averageMetrics(perQuery, ks);
   latencies.sort((a, b) => a - b);
   return {
-    n: totals.n,
-    recall: totals.recall,
-    completeness: totals.completeness,
-    ndcg10: totals.ndcg10,
-    mrr: totals.mrr,
+    ...totals,
     latencyMs: { p50: percentile(latencies, 0.5), p95: percentile(latencies, 0.95), p99: percentile(latencies, 0.99) },
     buildMs,
     totalMs: performance.now() - started,

@@ -1,0 +1,101 @@
+/**
+ * @module retrieval/retrieval-index/settings
+ * The index's tuning (`RetrievalOptions`) and its resolution into the settings the passes
+ * read. Defaults are the measured ones in docs/retrieval.md; some depend on the embedder
+ * (the offline embedder's vectors carry mostly lexical evidence, so they weigh less and
+ * rerank only the best lexical hits).
+ */
+import { QuiverError } from '../../core/errors.ts';
+import { fieldNames, type FieldName } from '../document.ts';
+import type { Embedder } from '../embedders/embedder.ts';
+import type { FieldParameters } from '../lexical-index.ts';
+import { defaultTextShare } from '../tool2vec.ts';
+
+/** Tuning of the index. Defaults are the measured ones in docs/retrieval.md. */
+export interface RetrievalOptions {
+  /** BM25F weight and length normalisation per field. */
+  fields?: Partial<Record<FieldName, FieldParameters>>;
+  /** BM25 term-frequency saturation. */
+  k1?: number;
+  /** Query weight of function words ("you", "the", "please"); see tokenizer. */
+  functionWordWeight?: number;
+  /**
+   * Query weight of near-synonyms from the concept lexicon (`concepts.ts`) added to the
+   * query's own terms (default 0.15; 0 disables expansion). Only near-synonyms found in at
+   * most max(50, 2 %) of the catalog's tools are added.
+   */
+  conceptWeight?: number;
+  /**
+   * Weight of the normalised vector score next to the normalised lexical score. Default 0.3
+   * for the offline embedder (its vectors carry mostly lexical evidence) and 1 for neural ones.
+   */
+  vectorWeight?: number;
+  /**
+   * How many lexical hits per query text the vectors rerank, or 'all' to score every
+   * candidate. Default: 30 for the offline embedder (10 to 100 measured the same), 'all' for
+   * neural ones.
+   */
+  vectorDepth?: number | 'all';
+  /** Rank each clause of a multi-intent request separately and merge (default true). */
+  multiIntent?: boolean;
+  /** Weight of the whole-query score inside each clause's score when merging clauses. */
+  wholeQueryWeight?: number;
+  /** Share of the text vector in a tool vector when the tool has examples (Tool2Vec). */
+  textShare?: number;
+  /** How far a strongly matching anti-pattern lowers a tool's score (0 disables demotion). */
+  antiPatternPenalty?: number;
+  /** Fraction of an anti-pattern's weight the query must cover before it demotes. */
+  antiPatternThreshold?: number;
+}
+
+/** Resolved tuning: every option set, fields in `fieldNames` order, 'all' as +Infinity. */
+export interface RetrievalSettings {
+  fields: FieldParameters[];
+  k1: number;
+  functionWordWeight: number;
+  conceptWeight: number;
+  vectorWeight: number;
+  vectorDepth: number;
+  multiIntent: boolean;
+  wholeQueryWeight: number;
+  textShare: number;
+  antiPatternPenalty: number;
+  antiPatternThreshold: number;
+}
+
+const defaultFields: Record<FieldName, FieldParameters> = {
+  name: { weight: 3, b: 0.5 },
+  summary: { weight: 1.5, b: 0.75 },
+  description: { weight: 1, b: 0.75 },
+  whenToUse: { weight: 1, b: 0.75 },
+  tags: { weight: 1.5, b: 0.5 },
+  parameterNames: { weight: 0.5, b: 0.5 },
+  parameterDescriptions: { weight: 0.4, b: 0.75 },
+  examples: { weight: 0.5, b: 0.75 },
+  extra: { weight: 0.2, b: 0.75 },
+};
+
+/** Fills in the defaults for this embedder; throws `invalid_config` on a bad field weight or b. */
+export function resolveSettings(options: RetrievalOptions, embedder: Embedder | undefined): RetrievalSettings {
+  const offline = embedder?.provider === 'quiver-offline';
+  const fields = fieldNames.map((name) => ({ ...defaultFields[name], ...options.fields?.[name] }));
+  for (const field of fields) {
+    if (!(field.weight >= 0) || !(field.b >= 0 && field.b <= 1)) {
+      throw new QuiverError('invalid_config', 'field weights must be ≥ 0 and b in [0, 1]');
+    }
+  }
+  const depth = options.vectorDepth ?? (offline ? 30 : 'all');
+  return {
+    fields,
+    k1: options.k1 ?? 1.2,
+    functionWordWeight: options.functionWordWeight ?? 0.2,
+    conceptWeight: options.conceptWeight ?? 0.15,
+    vectorWeight: options.vectorWeight ?? (offline ? 0.3 : 1),
+    vectorDepth: depth === 'all' ? Number.POSITIVE_INFINITY : Math.max(1, depth),
+    multiIntent: options.multiIntent ?? true,
+    wholeQueryWeight: options.wholeQueryWeight ?? 0.3,
+    textShare: options.textShare ?? defaultTextShare,
+    antiPatternPenalty: options.antiPatternPenalty ?? 0.5,
+    antiPatternThreshold: options.antiPatternThreshold ?? 0.6,
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * @module retrieval/retrieval-index/snapshot
+ * Everything the scoring passes read, derived from the document set in one go: positions and
+ * the id order ties break by, the BM25F index, the row-major vector matrix, the anti-pattern
+ * phrases, reused score buffers and the candidate masks. The index rebuilds it lazily after
+ * a build, upsert or remove, so a burst of writes costs one rebuild.
+ */
+import { documentFields, fieldNames, type RetrievalDocument } from '../document.ts';
+import { buildLexicalIndex, type LexicalIndex } from '../lexical-index.ts';
+import { terms } from '../tokenizer.ts';
+import { buildAntiPatterns, type AntiPatterns } from './anti-patterns.ts';
+import type { CandidateMasks } from './candidate-mask.ts';
+import { createScratch, type ScoreScratch } from './scratch.ts';
+import type { RetrievalSettings } from './settings.ts';
+
+/** The derived, immutable-until-rebuilt view of the documents. */
+export interface Snapshot {
+  documents: RetrievalDocument[];
+  positionOf: Map<string, number>;
+  /** Each position's rank in id order: ties between equal scores break by id. */
+  idOrder: Int32Array;
+  lexical: LexicalIndex;
+  /** Row-major vectors (size × dimensions), rows of tools without a vector are zero. */
+  matrix: Float32Array | undefined;
+  hasVector: Uint8Array;
+  antiPatterns: AntiPatterns | undefined;
+  scratch: ScoreScratch;
+  /** Candidate masks by Set identity; keyed per snapshot, so a rebuild drops them. */
+  masks: CandidateMasks;
+}
+
+/** The tool vectors to rank with, when the index has any. */
+export interface VectorRows {
+  dimensions: number;
+  vectors: ReadonlyMap<string, Float32Array>;
+}
+
+/** Derives a snapshot from the documents (in their order) and, when given, their vectors. */
+export function buildSnapshot(list: RetrievalDocument[], vectors: VectorRows | undefined, settings: RetrievalSettings): Snapshot {
+  const positionOf = new Map(list.map((document, i) => [document.id, i]));
+  const sortedIds = list.map((document, i) => [document.id, i] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const idOrder = new Int32Array(list.length);
+  sortedIds.forEach(([, position], order) => (idOrder[position] = order));
+  const lexical = buildLexicalIndex(
+    list.map((document) => {
+      const fields = documentFields(document);
+      return fieldNames.map((name) => terms(fields[name]));
+    }),
+    settings.fields,
+    settings.k1,
+  );
+  let matrix: Float32Array | undefined;
+  const hasVector = new Uint8Array(list.length);
+  if (vectors !== undefined) {
+    const { dimensions } = vectors;
+    const rows = new Float32Array(list.length * dimensions);
+    list.forEach((document, i) => {
+      const vector = vectors.vectors.get(document.id);
+      if (!vector) return;
+      rows.set(vector, i * dimensions);
+      hasVector[i] = 1;
+    });
+    matrix = rows;
+  }
+  return {
+    documents: list,
+    positionOf,
+    idOrder,
+    lexical,
+    matrix,
+    hasVector,
+    antiPatterns: buildAntiPatterns(list, settings.k1),
+    scratch: createScratch(list.length),
+    masks: new WeakMap(),
+  };
+}
