@@ -18,6 +18,49 @@ function rejectingWrite(isBad: (item: number) => boolean, error: () => unknown) 
   };
 }
 
+/** A write that blocks until released, so a test decides when each write ends. */
+function controlledWrites() {
+  const calls: number[][] = [];
+  const releases: Array<() => void> = [];
+  const waiters: Array<() => void> = [];
+  let running = 0;
+  let settled = 0;
+  const state = {
+    calls,
+    most: 0,
+    write(batch: number[]): Promise<void> {
+      calls.push([...batch]);
+      running++;
+      state.most = Math.max(state.most, running);
+      for (const wake of waiters.splice(0)) wake();
+      return new Promise<void>((resolve) =>
+        releases.push(() => {
+          running--;
+          settled++;
+          resolve();
+          for (const wake of waiters.splice(0)) wake();
+        }),
+      );
+    },
+    releaseAll(): void {
+      for (const release of releases.splice(0)) release();
+    },
+    /** Resolves once `count` writes have started. */
+    async started(count: number): Promise<void> {
+      while (calls.length < count) await new Promise<void>((resolve) => waiters.push(resolve));
+    },
+    /** Resolves once `count` writes have ended (releasing each one as it starts). */
+    async settledCount(count: number): Promise<void> {
+      state.releaseAll();
+      while (settled < count) {
+        await new Promise<void>((resolve) => waiters.push(resolve));
+        state.releaseAll();
+      }
+    },
+  };
+  return state;
+}
+
 describe('batch writer', () => {
   it('writes full batches at once and partial ones after flushMs, in order', async () => {
     const written: number[][] = [];
@@ -72,6 +115,59 @@ describe('batch writer', () => {
     for (let i = 0; i < 10; i++) writer.push(i);
     await Promise.all([writer.flush(), writer.flush(), writer.flush()]);
     assert.equal(most, 1);
+    assert.equal(writer.size, 0);
+  });
+
+  it('coalesces: items pushed during a write wait for it; full batches follow at once, a partial rest waits for the timer', async () => {
+    const gate = controlledWrites();
+    const writer = createBatchWriter<number>({ write: gate.write, flushMs: 60_000, batchSize: 3, maxQueue: 100 });
+    for (const n of [1, 2, 3]) writer.push(n);
+    await gate.started(1);
+    // Seven items arrive while [1, 2, 3] is being written: no write starts for any of them.
+    for (const n of [4, 5, 6, 7, 8, 9, 10]) writer.push(n);
+    assert.equal(gate.calls.length, 1);
+    gate.releaseAll();
+    await gate.started(2);
+    gate.releaseAll();
+    await gate.started(3);
+    await gate.settledCount(3);
+    // The two full batches are written one after the other; [10] is left for the timer.
+    assert.deepEqual(gate.calls, [[1, 2, 3], [4, 5, 6], [7, 8, 9]]);
+    assert.equal(gate.most, 1);
+    assert.equal(writer.size, 1);
+    const flushed = writer.flush();
+    await gate.started(4);
+    gate.releaseAll();
+    await flushed;
+    assert.deepEqual(gate.calls.at(-1), [10]);
+    assert.equal(writer.size, 0);
+  });
+
+  it('a steady trickle: what arrived during a write is not written at once but together, later', async () => {
+    const gate = controlledWrites();
+    const writer = createBatchWriter<number>({ write: gate.write, flushMs: 60_000, batchSize: 200, maxQueue: 1_000 });
+    writer.push(0);
+    const first = writer.flush();
+    await gate.started(1);
+    // Searches keep coming while the first write runs (the stdio gateway case).
+    for (let n = 1; n <= 20; n++) writer.push(n);
+    gate.releaseAll();
+    await first;
+    assert.equal(gate.calls.length, 1, 'no write per item that arrived during the previous one');
+    assert.equal(writer.size, 20);
+    const second = writer.flush();
+    await gate.started(2);
+    gate.releaseAll();
+    await second;
+    assert.deepEqual(gate.calls, [[0], Array.from({ length: 20 }, (_, i) => i + 1)]);
+  });
+
+  it('flush writes what was queued when it was called, in batches of at most batchSize', async () => {
+    const written: number[][] = [];
+    const writer = createBatchWriter<number>({ write: async (batch) => void written.push(batch), flushMs: 60_000, batchSize: 4, maxQueue: 100 });
+    for (let n = 0; n < 10; n++) writer.push(n);
+    await writer.flush();
+    assert.deepEqual(written, [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]);
     assert.equal(writer.size, 0);
   });
 
