@@ -169,6 +169,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       cacheDir: join(config.homeDir, 'plugins'),
       stateRoot: join(config.homeDir, 'state'),
       dangerouslyAllowUnsandboxed: config.dangerouslyAllowUnsandboxed,
+      commandEnv: config.commandEnv,
       secrets,
       logger: logger.child({ part: 'plugins' }),
       onChange: () => {

@@ -37,6 +37,11 @@ export interface QuiverConfig {
    * (`QUIVER_EMBEDDINGS_SWEEP_MS`, 0 = off) catches writes of other processes.
    */
   embeddings: { background: boolean; sweepIntervalMs: number };
+  /**
+   * The environment commands Quiver runs for installs inherit (git, npm, package managers): the
+   * one `loadConfig` was given, so the machine's proxies, CA files and npm settings apply.
+   */
+  commandEnv: Readonly<Record<string, string | undefined>>;
   /** MCP gateway limits (issue #18): sessions per tenant and in all, idle expiry, bounded work. */
   mcp: McpLimits;
 }
@@ -177,6 +182,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
     secretKey: readSecret(env, 'QUIVER_SECRET_KEY'),
     dangerouslyAllowUnsandboxed: values.QUIVER_DANGEROUSLY_ALLOW_UNSANDBOXED,
     embedder,
+    commandEnv: { ...env },
     embeddings: {
       background: (values.QUIVER_EMBEDDINGS ?? 'background') === 'background',
       sweepIntervalMs: values.QUIVER_EMBEDDINGS_SWEEP_MS ?? 60_000,

@@ -10,6 +10,7 @@ import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { QuiverError } from '../core/errors.ts';
+import { MINIMAL_COMMAND_ENV } from './command-env.ts';
 
 /** Options for one git invocation. */
 export interface GitRunOptions {
@@ -42,7 +43,8 @@ export function redactUrlCredentials(text: string): string {
 /** Runs `git ARGS` and resolves to its stdout (trimmed). */
 export function runGit(args: readonly string[], options: GitRunOptions): Promise<string> {
   const env = {
-    ...(options.env ?? process.env),
+    // Only what the caller hands over (the app passes the environment it was configured with).
+    ...(options.env ?? MINIMAL_COMMAND_ENV),
     GIT_TERMINAL_PROMPT: '0',
     GIT_ASKPASS: '',
     SSH_ASKPASS: '',

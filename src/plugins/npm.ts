@@ -11,6 +11,7 @@ import { join, posix } from 'node:path';
 import { z } from 'zod';
 import { QuiverError } from '../core/errors.ts';
 import { parseSourceJson, readSourceFile, SourceFileError } from './source-files.ts';
+import { MINIMAL_COMMAND_ENV } from './command-env.ts';
 
 /** Options of `npmInstall`. */
 export interface NpmInstallOptions {
@@ -44,7 +45,7 @@ const installedManifestSchema = z.object({ name: z.string().min(1), version: z.s
 
 function runNpm(args: string[], options: NpmInstallOptions): Promise<void> {
   const env: Record<string, string | undefined> = {
-    ...(options.env ?? process.env),
+    ...(options.env ?? MINIMAL_COMMAND_ENV),
     npm_config_update_notifier: 'false',
     npm_config_fund: 'false',
     npm_config_audit: 'false',

@@ -25,6 +25,7 @@ import { z } from 'zod';
 import { QuiverError } from '../core/errors.ts';
 import type { OneShotRequest, OneShotResult } from '../runtime/one-shot.ts';
 import { parseSourceJson, readSourceFile, resolveInsideRoot } from './source-files.ts';
+import { MINIMAL_COMMAND_ENV } from './command-env.ts';
 
 /** Which package manager a tree uses, from its lockfile. */
 export type PackageManager = 'npm' | 'pnpm' | 'yarn';
@@ -135,7 +136,7 @@ function tail(text: string, lines = 12): string {
 
 function run(command: string, args: string[], cwd: string, settings: SourceBuildSettings, what: string): Promise<void> {
   const env: Record<string, string | undefined> = {
-    ...(settings.commandEnv ?? process.env),
+    ...(settings.commandEnv ?? MINIMAL_COMMAND_ENV),
     npm_config_update_notifier: 'false',
     npm_config_fund: 'false',
     npm_config_audit: 'false',
@@ -184,7 +185,7 @@ async function runSandboxedInstall(command: string, args: string[], installPath:
       // The repository must not configure npm (its .npmrc would be the user config here, as the
       // tree is $HOME); the host's global npmrc under /usr (CA file, registry) still applies.
       npm_config_userconfig: '/tmp/no-user-npmrc',
-      ...trustedCaEnv(settings.commandEnv ?? process.env),
+      ...trustedCaEnv(settings.commandEnv ?? MINIMAL_COMMAND_ENV),
       npm_config_update_notifier: 'false',
       npm_config_fund: 'false',
       npm_config_audit: 'false',

@@ -104,7 +104,7 @@ async function runInSandbox(request: OneShotRequest, context: OneShotContext, po
       policy,
       stateDir: request.workDir,
       cgroupProcsFiles: [],
-      baseEnv: { PATH: process.env.PATH ?? defaultSearchPath, HOME: request.workDir, ...(request.env ?? {}) },
+      baseEnv: { PATH: defaultSearchPath, HOME: request.workDir, ...(request.env ?? {}) },
       searchPath: context.searchPath ?? defaultSearchPath,
       marker: `one-shot:${request.label}`,
       dangerouslyAllowUnsandboxed: context.dangerouslyAllowUnsandboxed,

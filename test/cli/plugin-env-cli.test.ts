@@ -52,6 +52,8 @@ describeEachBackend('plugin env CLI', (backend) => {
     root = await openTempDir('env-cli');
     supervisor = createSupervisor({ startTimeoutMs: 15_000, stopGraceMs: 200, sandbox: { stateRoot: join(root, 'state') } });
     plugins = createPluginService({
+    // The machine's environment for git and npm, as the app hands over config.commandEnv.
+    commandEnv: process.env,
       db, catalog: createCatalogService({ db }), supervisor, cacheDir: join(root, 'plugins'), stateRoot: join(root, 'state'),
       secrets: createSecretBox(randomBytes(32)), readOnlyPaths: [nodeModules],
     });

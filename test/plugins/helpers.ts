@@ -169,6 +169,8 @@ export async function createHarness(
     ...(options.stateRoot === undefined ? {} : { sandbox: { stateRoot: options.stateRoot } }),
   });
   const plugins = createPluginService({
+    // The machine's environment for git and npm, as the app hands over config.commandEnv.
+    commandEnv: process.env,
     db,
     catalog,
     supervisor,

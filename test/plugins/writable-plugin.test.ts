@@ -51,6 +51,8 @@ function snapshot(root: string): string[] {
 function start(db: Database, home: { cacheDir: string; stateRoot: string; key: Buffer }): { plugins: PluginService; supervisor: Supervisor } {
   const supervisor = createSupervisor({ startTimeoutMs: 20_000, stopGraceMs: 200, sandbox: { stateRoot: home.stateRoot } });
   const plugins = createPluginService({
+    // The machine's environment for git and npm, as the app hands over config.commandEnv.
+    commandEnv: process.env,
     db,
     catalog: createCatalogService({ db }),
     supervisor,

@@ -50,7 +50,7 @@ describeEachBackend('call events from a real supervisor', (backend) => {
       restartBackoff: { initialMs: 10, maxMs: 20 },
     });
     cacheDir = await mkdtemp(join(tmpdir(), 'quiver-call-events-'));
-    const plugins = createPluginService({ db, catalog: createCatalogService({ db }), supervisor, cacheDir, secrets: createSecretBox(randomBytes(32)) });
+    const plugins = createPluginService({ commandEnv: process.env, db, catalog: createCatalogService({ db }), supervisor, cacheDir, secrets: createSecretBox(randomBytes(32)) });
     health = createPluginHealth({ db, plugins, supervisor, beforeRead: () => recorder.flush() });
   });
   after(async () => {
