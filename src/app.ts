@@ -104,7 +104,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       // 0711: sandboxed plugins run as an unprivileged user and must traverse into their folders.
       mkdirSync(config.homeDir, { recursive: true, mode: 0o711 });
     }
-    const apiKeys = createApiKeyService({ db, logger: logger.child({ part: 'api-keys' }) });
+    const apiKeys = createApiKeyService({ db, cacheTtlMs: config.timing.apiKeyCacheMs, logger: logger.child({ part: 'api-keys' }) });
     closers.unshift(() => apiKeys.close());
     await apiKeys.ready();
     // Catalog writes drop the selection caches here and, through NOTIFY, in every replica.
@@ -145,13 +145,13 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     // Closers run first to last and are unshifted: the recorder's goes in before the
     // supervisor's, so on close the supervisor stops first (its last calls are queued), then
     // the recorder flushes, then the database closes.
-    const callEvents = createCallEventRecorder({ db, logger: logger.child({ part: 'call-events' }) });
+    const callEvents = createCallEventRecorder({ db, retentionDays: config.timing.callEventRetentionDays, logger: logger.child({ part: 'call-events' }) });
     closers.unshift(() => callEvents.close());
     const supervisor = createSupervisor({
       logger: logger.child({ part: 'runtime' }),
       onCall: (event) => callEvents.record(event),
       // Idle connections answer a ping every minute; one that does not is recycled (DESIGN §3.6).
-      pingIntervalMs: 60_000,
+      pingIntervalMs: config.timing.pluginPingIntervalMs,
       sandbox: {
         dangerouslyAllowUnsandboxed: config.dangerouslyAllowUnsandboxed,
         stateRoot: join(config.homeDir, 'state'),
@@ -170,6 +170,10 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       stateRoot: join(config.homeDir, 'state'),
       dangerouslyAllowUnsandboxed: config.dangerouslyAllowUnsandboxed,
       commandEnv: config.commandEnv,
+      discoveryTimeoutMs: config.timing.discoveryTimeoutMs,
+      gitTimeoutMs: config.timing.gitTimeoutMs,
+      npmTimeoutMs: config.timing.npmTimeoutMs,
+      buildTimeoutMs: config.timing.buildTimeoutMs,
       secrets,
       logger: logger.child({ part: 'plugins' }),
       onChange: () => {

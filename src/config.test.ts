@@ -42,3 +42,27 @@ describe('loadConfig: MCP gateway limits (issue #18)', () => {
     }
   });
 });
+
+describe('timing settings and the command environment', () => {
+  test('defaults, overrides, and a frozen copy of the environment for install commands', () => {
+    const defaults = loadConfig({ HOME: '/tmp' });
+    assert.deepEqual(defaults.timing, {
+      pluginPingIntervalMs: 60_000,
+      callEventRetentionDays: 30,
+      apiKeyCacheMs: 30_000,
+      discoveryTimeoutMs: 30_000,
+      gitTimeoutMs: 120_000,
+      npmTimeoutMs: 300_000,
+      buildTimeoutMs: 300_000,
+    });
+    const tuned = loadConfig({ HOME: '/tmp', QUIVER_PLUGIN_PING_INTERVAL_MS: '0', QUIVER_CALL_EVENTS_RETENTION_DAYS: '7', QUIVER_BUILD_TIMEOUT_MS: '600000', HTTPS_PROXY: 'http://proxy:3128' });
+    assert.equal(tuned.timing.pluginPingIntervalMs, 0);
+    assert.equal(tuned.timing.callEventRetentionDays, 7);
+    assert.equal(tuned.timing.buildTimeoutMs, 600_000);
+    assert.equal(tuned.commandEnv.HTTPS_PROXY, 'http://proxy:3128');
+    assert.ok(Object.isFrozen(tuned.commandEnv));
+    for (const [name, value] of [['QUIVER_GIT_TIMEOUT_MS', '10'], ['QUIVER_CALL_EVENTS_RETENTION_DAYS', '-1'], ['QUIVER_API_KEY_CACHE_MS', 'soon']] as const) {
+      assert.throws(() => loadConfig({ HOME: '/tmp', [name]: value }), (error) => isQuiverError(error, 'invalid_config') && error.message.includes(name), name);
+    }
+  });
+});

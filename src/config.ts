@@ -42,6 +42,22 @@ export interface QuiverConfig {
    * one `loadConfig` was given, so the machine's proxies, CA files and npm settings apply.
    */
   commandEnv: Readonly<Record<string, string | undefined>>;
+  /**
+   * Intervals and bounds an operator may tune: idle plugin pings (`QUIVER_PLUGIN_PING_INTERVAL_MS`,
+   * 0 = off), call-event retention (`QUIVER_CALL_EVENTS_RETENTION_DAYS`, 0 = keep), how long a
+   * verified API key is reused while revocations are heard (`QUIVER_API_KEY_CACHE_MS`), and the
+   * install steps' time limits (`QUIVER_DISCOVERY_TIMEOUT_MS`, `QUIVER_GIT_TIMEOUT_MS`,
+   * `QUIVER_NPM_TIMEOUT_MS`, `QUIVER_BUILD_TIMEOUT_MS`).
+   */
+  timing: {
+    pluginPingIntervalMs: number;
+    callEventRetentionDays: number;
+    apiKeyCacheMs: number;
+    discoveryTimeoutMs: number;
+    gitTimeoutMs: number;
+    npmTimeoutMs: number;
+    buildTimeoutMs: number;
+  };
   /** MCP gateway limits (issue #18): sessions per tenant and in all, idle expiry, bounded work. */
   mcp: McpLimits;
 }
@@ -116,6 +132,13 @@ const envSchema = z.object({
   QUIVER_EMBEDDER_MODEL: z.string().optional(),
   QUIVER_EMBEDDER_DIMENSIONS: z.coerce.number().int().positive().optional(),
   QUIVER_EMBEDDINGS: z.enum(['background', 'manual']).optional(),
+  QUIVER_PLUGIN_PING_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
+  QUIVER_CALL_EVENTS_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
+  QUIVER_API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
+  QUIVER_DISCOVERY_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(30_000),
+  QUIVER_GIT_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
+  QUIVER_NPM_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(7_200_000).default(300_000),
+  QUIVER_BUILD_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(7_200_000).default(300_000),
   QUIVER_EMBEDDINGS_SWEEP_MS: z.coerce.number().int().min(0).max(86_400_000).optional(),
   QUIVER_MCP_MAX_SESSIONS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   QUIVER_MCP_MAX_SESSIONS_PER_KEY: z.coerce.number().int().min(1).max(1_000_000).default(100),
@@ -183,6 +206,15 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
     dangerouslyAllowUnsandboxed: values.QUIVER_DANGEROUSLY_ALLOW_UNSANDBOXED,
     embedder,
     commandEnv: { ...env },
+    timing: {
+      pluginPingIntervalMs: values.QUIVER_PLUGIN_PING_INTERVAL_MS,
+      callEventRetentionDays: values.QUIVER_CALL_EVENTS_RETENTION_DAYS,
+      apiKeyCacheMs: values.QUIVER_API_KEY_CACHE_MS,
+      discoveryTimeoutMs: values.QUIVER_DISCOVERY_TIMEOUT_MS,
+      gitTimeoutMs: values.QUIVER_GIT_TIMEOUT_MS,
+      npmTimeoutMs: values.QUIVER_NPM_TIMEOUT_MS,
+      buildTimeoutMs: values.QUIVER_BUILD_TIMEOUT_MS,
+    },
     embeddings: {
       background: (values.QUIVER_EMBEDDINGS ?? 'background') === 'background',
       sweepIntervalMs: values.QUIVER_EMBEDDINGS_SWEEP_MS ?? 60_000,
