@@ -77,7 +77,7 @@ describeEachBackend('admin UI routes', (backend) => {
     assert.match(script, /sessionStorage\.setItem\(KEY_STORAGE/);
   });
 
-  it('refuses traversal, encoded traversal, unknown files and folders with 404', async () => {
+  it('refuses traversal, encoded traversal, unknown files and folders with 404, and a NUL byte with 400', async () => {
     const attempts = [
       '/ui/../package.json',
       '/ui/..%2fpackage.json',
@@ -89,7 +89,6 @@ describeEachBackend('admin UI routes', (backend) => {
       '/ui/....//package.json',
       '/ui//etc/passwd',
       '/ui/%2fetc%2fpasswd',
-      '/ui/app.js%00.html',
       '/ui/app.js/',
       '/ui/web/app.js',
       '/ui/APP.JS',
@@ -100,11 +99,17 @@ describeEachBackend('admin UI routes', (backend) => {
     // parser) must still find nothing, not merely be refused for want of a key.
     for (const path of attempts) {
       const response = await api.request(path, { headers: { authorization: `Bearer ${admin}` } });
-      assert.equal(response.status, 404, path);
+      // A NUL byte in a path segment is refused as bad input before any route runs (issue #18).
+      const refusedAsInput = decodeURIComponent(path).includes('\u0000');
+      assert.equal(response.status, refusedAsInput ? 400 : 404, path);
       const body = await response.text();
       assert.doesNotMatch(body, /"name":\s*"quiver"|root:/, path);
-      assert.equal((JSON.parse(body) as { error: { code: string } }).error.code, 'not_found', path);
+      assert.equal((JSON.parse(body) as { error: { code: string } }).error.code, refusedAsInput ? 'invalid_input' : 'not_found', path);
     }
+    // A NUL byte is refused before any route, for every path (api/http.ts, issue #18 finding 7).
+    const nul = await api.request('/ui/app.js%00.html', { headers: { authorization: `Bearer ${admin}` } });
+    assert.equal(nul.status, 400);
+    assert.equal((JSON.parse(await nul.text()) as { error: { code: string } }).error.code, 'invalid_input');
   });
 
   it('refuses raw, un-normalised traversal sent over a real socket', async () => {
