@@ -10,6 +10,8 @@
  * DELETE ends a session; idle sessions are collected by the gateway's sweep. A gateway full
  * of live sessions, or too busy to take more work, answers 503 with `Retry-After` and a
  * JSON-RPC error (issue #18) instead of evicting another tenant or making clients wait.
+ * POSTs start one per event-loop turn by default (`TurnGate`), so the server keeps accepting new
+ * connections under load.
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -22,6 +24,7 @@ import type { Gateway, GatewaySession } from './gateway.ts';
 import { overloadRetryAfter } from './admission.ts';
 import { OVERLOADED_ERROR_CODE } from './errors.ts';
 import type { SessionOwner } from './session-registry.ts';
+import { DEFAULT_TURN_GATE, TurnGate, type TurnGateOptions } from './turn-gate.ts';
 
 /** Hostnames allowed by default: loopback only. */
 export const LOOPBACK_HOSTS: readonly string[] = ['127.0.0.1', 'localhost', '[::1]'];
@@ -46,6 +49,8 @@ export interface McpHttpHandlerOptions<P> {
   maxBodyBytes?: number;
   /** Answer POSTs with plain JSON instead of SSE streams (default false). */
   enableJsonResponse?: boolean;
+  /** POSTs started per event-loop turn and most waiting for one (see `TurnGate`). */
+  pacing?: Partial<TurnGateOptions>;
   logger?: Logger;
 }
 
@@ -113,6 +118,19 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
   const allowedHosts = options.allowedHosts ?? LOOPBACK_HOSTS;
   const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
   const sessions = new Map<string, HttpSession>();
+  const gate = new TurnGate({ ...DEFAULT_TURN_GATE, ...options.pacing });
+
+  /** Waits for this request's turn; a refusal when too many wait. */
+  async function turn(): Promise<Response | undefined> {
+    try {
+      await gate.enter();
+      return undefined;
+    } catch (error) {
+      const retryAfterSeconds = overloadRetryAfter(error);
+      if (retryAfterSeconds !== undefined) return overloadedResponse((error as Error).message, retryAfterSeconds);
+      throw error;
+    }
+  }
 
   async function startSession(request: Request, identity: SessionIdentity, identityKey: string, owner: SessionOwner, body: unknown): Promise<Response> {
     const id = randomUUID();
@@ -157,6 +175,10 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
         gateway.touchSession(sessionId);
         // Overloaded: refuse new work at once rather than queue it behind a 30 s wait.
         if (request.method === 'POST' && gateway.saturated) return overloadedResponse('Quiver is overloaded; retry shortly', 1);
+        if (request.method === 'POST') {
+          const overloadedNow = await turn();
+          if (overloadedNow) return overloadedNow;
+        }
         return existing.transport.handleRequest(request);
       }
       if (request.method !== 'POST') return jsonRpcError(400, -32000, 'Bad Request: no valid session id (mcp-session-id) provided');
@@ -175,6 +197,8 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
         return jsonRpcError(400, -32000, 'Bad Request: no valid session id (mcp-session-id) provided');
       }
       const owner = options.ownerOf ? options.ownerOf(principal, identity) : { key: identityKey, org: identity.orgId };
+      const overloadedNow = await turn();
+      if (overloadedNow) return overloadedNow;
       return startSession(request, identity, identityKey, owner, body);
     },
     get sessionCount() {

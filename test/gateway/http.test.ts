@@ -7,6 +7,8 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { allText, firstText, startHttpHarness, type HttpHarness } from './helpers.ts';
+import { createMcpHttpHandler } from '../../src/gateway/http.ts';
+import type { SessionIdentity } from '../../src/gateway/backend.ts';
 
 describe('gateway over Streamable HTTP', () => {
   let harness: HttpHarness;
@@ -219,6 +221,30 @@ describe('Streamable HTTP transport rules', () => {
     const badJson = await fetch(harness.url, { method: 'POST', headers, body: '{nope' });
     assert.equal(badJson.status, 400);
     await close();
+  });
+
+  test('POSTs start one per event-loop turn; beyond the waiting bound a POST is refused at once with 503 + Retry-After', async () => {
+    const paced = createMcpHttpHandler<SessionIdentity>({ gateway: harness.gateway, resolveIdentity: (principal) => principal, pacing: { perTurn: 1, maxWaiting: 1 } });
+    const identity: SessionIdentity = { workspace: 'default', project: null, orgId: null, userId: null, roles: [], tier: null };
+    const post = () => paced.handle(new Request(harness.url, { method: 'POST', headers, body: initialize }), identity);
+    try {
+      // Same turn: the first starts, the second waits for the next turn, the third is refused.
+      const [first, second, third] = await Promise.all([post(), post(), post()]);
+      assert.equal(first.status, 200);
+      assert.equal(second.status, 200);
+      assert.equal(third.status, 503);
+      assert.equal(third.headers.get('retry-after'), '1');
+      const body = (await third.json()) as { error: { code: number; message: string } };
+      assert.match(body.error.message, /overloaded/);
+      await Promise.all([first.body?.cancel(), second.body?.cancel()]);
+      assert.equal(paced.sessionCount, 2);
+      // Once the turn has passed, a POST is taken again.
+      const later = await post();
+      assert.equal(later.status, 200);
+      await later.body?.cancel();
+    } finally {
+      await paced.close();
+    }
   });
 
   test('DELETE ends the session and frees it', async () => {
