@@ -76,6 +76,20 @@ export function processCpuSeconds(pid: number): number | undefined {
   }
 }
 
+/**
+ * Seconds a process's main thread has spent runnable but waiting for a CPU (Linux
+ * `/proc/PID/schedstat`, second field, ns), or undefined off Linux. On a shared machine this
+ * is the time a server stalls although nothing in it is blocked.
+ */
+export function processRunQueueWaitSeconds(pid: number): number | undefined {
+  try {
+    const waited = Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]);
+    return Number.isFinite(waited) ? waited / 1e9 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The p-th percentile (0–100) of sorted numbers, nearest rank. */
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;

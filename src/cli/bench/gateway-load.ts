@@ -13,7 +13,7 @@ import { availableParallelism } from 'node:os';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { QUIVER_BIN, createMcpKey, percentile, processCpuSeconds, round3, withBenchHome, type BenchPlugin } from './bench-home.ts';
+import { QUIVER_BIN, createMcpKey, percentile, processCpuSeconds, processRunQueueWaitSeconds, round3, withBenchHome, type BenchPlugin } from './bench-home.ts';
 import { BENCH_QUERIES, NPM_BENCH_PLUGINS } from './gateway-search.ts';
 
 /** Options of `benchGatewayLoad`. */
@@ -58,6 +58,11 @@ export interface GatewayLoadBench {
   callP99Ms: number;
   /** Server CPU seconds used during the run (user + system), when readable. */
   serverCpuSeconds: number | null;
+  /**
+   * Seconds the server's main thread was runnable but waited for a CPU during the run (Linux):
+   * other processes' share of the machine, a stall no server change removes.
+   */
+  serverRunQueueWaitSeconds: number | null;
   /** CPU seconds the clients (this process) used meanwhile: on a small machine they compete with the server. */
   clientCpuSeconds: number;
   searchesPerSecond: number;
@@ -137,6 +142,7 @@ export async function benchGatewayLoad(options: GatewayLoadBenchOptions = {}): P
         if (!JSON.stringify(bound.content).includes(call.name)) throw new Error(`'${call.bindQuery}' did not find ${call.name}`);
       }
       const cpuBefore = processCpuSeconds(child.pid!);
+      const waitBefore = processRunQueueWaitSeconds(child.pid!);
       const clientCpuBefore = process.cpuUsage();
       const started = performance.now();
       const deadline = started + durationMs;
@@ -167,6 +173,7 @@ export async function benchGatewayLoad(options: GatewayLoadBenchOptions = {}): P
       );
       const elapsed = performance.now() - started;
       const cpuAfter = processCpuSeconds(child.pid!);
+      const waitAfter = processRunQueueWaitSeconds(child.pid!);
       const clientCpu = process.cpuUsage(clientCpuBefore);
       const serverCpuSeconds = cpuBefore === undefined || cpuAfter === undefined ? null : Math.round((cpuAfter - cpuBefore) * 100) / 100;
       searchTimes.sort((a, b) => a - b);
@@ -186,6 +193,7 @@ export async function benchGatewayLoad(options: GatewayLoadBenchOptions = {}): P
         callP50Ms: round3(percentile(callTimes, 50)),
         callP99Ms: round3(percentile(callTimes, 99)),
         serverCpuSeconds,
+        serverRunQueueWaitSeconds: waitBefore === undefined || waitAfter === undefined ? null : Math.round((waitAfter - waitBefore) * 100) / 100,
         clientCpuSeconds: Math.round((clientCpu.user + clientCpu.system) / 10_000) / 100,
         searchesPerSecond: Math.round((counts.searches / elapsed) * 1000),
         searchesPerCpuSecond: serverCpuSeconds ? Math.round(counts.searches / serverCpuSeconds) : null,
