@@ -114,6 +114,27 @@ describeEachBackend('catalog routes', (backend) => {
     assert.equal((await call('DELETE', `${BASE}/categories/${categoryId}`, admin)).status, 404);
   });
 
+  it('writes categories, page mappings and visibility rules the same way: admin only, bodies named in errors, 404 for an unknown id', async () => {
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    const resources = [
+      { path: 'categories', noun: 'category' },
+      { path: 'page-mappings', noun: 'page mapping' },
+      { path: 'visibility-rules', noun: 'visibility rule' },
+    ];
+    for (const { path, noun } of resources) {
+      assert.equal((await call('POST', `${BASE}/${path}`, reader, { bogus: 1 })).status, 403, path);
+      assert.equal((await call('PUT', `${BASE}/${path}/${unknown}`, reader, { bogus: 1 })).status, 403, path);
+      assert.equal((await call('DELETE', `${BASE}/${path}/${unknown}`, reader)).status, 403, path);
+      const badCreate = await call('POST', `${BASE}/${path}`, admin, { bogus: 1 });
+      assert.equal(badCreate.status, 400, path);
+      assert.match(badCreate.body.error.message, new RegExp(`^invalid ${noun}: `), path);
+      const badPatch = await call('PUT', `${BASE}/${path}/${unknown}`, admin, { bogus: 1 });
+      assert.equal(badPatch.status, 400, path);
+      assert.match(badPatch.body.error.message, new RegExp(`^invalid ${noun} patch: `), path);
+      assert.equal((await call('DELETE', `${BASE}/${path}/${unknown}`, admin)).status, 404, path);
+    }
+  });
+
   it('maps errors to statuses with details, and enforces scopes', async () => {
     const bad = await call('POST', `${BASE}/visibility-rules`, admin, { ruleType: 'org', effect: 'allow', conditions: { tier: 'teams' } });
     assert.equal(bad.status, 400);
