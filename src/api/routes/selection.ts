@@ -19,7 +19,7 @@
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { QuiverError, ErrorCodes, notFound } from '../../core/errors.ts';
-import { hasScope, type Principal } from '../../access/api-keys.ts';
+import { hasScope, type ApiScope, type Principal } from '../../access/api-keys.ts';
 import { selectToolsInputSchema, type SelectionEngine, type SelectToolsInput } from '../../selection/engine.ts';
 import { analyticsQuerySchema, type AnalyticsQuery, type OrgScope, type TenantScope } from '../../selection/analytics.ts';
 import { principalWith, readJson, readQuery, type ApiEnv } from '../http.ts';
@@ -40,6 +40,14 @@ export const outcomeRequestSchema = z.strictObject({
 });
 
 const analyticsRequestSchema = analyticsQuerySchema.extend({ orgId: z.string().min(1).max(200).optional() });
+
+/** The analytics reports, one `GET …/analytics/<report>` each, with their OpenAPI summaries. */
+const ANALYTICS_REPORTS = {
+  metrics: 'Selection metrics: totals, latency p50/p95, method and outcome breakdowns, average tokens saved',
+  heatmap: 'Tool × page × count of offered and called tools',
+  accuracy: 'Daily hit rate: a called tool was among the offered ones',
+  drift: 'Tools whose embedding is missing, stale or older than maxAgeDays',
+} as const;
 
 function forbidden(message: string): QuiverError {
   return new QuiverError(ErrorCodes.forbidden, message);
@@ -116,14 +124,20 @@ export function selectionRoutes(services: { selection: SelectionEngine; tenancy?
     return { query, orgScope: principal.orgId, tenant: { workspaceId: await tenantWorkspaceId(principal), toolIds } };
   }
 
+  /**
+   * The pipeline for the caller: the body constrained to its key (a tenant key may only narrow),
+   * run with the key's binding; `log` records a real selection, not a test one.
+   */
+  const selecting = (scope: ApiScope, what: string, log: boolean) => async (c: Context<ApiEnv>) => {
+    const principal = principalWith(c, scope);
+    const input = await readJson(c, selectRequestSchema, what);
+    const constrained = await constrainToPrincipal(principal, input, tenancy.resolveScope);
+    return c.json(await selection.selectTools({ ...constrained, log }, binding(principal)));
+  };
+
   return {
     register(app: Hono<ApiEnv>) {
-      app.post('/v1/select', async (c) => {
-        const principal = principalWith(c, 'select');
-        const input = await readJson(c, selectRequestSchema, 'selection request');
-        const constrained = await constrainToPrincipal(principal, input, tenancy.resolveScope);
-        return c.json(await selection.selectTools({ ...constrained, log: true }, binding(principal)));
-      });
+      app.post('/v1/select', selecting('select', 'selection request', true));
       app.post('/v1/outcomes', async (c) => {
         const principal = principalWith(c, 'select');
         const input = await readJson(c, outcomeRequestSchema, 'outcome');
@@ -136,28 +150,13 @@ export function selectionRoutes(services: { selection: SelectionEngine; tenancy?
         );
         return c.json(result);
       });
-      app.post('/internal/tool-registry/test-selection', async (c) => {
-        const principal = principalWith(c, 'admin');
-        const input = await readJson(c, selectRequestSchema, 'test selection');
-        const constrained = await constrainToPrincipal(principal, input, tenancy.resolveScope);
-        return c.json(await selection.selectTools({ ...constrained, log: false }, binding(principal)));
-      });
-      app.get('/internal/tool-registry/analytics/metrics', async (c) => {
-        const { query, orgScope, tenant } = await analyticsScope(c);
-        return c.json(await selection.analytics.metrics(query, orgScope, tenant));
-      });
-      app.get('/internal/tool-registry/analytics/heatmap', async (c) => {
-        const { query, orgScope, tenant } = await analyticsScope(c);
-        return c.json(await selection.analytics.heatmap(query, orgScope, tenant));
-      });
-      app.get('/internal/tool-registry/analytics/accuracy', async (c) => {
-        const { query, orgScope, tenant } = await analyticsScope(c);
-        return c.json(await selection.analytics.accuracy(query, orgScope, tenant));
-      });
-      app.get('/internal/tool-registry/analytics/drift', async (c) => {
-        const { query, orgScope, tenant } = await analyticsScope(c);
-        return c.json(await selection.analytics.drift(query, orgScope, tenant));
-      });
+      app.post('/internal/tool-registry/test-selection', selecting('admin', 'test selection', false));
+      for (const report of Object.keys(ANALYTICS_REPORTS) as Array<keyof typeof ANALYTICS_REPORTS>) {
+        app.get(`/internal/tool-registry/analytics/${report}`, async (c) => {
+          const { query, orgScope, tenant } = await analyticsScope(c);
+          return c.json(await selection.analytics[report](query, orgScope, tenant));
+        });
+      }
     },
     openapi: {
       '/v1/select': {
@@ -180,14 +179,7 @@ export function selectionRoutes(services: { selection: SelectionEngine; tenancy?
         post: { summary: 'Run a selection without logging an event (admin)', tags: ['selection'], requestBody: selectRequestSchema },
       },
       ...Object.fromEntries(
-        (
-          [
-            ['metrics', 'Selection metrics: totals, latency p50/p95, method and outcome breakdowns, average tokens saved'],
-            ['heatmap', 'Tool × page × count of offered and called tools'],
-            ['accuracy', 'Daily hit rate: a called tool was among the offered ones'],
-            ['drift', 'Tools whose embedding is missing, stale or older than maxAgeDays'],
-          ] as const
-        ).map(([name, summary]) => [
+        Object.entries(ANALYTICS_REPORTS).map(([name, summary]) => [
           `/internal/tool-registry/analytics/${name}`,
           {
             get: {
