@@ -6,6 +6,7 @@
  * an open breaker halves it and a crash loop zeroes it.
  */
 import type { Clock } from './types.ts';
+import { percentile } from '../core/stats.ts';
 
 /** One finished call as the window records it. */
 export interface CallSample {
@@ -57,12 +58,6 @@ export function createCallWindow(clock: Clock, windowSize = 200, windowMs = 300_
   };
 }
 
-/** Nearest-rank percentile of sorted values (undefined when empty). */
-export function percentile(sorted: readonly number[], fraction: number): number | undefined {
-  if (sorted.length === 0) return undefined;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1));
-  return sorted[rank];
-}
 
 /** The health score (0–100) from window stats, the call timeout, breaker state and crash-loop flag. */
 export function healthScore(input: { stats: WindowStats; timeoutMs: number; breakerOpen: boolean; crashLoop: boolean }): number {
@@ -76,3 +71,5 @@ export function healthScore(input: { stats: WindowStats; timeoutMs: number; brea
   if (input.breakerOpen) score /= 2;
   return Math.round(Math.max(0, Math.min(100, score)));
 }
+
+export { percentile };

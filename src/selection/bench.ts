@@ -24,6 +24,7 @@ import { createSampler } from './sampler.ts';
 import { thompsonRerank, type BanditArm } from './bandit.ts';
 import { PROVIDERS } from './provider-formats.ts';
 import { benchDataFile } from './bench-data.ts';
+import { percentile } from '../core/stats.ts';
 
 interface SealTool {
   name: string;
@@ -46,11 +47,7 @@ function loadSeal(dataDir: URL | undefined): { tools: SealTool[]; queries: strin
   return { tools, queries };
 }
 
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1));
-  return sorted[index]!;
-}
+const percentileOrZero = (sorted: readonly number[], fraction: number): number => percentile(sorted, fraction) ?? 0;
 
 const round = (value: number, digits = 3) => Math.round(value * 10 ** digits) / 10 ** digits;
 
@@ -116,7 +113,7 @@ async function measure(engine: SelectionEngine, queries: readonly string[], coun
   const elapsed = performance.now() - started;
   if (log) await engine.flush();
   latencies.sort((a, b) => a - b);
-  return { p50Ms: round(percentile(latencies, 0.5)), p99Ms: round(percentile(latencies, 0.99)), throughputPerSec: Math.round((count / elapsed) * 1_000) };
+  return { p50Ms: round(percentileOrZero(latencies, 0.5)), p99Ms: round(percentileOrZero(latencies, 0.99)), throughputPerSec: Math.round((count / elapsed) * 1_000) };
 }
 
 /** Warm selection latency and sequential throughput per catalog size (DESIGN §6). */

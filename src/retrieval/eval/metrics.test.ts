@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { averageMetrics, percentile, queryMetrics } from './metrics.ts';
+import { averageMetrics, latencyPercentile, queryMetrics } from './metrics.ts';
 
 const close = (actual: number, expected: number): void => assert.ok(Math.abs(actual - expected) < 1e-9, `${actual} ≠ ${expected}`);
 
@@ -45,8 +45,8 @@ describe('retrieval metrics', () => {
     assert.equal(totals.n, 2);
     close(totals.recall.get(1)!, 0.5);
     close(totals.mrr, 0.5);
-    close(percentile([1, 2, 3, 4], 0.5), 2.5);
-    assert.equal(percentile([], 0.5), 0);
+    close(latencyPercentile([1, 2, 3, 4], 0.5), 2.5);
+    assert.equal(latencyPercentile([], 0.5), 0);
     assert.equal(averageMetrics([], [1]).recall.get(1), 0);
   });
 });

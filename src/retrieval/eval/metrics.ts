@@ -5,6 +5,7 @@
  * satisfied by any member; without, each gold id is its own item. A retrieved id counts
  * for at most one item, and an item counts once, however many members are retrieved.
  */
+import { percentile } from '../../core/stats.ts';
 
 /** The relevant items of one query: each is a set of interchangeable tool ids. */
 export type RelevantItems = readonly (readonly string[])[];
@@ -74,14 +75,9 @@ export function queryMetrics(ranking: readonly string[], items: RelevantItems, k
   return { recall, completeness, ndcg10: ideal === 0 ? 0 : dcg / ideal, reciprocalRank };
 }
 
-/** The value at quantile q (0..1) of sorted numbers, by linear interpolation between ranks. */
-export function percentile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return 0;
-  const position = (sorted.length - 1) * q;
-  const lower = Math.floor(position);
-  const upper = Math.ceil(position);
-  const fraction = position - lower;
-  return sorted[lower]! + (sorted[upper]! - sorted[lower]!) * fraction;
+/** The latency percentile `quiver eval` reports: linear interpolation (0 when there are no queries). */
+export function latencyPercentile(sorted: readonly number[], q: number): number {
+  return percentile(sorted, q, 'linear') ?? 0;
 }
 
 /** Running means of query metrics. */

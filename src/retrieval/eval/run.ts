@@ -9,7 +9,7 @@ import type { Embedder } from '../embedders/embedder.ts';
 import { createOfflineEmbedder } from '../embedders/offline.ts';
 import { createRetrievalIndex, type RetrievalOptions } from '../retrieval-index.ts';
 import type { EvalQuery } from './load.ts';
-import { averageMetrics, percentile, queryMetrics, type MetricTotals, type QueryMetrics } from './metrics.ts';
+import { averageMetrics, latencyPercentile, queryMetrics, type MetricTotals, type QueryMetrics } from './metrics.ts';
 
 /** The standard cut-offs every report carries. */
 export const standardRecallKs = [1, 3, 5, 10] as const;
@@ -61,7 +61,7 @@ export async function runEvaluation(input: {
   latencies.sort((a, b) => a - b);
   return {
     ...totals,
-    latencyMs: { p50: percentile(latencies, 0.5), p95: percentile(latencies, 0.95), p99: percentile(latencies, 0.99) },
+    latencyMs: { p50: latencyPercentile(latencies, 0.5), p95: latencyPercentile(latencies, 0.95), p99: latencyPercentile(latencies, 0.99) },
     buildMs,
     totalMs: performance.now() - started,
     warnings,
