@@ -388,6 +388,8 @@ describeEachBackend('selection engine', (backend) => {
       const result = await selection.selectTools({ query: 'list github issues', k: 3, context: { orgId: 'globex' } });
       const eventId = result.metadata.eventId!;
       await assert.rejects(selection.recordOutcome(eventId, { toolsCalled: [], success: true }, { orgId: 'acme' }), (error) => isQuiverError(error, 'not_found'));
+      // null is "an event without an organisation", not "unchecked".
+      await assert.rejects(selection.recordOutcome(eventId, { toolsCalled: [], success: true }, { orgId: null }), (error) => isQuiverError(error, 'not_found'));
       await assert.rejects(selection.recordOutcome('00000000-0000-0000-0000-000000000000', { toolsCalled: [], success: true }), (error) => isQuiverError(error, 'not_found'));
       await assert.rejects(selection.recordOutcome('not-a-uuid', { toolsCalled: [], success: true }), (error) => isQuiverError(error, 'not_found'));
       const target = result.tools.find((t) => t.reason !== 'pinned')!;

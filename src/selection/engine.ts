@@ -157,7 +157,11 @@ export interface SelectOptions {
   binding?: { workspaceId?: string | null | undefined; projectId?: string | null | undefined };
 }
 
-/** Ownership constraints on an outcome report (an API key's org / workspace binding). */
+/**
+ * Ownership constraints on an outcome report (an API key's org / workspace binding). A value, `null`
+ * included, must equal the event's (a key without an organisation owns only events without one);
+ * `undefined` leaves that field unchecked (admins and unbound operator keys).
+ */
 export interface OutcomeOptions {
   orgId?: string | null | undefined;
   workspaceId?: string | null | undefined;
@@ -1014,8 +1018,8 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
       // Someone else's event reads as missing, so its existence does not leak across tenants.
       const foreign =
         event !== undefined &&
-        ((outcomeOptions.orgId !== undefined && outcomeOptions.orgId !== null && event.orgId !== outcomeOptions.orgId) ||
-          (outcomeOptions.workspaceId !== undefined && outcomeOptions.workspaceId !== null && event.workspaceId !== outcomeOptions.workspaceId));
+        ((outcomeOptions.orgId !== undefined && event.orgId !== outcomeOptions.orgId) ||
+          (outcomeOptions.workspaceId !== undefined && event.workspaceId !== outcomeOptions.workspaceId));
       if (event === undefined || foreign) throw notFound('selection event', eventId);
       if (event.outcomeAt !== null) throw new QuiverError(ErrorCodes.conflict, `the outcome of selection event '${eventId}' was already recorded`);
       const offered = await findCandidatesByIds(tx, event.selectedToolIds);

@@ -271,6 +271,18 @@ describeEachBackend('tenant matrix over every read endpoint', (backend) => {
     assert.equal((asA.body.metadata as { candidateCount: number }).candidateCount, EXPECTED.a.tools.length, 'an admin selects for any context');
   });
 
+  it('an organisation’s event in ws2 is not the org-less ws2 key’s to report (nor another workspace’s key’s)', async () => {
+    const selected = await call('POST', '/v1/select', admin, { query: 'weather report', k: 10, context: { orgId: 'org-a', workspace: 'ws2' } });
+    assert.equal(selected.status, 200, JSON.stringify(selected.body));
+    const eventId = (selected.body.metadata as { eventId: string }).eventId;
+    for (const tenant of ['w', 'a'] as const) {
+      const response = await call('POST', '/v1/outcomes', keys[tenant], { eventId, toolsCalled: ['shared__lookup_weather'], success: true });
+      assert.equal(response.status, 404, `${tenant}: ${JSON.stringify(response.body)}`);
+    }
+    const byAdmin = await call('POST', '/v1/outcomes', admin, { eventId, toolsCalled: ['shared__lookup_weather'], success: true });
+    assert.equal(byAdmin.status, 200, JSON.stringify(byAdmin.body));
+  });
+
   it('whoami shows each key its own bindings', async () => {
     const principal = async (tenant: Tenant) => (await ok('/api/v1/whoami', keys[tenant])).principal as { orgId: string | null; workspaceId: string | null; roles: string[] };
     const [a, w, f] = [await principal('a'), await principal('w'), await principal('f')];

@@ -141,13 +141,11 @@ export function selectionRoutes(services: { selection: SelectionEngine; tenancy?
       app.post('/v1/outcomes', async (c) => {
         const principal = principalWith(c, 'select');
         const input = await readJson(c, outcomeRequestSchema, 'outcome');
-        // A tenant key without a workspace binding works in the default workspace only.
-        const workspaceId = isTenantKey(principal) ? await tenantWorkspaceId(principal) : principal.workspaceId;
-        const result = await selection.recordOutcome(
-          input.eventId,
-          { toolsCalled: input.toolsCalled, success: input.success },
-          { orgId: principal.orgId, workspaceId },
-        );
+        // A tenant key owns the events of its organisation (none when it has none) in its workspace
+        // (the default one without a binding); admins and unbound keys select for any context, so
+        // their reports are unchecked.
+        const ownership = isTenantKey(principal) ? { orgId: principal.orgId, workspaceId: await tenantWorkspaceId(principal) } : {};
+        const result = await selection.recordOutcome(input.eventId, { toolsCalled: input.toolsCalled, success: input.success }, ownership);
         return c.json(result);
       });
       app.post('/internal/tool-registry/test-selection', selecting('admin', 'test selection', false));
