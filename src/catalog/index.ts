@@ -44,5 +44,3 @@ export type { VisibilityRuleRecord, VisibilityRuleType, VisibilityEffect } from 
 export { syncPayloadSchema, MAX_SYNC_TOOLS } from './sync-schema.ts';
 export type { SyncPayload, ParsedSyncPayload } from './sync-schema.ts';
 export type { SyncOperations, SyncReport } from './sync.ts';
-export { benchDifferentialSync } from './sync-bench.ts';
-export type { DifferentialSyncBench } from './sync-bench.ts';

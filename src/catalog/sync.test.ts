@@ -2,7 +2,7 @@ import { before, after, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEachBackend } from '../../test/helpers/backends.ts';
 import type { Database } from '../store/database.ts';
-import { benchDifferentialSync, createCatalogService, type CatalogChangeEvent, type CatalogService, type SyncPayload } from './index.ts';
+import { createCatalogService, type CatalogChangeEvent, type CatalogService, type SyncPayload } from './index.ts';
 import { issuePaths, rejectsWithCode } from './test-support.ts';
 
 type SyncTool = SyncPayload['tools'][number];
@@ -172,17 +172,5 @@ describeEachBackend('catalog plugin sync (seed 001 §9)', (backend) => {
     assert.equal(forecast.deletedAt, null);
     assert.equal(forecast.version, 3);
     assert.deepEqual((await catalog.listToolVersions(forecast.id))[0]?.changedFields, ['deletedAt']);
-  });
-
-  it('measures a 1,000-tool differential sync with exactly 3 tools changed and marked stale', async () => {
-    const result = await benchDifferentialSync(db);
-    assert.equal(result.tools, 1000);
-    assert.equal(result.changed, 3);
-    assert.equal(result.markedStale, 3);
-    assert.ok(result.durationMs > 0);
-    const { rows } = await db.query<{ stale: number }>(
-      "SELECT count(*) AS stale FROM tools t JOIN plugins p ON p.id = t.plugin_id WHERE p.name = 'bench-sync' AND t.embedding_status = 'stale'",
-    );
-    assert.equal(rows[0]?.stale, 3);
   });
 });

@@ -18,5 +18,3 @@ export { detectHost, supervisorMarkerName } from './sandbox.ts';
 export type { HostCapabilities, LaunchDescription } from './sandbox.ts';
 export { createRedactor, redactorForSpec } from './redact.ts';
 export { healthScore } from './health.ts';
-export { benchCallOverhead, benchProcessBound } from './bench.ts';
-export type { CallOverheadResult, ProcessBoundResult } from './bench.ts';

@@ -2,7 +2,7 @@
  * @module cli/bench/bench-home
  * What the end-to-end gateway benches share: a throwaway Quiver home with real plugins
  * installed through the real `quiver` binary, the binary itself as a child process, the
- * CPU time a child has used (Linux `/proc`), and percentiles.
+ * CPU time a child has used (Linux `/proc`), and percentiles in milliseconds.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseJsonText } from '../../core/validation.ts';
+import { percentile } from '../../core/stats.ts';
 
 /** The `quiver` binary (compiled build when fresh, else the sources). */
 export const QUIVER_BIN = fileURLToPath(new URL('../../../bin/quiver.mjs', import.meta.url));
@@ -90,11 +91,9 @@ export function processRunQueueWaitSeconds(pid: number): number | undefined {
   }
 }
 
-/** The p-th percentile (0–100) of sorted numbers, nearest rank. */
-export function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index]!;
+/** The p-th percentile (0–100) of sorted milliseconds, nearest rank (core/stats), rounded to microseconds; NaN when empty. */
+export function percentileMs(sorted: readonly number[], p: number): number {
+  return round3(percentile(sorted, p / 100) ?? Number.NaN);
 }
 
 /** Rounds to three decimals (milliseconds to microseconds). */

@@ -13,7 +13,7 @@ import { availableParallelism } from 'node:os';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { QUIVER_BIN, createMcpKey, percentile, processCpuSeconds, processRunQueueWaitSeconds, round3, withBenchHome, type BenchPlugin } from './bench-home.ts';
+import { QUIVER_BIN, createMcpKey, percentileMs, processCpuSeconds, processRunQueueWaitSeconds, round3, withBenchHome, type BenchPlugin } from './bench-home.ts';
 import { BENCH_QUERIES, NPM_BENCH_PLUGINS } from './gateway-search.ts';
 
 /** Options of `benchGatewayLoad`. */
@@ -188,10 +188,10 @@ export async function benchGatewayLoad(options: GatewayLoadBenchOptions = {}): P
         refused: counts.refused,
         otherErrors: counts.other,
         errorSamples,
-        searchP50Ms: round3(percentile(searchTimes, 50)),
-        searchP99Ms: round3(percentile(searchTimes, 99)),
-        callP50Ms: round3(percentile(callTimes, 50)),
-        callP99Ms: round3(percentile(callTimes, 99)),
+        searchP50Ms: percentileMs(searchTimes, 50),
+        searchP99Ms: percentileMs(searchTimes, 99),
+        callP50Ms: percentileMs(callTimes, 50),
+        callP99Ms: percentileMs(callTimes, 99),
         serverCpuSeconds,
         serverRunQueueWaitSeconds: waitBefore === undefined || waitAfter === undefined ? null : Math.round((waitAfter - waitBefore) * 100) / 100,
         clientCpuSeconds: Math.round((clientCpu.user + clientCpu.system) / 10_000) / 100,

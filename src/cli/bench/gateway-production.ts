@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { parseJsonText } from '../../core/validation.ts';
-import { compareCallPaths, type GatewayOverheadResult } from '../../gateway/bench.ts';
+import { compareCallPaths, type GatewayOverheadResult } from './gateway-overhead.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/quiver.mjs', import.meta.url));
 

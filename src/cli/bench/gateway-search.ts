@@ -12,7 +12,7 @@ import { openStore } from '../../store/open.ts';
 import { createSelectionEngine } from '../../selection/index.ts';
 import { createPersistentRetrieval } from '../../selection/persistent-retrieval.ts';
 import { createOfflineEmbedder } from '../../retrieval/embedders/offline.ts';
-import { QUIVER_BIN, percentile, round3, withBenchHome, type BenchPlugin } from './bench-home.ts';
+import { QUIVER_BIN, percentileMs, round3, withBenchHome, type BenchPlugin } from './bench-home.ts';
 
 /** The two real npm servers the issue measured with (22 tools between them). */
 export const NPM_BENCH_PLUGINS: readonly BenchPlugin[] = [
@@ -92,8 +92,8 @@ export async function benchGatewaySearch(options: GatewaySearchBenchOptions = {}
       tools: engine.tools,
       iterations,
       limit,
-      searchP50Ms: round3(percentile(times, 50)),
-      searchP99Ms: round3(percentile(times, 99)),
+      searchP50Ms: percentileMs(times, 50),
+      searchP99Ms: percentileMs(times, 99),
       searchMeanMs: round3(times.reduce((sum, t) => sum + t, 0) / times.length),
       engine: engine.stats,
       setup: 'SDK client -> stdio -> quiver serve --stdio (search mode, production backend, embedded PGlite) -> search_tools; engine: selectTools in-process on the same data folder',
@@ -122,8 +122,8 @@ async function engineAlone(dataDir: string, queries: readonly string[], iteratio
     return {
       tools,
       stats: {
-        p50Ms: round3(percentile(times, 50)),
-        p99Ms: round3(percentile(times, 99)),
+        p50Ms: percentileMs(times, 50),
+        p99Ms: percentileMs(times, 99),
         meanMs: round3(times.reduce((sum, t) => sum + t, 0) / times.length),
         selectionsPerSecond: Math.round((iterations / elapsed) * 1000),
       },

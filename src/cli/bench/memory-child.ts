@@ -10,7 +10,7 @@ import { createCatalogService } from '../../catalog/index.ts';
 import { createSelectionEngine } from '../../selection/index.ts';
 import { createPersistentRetrieval } from '../../selection/persistent-retrieval.ts';
 import { createOfflineEmbedder } from '../../retrieval/embedders/offline.ts';
-import { benchDataFile } from '../../selection/bench-data.ts';
+import { benchDataFile } from './bench-data.ts';
 
 const [mode, folder, countText] = process.argv.slice(2);
 const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;

@@ -4,10 +4,10 @@
  * what it measured; the targets are printed beside the figures, never instead of them.
  */
 import { openStore } from '../../store/open.ts';
-import { benchDifferentialSync } from '../../catalog/sync-bench.ts';
-import { benchSelectionLatency, benchTokenSavings, benchBandit } from '../../selection/bench.ts';
-import { benchProcessBound, benchCallOverhead } from '../../runtime/bench.ts';
-import { benchGatewayOverhead, benchSessionTokens } from '../../gateway/bench.ts';
+import { benchDifferentialSync } from './differential-sync.ts';
+import { benchSelectionLatency, benchTokenSavings, benchBandit } from './selection.ts';
+import { benchProcessBound, benchCallOverhead } from './runtime.ts';
+import { benchGatewayOverhead, benchSessionTokens } from './gateway-overhead.ts';
 import { benchServeStartup } from './startup.ts';
 import { benchMemory } from './memory.ts';
 import { benchProductionGatewayOverhead } from './gateway-production.ts';

@@ -4,10 +4,10 @@ import { readFileSync, mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { QuiverError } from '../core/errors.ts';
+import { QuiverError } from '../../core/errors.ts';
 import { benchDataFile } from './bench-data.ts';
 
-const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
+const repositoryRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const lines = (url: URL) => readFileSync(url, 'utf8').split('\n').filter((line) => line.trim() !== '');
 
 describe('benchDataFile', () => {

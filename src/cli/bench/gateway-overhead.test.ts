@@ -1,7 +1,7 @@
 /** The gateway benchmarks run end to end and report sane, complete figures. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { benchGatewayOverhead, benchSessionTokens } from '../../src/gateway/bench.ts';
+import { benchGatewayOverhead, benchSessionTokens } from './gateway-overhead.ts';
 
 test('benchGatewayOverhead measures direct and gateway calls over real processes', async () => {
   const result = await benchGatewayOverhead({ iterations: 20, warmup: 5 });

@@ -1,5 +1,5 @@
 /**
- * @module gateway/bench
+ * @module cli/bench/gateway-overhead
  * Gateway benchmarks for `quiver bench --json` (DESIGN §6):
  * - `benchGatewayOverhead`: p50/p99 of `tools/call` through the gateway (MCP client → stdio →
  *   gateway process → stdio → upstream server) vs. a direct MCP client to the same kind of
@@ -15,26 +15,25 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { countTokens, TOKENIZER_NAME } from '../core/tokens.ts';
-import { createGateway } from './gateway.ts';
-import { toolDefinitionTokens } from './meta-tools.ts';
-import { createLocalTestBackend, type LocalPluginSpec } from './testing/local-backend.ts';
+import { percentile } from '../../core/stats.ts';
+import { countTokens, TOKENIZER_NAME } from '../../core/tokens.ts';
+import { createGateway } from '../../gateway/gateway.ts';
+import { toolDefinitionTokens } from '../../gateway/meta-tools.ts';
+import { createLocalTestBackend, type LocalPluginSpec } from '../../gateway/testing/local-backend.ts';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const repoRoot = join(here, '../../');
+const repoRoot = join(here, '../../../');
+const gatewayDir = join(here, '../../gateway/');
 /** Node arguments that run a testing script: the TypeScript source through tsx, or the compiled build. */
 function script(name: string): string[] {
-  const source = join(here, `testing/${name}.ts`);
-  return existsSync(source) ? ['--import', 'tsx', source] : [join(here, `testing/${name}.js`)];
+  const source = join(gatewayDir, `testing/${name}.ts`);
+  return existsSync(source) ? ['--import', 'tsx', source] : [join(gatewayDir, `testing/${name}.js`)];
 }
 const catalogServer = script('catalog-server');
 const gatewayProcess = script('gateway-process');
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index]!;
-}
+/** The p-th percentile (0–100) of sorted milliseconds, nearest rank (core/stats); NaN when empty. */
+const percentileMs = (sorted: readonly number[], p: number): number => percentile(sorted, p / 100) ?? Number.NaN;
 const round = (value: number) => Math.round(value * 1000) / 1000;
 
 /** Result of the overhead benchmark (milliseconds). */
@@ -80,16 +79,16 @@ export async function compareCallPaths(
   }
   directTimes.sort((a, b) => a - b);
   gatewayTimes.sort((a, b) => a - b);
-  const directP50 = percentile(directTimes, 50);
-  const gatewayP50 = percentile(gatewayTimes, 50);
+  const directP50 = percentileMs(directTimes, 50);
+  const gatewayP50 = percentileMs(gatewayTimes, 50);
   return {
     iterations: options.iterations,
     directP50Ms: round(directP50),
-    directP99Ms: round(percentile(directTimes, 99)),
+    directP99Ms: round(percentileMs(directTimes, 99)),
     gatewayP50Ms: round(gatewayP50),
-    gatewayP99Ms: round(percentile(gatewayTimes, 99)),
+    gatewayP99Ms: round(percentileMs(gatewayTimes, 99)),
     addedP50Ms: round(gatewayP50 - directP50),
-    addedP99Ms: round(percentile(gatewayTimes, 99) - percentile(directTimes, 99)),
+    addedP99Ms: round(percentileMs(gatewayTimes, 99) - percentileMs(directTimes, 99)),
     setup: options.setup,
   };
 }

@@ -1,5 +1,5 @@
 /**
- * @module selection/bench
+ * @module cli/bench/selection
  * Benchmarks of DESIGN §6 for the selection pipeline, as functions returning JSON-ready
  * objects (`quiver bench --json` calls them):
  * - `benchSelectionLatency`: warm selection latency and single-core sequential throughput
@@ -12,19 +12,19 @@
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { openStore } from '../store/open.ts';
-import type { Database } from '../store/database.ts';
-import { sha256Hex } from '../core/hash.ts';
-import { setEnablement } from '../store/repositories/enablement.ts';
-import { createPersistentRetrieval } from './persistent-retrieval.ts';
-import { createOfflineEmbedder } from '../retrieval/embedders/offline.ts';
-import { createSelectionEngine, type SelectionEngine } from './engine.ts';
-import { createSeededRandom, type RandomSource } from './random.ts';
-import { createSampler } from './sampler.ts';
-import { thompsonRerank, type BanditArm } from './bandit.ts';
-import { PROVIDERS } from './provider-formats.ts';
+import { openStore } from '../../store/open.ts';
+import type { Database } from '../../store/database.ts';
+import { sha256Hex } from '../../core/hash.ts';
+import { setEnablement } from '../../store/repositories/enablement.ts';
+import { createPersistentRetrieval } from '../../selection/persistent-retrieval.ts';
+import { createOfflineEmbedder } from '../../retrieval/embedders/offline.ts';
+import { createSelectionEngine, type SelectionEngine } from '../../selection/engine.ts';
+import { createSeededRandom, type RandomSource } from '../../selection/random.ts';
+import { createSampler } from '../../selection/sampler.ts';
+import { thompsonRerank, type BanditArm } from '../../selection/bandit.ts';
+import { PROVIDERS } from '../../selection/provider-formats.ts';
 import { benchDataFile } from './bench-data.ts';
-import { percentile } from '../core/stats.ts';
+import { percentile } from '../../core/stats.ts';
 
 interface SealTool {
   name: string;

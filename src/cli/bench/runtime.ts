@@ -1,5 +1,5 @@
 /**
- * @module runtime/bench
+ * @module cli/bench/runtime
  * Runtime benchmarks for `quiver bench --json` (DESIGN §6): the process bound under load and
  * the latency the supervisor adds to `tools/call`. Both start real MCP servers (a tiny echo
  * server evaluated by `node -e`, resolved against Quiver's own node_modules) and return
@@ -9,13 +9,13 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { percentile } from './health.ts';
-import { processesWithEnv } from './process-tree.ts';
-import { supervisorMarkerName } from './sandbox.ts';
-import { createSupervisor } from './supervisor.ts';
-import type { TrustLevel, UpstreamSpecInput } from './types.ts';
+import { percentile } from '../../core/stats.ts';
+import { processesWithEnv } from '../../runtime/process-tree.ts';
+import { supervisorMarkerName } from '../../runtime/sandbox.ts';
+import { createSupervisor } from '../../runtime/supervisor.ts';
+import type { TrustLevel, UpstreamSpecInput } from '../../runtime/types.ts';
 
-const packageRoot = fileURLToPath(new URL('../..', import.meta.url));
+const packageRoot = fileURLToPath(new URL('../../..', import.meta.url));
 
 /** A minimal MCP server with one `echo` tool, run with `node --input-type=module -e`. */
 const echoServerSource = `

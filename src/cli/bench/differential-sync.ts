@@ -1,13 +1,13 @@
 /**
- * @module catalog/sync-bench
+ * @module cli/bench/differential-sync
  * The differential-sync benchmark behind `quiver bench` (DESIGN §6: 1,000 tools with 3
  * changed in ≤ 100 ms, exactly 3 re-embedded). It writes a plugin named `bench-sync` into
  * the given database, so run it against a throwaway one.
  */
-import type { Database } from '../store/database.ts';
-import { createCatalogService } from './service.ts';
-import type { SyncPayload } from './sync-schema.ts';
-import type { SyncReport } from './sync.ts';
+import type { Database } from '../../store/database.ts';
+import { createCatalogService } from '../../catalog/service.ts';
+import type { SyncPayload } from '../../catalog/sync-schema.ts';
+import type { SyncReport } from '../../catalog/sync.ts';
 
 /** What one benchmark run measured. */
 export interface DifferentialSyncBench {

@@ -5,7 +5,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { benchCallOverhead, benchProcessBound } from '../../src/runtime/bench.ts';
+import { benchCallOverhead, benchProcessBound } from './runtime.ts';
 
 describe('process bound', () => {
   for (const poolSize of [1, 2]) {

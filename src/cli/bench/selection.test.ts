@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { benchBandit, benchSelectionLatency, benchTokenSavings } from './bench.ts';
+import { benchBandit, benchSelectionLatency, benchTokenSavings } from './selection.ts';
 
 // Smoke tests: the bench functions run and report sane shapes. Speed targets are measured by
 // `quiver bench`, never asserted here.
