@@ -2,7 +2,7 @@
  * @module runtime
  * Running plugin servers safely (DESIGN §3.6): the supervisor and what it is made of. The
  * public surface is the supervisor, the spec schema, the trust → isolation mapping, the
- * breaker and limiter building blocks, host probing and the bench functions.
+ * breaker and limiter building blocks, and host probing.
  */
 export { createSupervisor } from './supervisor.ts';
 export type { CallOptions, Discovery, PluginHealth, PluginState, SandboxOptions, Supervisor, SupervisorOptions } from './supervisor.ts';

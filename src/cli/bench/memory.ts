@@ -12,12 +12,16 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseJsonText } from '../../core/validation.ts';
 
-/** The child as `quiver` itself would run it: compiled when the build is fresh. */
-async function childCommand(): Promise<string[]> {
-  const { resolveEntry } = await import('../../../bin/entry.mjs');
-  const entry = resolveEntry();
-  return entry.kind === 'dist'
-    ? [join(entry.root, 'cli/bench/memory-child.js')]
+/**
+ * The build this bench runs from: `bin/entry.mjs` already chose it when `quiver` started
+ * (compiled when fresh), so this module is `memory.js` under dist/ or `memory.ts` under tsx.
+ */
+const build: 'dist' | 'src' = import.meta.url.endsWith('.js') ? 'dist' : 'src';
+
+/** The child as `quiver` itself runs: the same build as this process. */
+function childCommand(): string[] {
+  return build === 'dist'
+    ? [fileURLToPath(new URL('./memory-child.js', import.meta.url))]
     : ['--import', 'tsx', fileURLToPath(new URL('./memory-child.ts', import.meta.url))];
 }
 
@@ -35,7 +39,7 @@ export interface MemoryBench {
 }
 
 async function runChild(args: string[]): Promise<Record<string, number>> {
-  const child = spawn(process.execPath, [...(await childCommand()), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...childCommand(), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => (out += d));
@@ -51,10 +55,9 @@ export async function benchMemory(tools = 10_000): Promise<MemoryBench> {
   try {
     const seeded = await runChild(['seed', folder, String(tools)]);
     const loaded = await runChild(['load', folder]);
-    const { resolveEntry } = await import('../../../bin/entry.mjs');
     return {
       tools: loaded['tools']!,
-      build: resolveEntry().kind,
+      build,
       rssAfterSyncMb: seeded['rssAfterSyncMb']!,
       rssAfterOpenMb: loaded['rssAfterOpenMb']!,
       rssLoadedMb: loaded['rssLoadedMb']!,
