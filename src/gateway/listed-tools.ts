@@ -1,0 +1,73 @@
+/**
+ * @module gateway/listed-tools
+ * What a session's tool list shows, by exposure mode: in `all` every visible non-silent
+ * tool; in `search` and `capabilities` the mode's meta-tools plus the bound tools the guard
+ * has not suspended. Also the session's instructions, its bound-tool token count and the
+ * `tools/list_changed` notification that tells the client to list again.
+ */
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CatalogOverview, ExposureMode } from './backend.ts';
+import {
+  CALL_TOOL,
+  LIST_CAPABILITIES,
+  LOAD_CAPABILITY,
+  SEARCH_TOOLS,
+  callToolDefinition,
+  listCapabilitiesDefinition,
+  loadCapabilityDefinition,
+  searchToolsDefinition,
+  searchToolsDescription,
+  toMcpTool,
+} from './meta-tools.ts';
+import type { GatewayCore, SendNotification, SessionState } from './session-state.ts';
+
+/** The server instructions a session opens with. */
+export function instructionsFor(mode: ExposureMode, overview: CatalogOverview): string {
+  const what = `Quiver is an MCP gateway in front of ${overview.toolCount} tools from ${overview.plugins.length} plugins.`;
+  if (mode === 'search') return `${what} Call search_tools to find and enable the tools a task needs; call_tool runs a found tool if your client does not refresh its tool list.`;
+  if (mode === 'capabilities') return `${what} Call list_capabilities to see the plugins, then load_capability to enable one.`;
+  return `${what} Every tool you may use is listed.`;
+}
+
+/** True when `name` is a meta-tool the mode exposes (others fall through as unknown tools). */
+export function isMetaToolOf(mode: ExposureMode, name: string): boolean {
+  if (mode === 'search') return name === SEARCH_TOOLS || name === CALL_TOOL;
+  if (mode === 'capabilities') return name === LIST_CAPABILITIES || name === LOAD_CAPABILITY || name === CALL_TOOL;
+  return false;
+}
+
+/** The session's `tools/list` answer. */
+export async function listTools(core: GatewayCore, state: SessionState): Promise<Tool[]> {
+  if (state.mode === 'all') {
+    const tools = await core.backend.listVisibleTools(state.backendSession);
+    return tools.filter((tool) => tool.visibility !== 'silent').map(toMcpTool);
+  }
+  const { defaultLimit, maxLimit } = core.settings;
+  const bound = state.context
+    .list()
+    .filter((tool) => !state.suspended.has(tool.qualifiedName))
+    .map(toMcpTool);
+  const meta =
+    state.mode === 'search'
+      ? [searchToolsDefinition(searchToolsDescription(state.overview, maxLimit), defaultLimit, maxLimit), callToolDefinition('search')]
+      : [listCapabilitiesDefinition(state.overview), loadCapabilityDefinition(), callToolDefinition('capabilities')];
+  return [...meta, ...bound];
+}
+
+/** Tokens of the bound, unsuspended tool definitions. */
+export function sessionTokens(state: SessionState): number {
+  return state.context
+    .list()
+    .filter((tool) => !state.suspended.has(tool.qualifiedName))
+    .reduce((sum, tool) => sum + tool.tokens, 0);
+}
+
+/** Tells the client its tool list changed (on the current request when there is one); never throws. */
+export async function notifyToolsChanged(core: GatewayCore, send: SendNotification | undefined, state: SessionState): Promise<void> {
+  try {
+    if (send) await send({ method: 'notifications/tools/list_changed' });
+    else await state.server.sendToolListChanged();
+  } catch (error) {
+    core.logger.debug({ err: error, sessionId: state.id }, 'tools/list_changed could not be sent');
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * @module gateway/request-handlers
+ * Installs a session's MCP request handlers: `tools/list` and `tools/call` (meta-tools of
+ * the session's mode run under the admission bounds; any other name is a plugin tool), and
+ * resources and prompts passed through to the backend under namespaced URIs and names.
+ * Every request marks the session active.
+ */
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { overloadedRequest, requestFailure, toolCallFailure } from './errors.ts';
+import { isMetaToolOf, listTools } from './listed-tools.ts';
+import { listCapabilities, loadCapability, searchTools } from './meta-tool-handlers.ts';
+import { LIST_CAPABILITIES, LOAD_CAPABILITY, META_TOOL_NAMES, SEARCH_TOOLS, formatPromptName, formatResourceUri, parsePromptName, parseResourceUri } from './meta-tools.ts';
+import type { GatewayCore, SendNotification, SessionState } from './session-state.ts';
+import { callThroughCallTool, proxyCall } from './tool-proxy.ts';
+
+/** Installs every request handler of a session's server. */
+export function installRequestHandlers(core: GatewayCore, state: SessionState): void {
+  installToolHandlers(core, state);
+  installResourceHandlers(core, state);
+  installPromptHandlers(core, state);
+}
+
+/** Runs the gateway's own work under the admission bounds; a refusal becomes a clear JSON-RPC error. */
+async function admitted<T>(core: GatewayCore, work: () => Promise<T>): Promise<T> {
+  try {
+    return await core.admission.run(work);
+  } catch (error) {
+    throw overloadedRequest(error);
+  }
+}
+
+function installToolHandlers(core: GatewayCore, state: SessionState): void {
+  const { server } = state;
+  const { logger } = core;
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    core.registry.touch(state.id);
+    try {
+      return { tools: await listTools(core, state) };
+    } catch (error) {
+      throw requestFailure('tools/list', error, logger);
+    }
+  });
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    core.registry.touch(state.id);
+    const { name } = request.params;
+    const send: SendNotification = (notification) => extra.sendNotification(notification);
+    try {
+      if (META_TOOL_NAMES.has(name) && isMetaToolOf(state.mode, name)) {
+        if (name === SEARCH_TOOLS) return await admitted(core, () => searchTools(core, state, request.params.arguments, send));
+        if (name === LIST_CAPABILITIES) return await admitted(core, () => listCapabilities(core, state));
+        if (name === LOAD_CAPABILITY) return await admitted(core, () => loadCapability(core, state, request.params.arguments, send));
+        return await callThroughCallTool(core, state, request.params.arguments, extra.signal, send);
+      }
+      return await proxyCall(core, state, name, request.params.arguments, extra.signal, send);
+    } catch (error) {
+      if (error instanceof McpError) throw error;
+      return toolCallFailure(name, error, logger);
+    }
+  });
+}
+
+function installResourceHandlers(core: GatewayCore, state: SessionState): void {
+  const { server } = state;
+  const { backend, logger } = core;
+
+  server.setRequestHandler(ListResourcesRequestSchema, async () => {
+    core.registry.touch(state.id);
+    try {
+      const listed = await backend.listResources(state.backendSession);
+      for (const warning of listed.warnings) logger.debug({ sessionId: state.id, warning }, 'resources degraded');
+      return {
+        resources: listed.items.map(({ pluginName, item }) => ({ ...item, uri: formatResourceUri(pluginName, item.uri) })),
+      };
+    } catch (error) {
+      throw requestFailure('resources/list', error, logger);
+    }
+  });
+
+  // Templates cannot be namespaced without breaking their URI-template syntax: none are offered.
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: [] }));
+
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    core.registry.touch(state.id);
+    const target = parseResourceUri(request.params.uri);
+    if (!target) throw new McpError(ErrorCode.InvalidParams, `Unknown resource: ${request.params.uri}`);
+    try {
+      const result = await backend.readResource(state.backendSession, target.pluginName, target.uri, { signal: extra.signal });
+      return { ...result, contents: result.contents.map((content) => ({ ...content, uri: formatResourceUri(target.pluginName, content.uri) })) };
+    } catch (error) {
+      throw requestFailure(`resource ${request.params.uri}`, error, logger);
+    }
+  });
+}
+
+function installPromptHandlers(core: GatewayCore, state: SessionState): void {
+  const { server } = state;
+  const { backend, logger } = core;
+
+  server.setRequestHandler(ListPromptsRequestSchema, async () => {
+    core.registry.touch(state.id);
+    try {
+      const listed = await backend.listPrompts(state.backendSession);
+      for (const warning of listed.warnings) logger.debug({ sessionId: state.id, warning }, 'prompts degraded');
+      return { prompts: listed.items.map(({ pluginName, item }) => ({ ...item, name: formatPromptName(pluginName, item.name) })) };
+    } catch (error) {
+      throw requestFailure('prompts/list', error, logger);
+    }
+  });
+
+  server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
+    core.registry.touch(state.id);
+    const target = parsePromptName(request.params.name);
+    if (!target) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
+    try {
+      return await backend.getPrompt(state.backendSession, target.pluginName, target.name, request.params.arguments ?? {}, { signal: extra.signal });
+    } catch (error) {
+      throw requestFailure(`prompt ${request.params.name}`, error, logger);
+    }
+  });
+}

@@ -1,0 +1,143 @@
+/**
+ * @module gateway/session-state
+ * One client's MCP session and what every gateway part shares: `GatewayCore` (backend,
+ * settings, registry, admission, validators) and `SessionState` (its own MCP `Server`, tool
+ * context, iteration guard, search history, suspended tools and the open selection event).
+ * Also the selection feedback a session reports: a search's outcome (flushed at the next
+ * search, at close or by the sweep) and each call. Request handlers are installed by
+ * `installRequestHandlers`, not here, so this module depends on no handler.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '../core/logger.ts';
+import type { Admission } from './admission.ts';
+import type { BackendSession, CatalogOverview, ExposureMode, GatewayBackend, GatewayTool, SessionIdentity } from './backend.ts';
+import { sendBareErrorMessages } from './errors.ts';
+import type { GatewaySettings } from './gateway-settings.ts';
+import { IterationGuard } from './iteration-guard.ts';
+import { SearchHistory } from './search-history.ts';
+import type { SessionRegistry } from './session-registry.ts';
+import { ToolContext } from './tool-context.ts';
+import type { ValidatorCache } from './argument-validators.ts';
+
+/** One client's MCP session. */
+export interface GatewaySession {
+  readonly id: string;
+  readonly identity: SessionIdentity;
+  readonly mode: ExposureMode;
+  /** The session's MCP server; connect it to exactly one transport. */
+  readonly server: Server;
+  /** Connects the session's server to a transport. */
+  connect(transport: Transport): Promise<void>;
+  /** Closes the server and transport, records the open outcome. Safe to call twice. */
+  close(): Promise<void>;
+  /** Resolves once the session is closed (by either side). */
+  readonly closed: Promise<void>;
+  /** Qualified names of the tools bound right now (meta-tools excluded). */
+  boundTools(): string[];
+}
+
+/** What the gateway's parts share: one per gateway. */
+export interface GatewayCore {
+  backend: GatewayBackend;
+  logger: Logger;
+  now: () => number;
+  settings: GatewaySettings;
+  registry: SessionRegistry<SessionState>;
+  admission: Admission;
+  validators: ValidatorCache;
+}
+
+/** The selection event of a session's last search and the calls made since. */
+export interface OpenEvent {
+  eventId: string;
+  openedAt: number;
+  calls: Array<{ name: string; success: boolean }>;
+}
+
+/** Sends a notification on the request being answered (or, without one, on the server). */
+export type SendNotification = (notification: ServerNotification) => Promise<void>;
+
+/** A live session: its server, bound tools, guard and feedback state. */
+export class SessionState implements GatewaySession {
+  readonly id: string;
+  readonly identity: SessionIdentity;
+  readonly backendSession: BackendSession;
+  readonly mode: ExposureMode;
+  readonly server: Server;
+  readonly context: ToolContext<GatewayTool>;
+  readonly guard: IterationGuard;
+  readonly history: SearchHistory;
+  /** Tools the guard removed (discovered or always-include): hidden until the next search (§7.5). */
+  readonly suspended = new Set<string>();
+  overview: CatalogOverview = { toolCount: 0, plugins: [] };
+  openEvent: OpenEvent | undefined;
+  readonly closed: Promise<void>;
+  readonly #core: GatewayCore;
+  #resolveClosed!: () => void;
+  #closing = false;
+
+  constructor(core: GatewayCore, identity: SessionIdentity, id: string, mode: ExposureMode, instructions: string) {
+    const { settings, logger, now } = core;
+    this.#core = core;
+    this.id = id;
+    this.identity = Object.freeze({ ...identity });
+    this.backendSession = Object.freeze({ ...identity, sessionId: id });
+    this.mode = mode;
+    this.context = new ToolContext<GatewayTool>({ capacity: settings.capacity, ttlMs: settings.ttlMs, now });
+    this.guard = new IterationGuard({ ...settings.guardOptions, now });
+    this.history = new SearchHistory({ ...settings.redundancy, now });
+    this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
+    this.server = new Server(settings.serverInfo, {
+      capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } },
+      instructions,
+    });
+    this.server.onclose = () => void this.close();
+    this.server.onerror = (error) => logger.debug({ err: error, sessionId: id }, 'session transport error');
+    sendBareErrorMessages(this.server);
+  }
+
+  async connect(transport: Transport): Promise<void> {
+    await this.server.connect(transport);
+  }
+
+  boundTools(): string[] {
+    return this.context.list().filter((tool) => !this.suspended.has(tool.qualifiedName)).map((tool) => tool.qualifiedName);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closing) return this.closed;
+    this.#closing = true;
+    const { registry, logger } = this.#core;
+    registry.delete(this.id);
+    flushOutcome(this.#core, this);
+    try {
+      await this.server.close();
+    } catch (error) {
+      logger.debug({ err: error, sessionId: this.id }, 'closing session transport failed');
+    }
+    logger.debug({ sessionId: this.id }, 'session closed');
+    this.#resolveClosed();
+  }
+}
+
+/** Reports the open search's outcome (tools called, all succeeded) once; feedback never throws. */
+export function flushOutcome(core: GatewayCore, state: SessionState): void {
+  const event = state.openEvent;
+  if (!event) return;
+  state.openEvent = undefined;
+  const toolsCalled = [...new Set(event.calls.map((call) => call.name))];
+  const success = event.calls.length > 0 && event.calls.every((call) => call.success);
+  core.backend
+    .recordOutcome(event.eventId, { toolsCalled, success })
+    .catch((error: unknown) => core.logger.warn({ err: error, eventId: event.eventId }, 'recording a selection outcome failed'));
+}
+
+/** Reports one tool call (latency since `started`, a `performance.now()` reading); never throws. */
+export function recordCall(core: GatewayCore, state: SessionState, name: string, success: boolean, started: number, errorCode?: string): void {
+  const latencyMs = performance.now() - started;
+  core.backend
+    .recordCall(state.backendSession, { qualifiedName: name, success, latencyMs, ...(errorCode ? { errorCode } : {}) })
+    .catch((error: unknown) => core.logger.warn({ err: error, tool: name }, 'recording a call failed'));
+}

@@ -1,0 +1,90 @@
+/**
+ * @module gateway/tool-proxy
+ * A plugin tool call through the gateway, directly or through `call_tool`: resolve the tool
+ * the session may call right now, validate its arguments, call the backend, report the call
+ * and the search outcome, then let the iteration guard act (seed 004 §7): a loop evicts and
+ * suspends the tool and appends guidance to the result.
+ */
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { jsonSafetyCheck } from '../core/validation.ts';
+import type { GatewayTool } from './backend.ts';
+import { toolCallFailure, unknownToolError } from './errors.ts';
+import { loopGuidance } from './iteration-guard.ts';
+import { notifyToolsChanged } from './listed-tools.ts';
+import { CALL_TOOL, META_TOOL_NAMES } from './meta-tools.ts';
+import { recordCall, type GatewayCore, type SendNotification, type SessionState } from './session-state.ts';
+
+// A plugin's own arguments may carry NUL text, not 5,000 levels of nesting (issue #18, finding 7).
+const callToolArgumentsSchema = z.object({
+  name: z.string().min(1).max(1000).superRefine(jsonSafetyCheck()),
+  arguments: z.record(z.string(), z.unknown()).superRefine(jsonSafetyCheck({ allowNul: true })).optional(),
+});
+
+/** `call_tool`: parses its arguments and proxies the named plugin tool (never a meta-tool). */
+export async function callThroughCallTool(core: GatewayCore, state: SessionState, rawArguments: unknown, signal: AbortSignal, send: SendNotification): Promise<CallToolResult> {
+  const parsed = callToolArgumentsSchema.safeParse(rawArguments ?? {});
+  if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${CALL_TOOL}: name (string) and arguments (object) expected`);
+  if (META_TOOL_NAMES.has(parsed.data.name)) throw new McpError(ErrorCode.InvalidParams, `${CALL_TOOL} runs plugin tools, not ${parsed.data.name}; call it directly`);
+  return proxyCall(core, state, parsed.data.name, parsed.data.arguments, signal, send);
+}
+
+/** Resolves a tool the session may call right now, or throws InvalidParams. */
+async function resolveCallable(core: GatewayCore, state: SessionState, name: string): Promise<GatewayTool> {
+  const { backend } = core;
+  if (state.mode === 'all') {
+    const tool = await backend.getTool(state.backendSession, name);
+    if (!tool || tool.visibility === 'silent') throw unknownToolError(name);
+    return tool;
+  }
+  const how = state.mode === 'search' ? 'call search_tools to find it' : 'call load_capability for its plugin';
+  if (state.suspended.has(name)) throw unknownToolError(name, `It was removed from your tool list after repeated identical calls; ${how} if you still need it`);
+  const bound = state.context.get(name);
+  if (bound) return bound;
+  const exists = await backend.getTool(state.backendSession, name);
+  if (exists && exists.visibility !== 'silent') throw unknownToolError(name, `It is not in this session's tool list; ${how} first`);
+  throw unknownToolError(name);
+}
+
+/** Calls a plugin tool for the session, reports it, and applies the iteration guard. */
+export async function proxyCall(
+  core: GatewayCore,
+  state: SessionState,
+  name: string,
+  rawArguments: Record<string, unknown> | undefined,
+  signal: AbortSignal,
+  send: SendNotification,
+): Promise<CallToolResult> {
+  const { backend, logger, settings } = core;
+  const tool = await resolveCallable(core, state, name);
+  const args = rawArguments ?? {};
+  const validation = core.validators.validate(tool, args);
+  if (validation) throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${validation}`);
+
+  const started = performance.now();
+  let result: CallToolResult;
+  let errorCode: string | undefined;
+  try {
+    result = await backend.callTool(state.backendSession, name, args, { signal });
+  } catch (error) {
+    errorCode = (error as { code?: unknown }).code === undefined ? 'internal' : String((error as { code?: unknown }).code);
+    recordCall(core, state, name, false, started, errorCode);
+    result = toolCallFailure(name, error, logger); // throws for caller mistakes and bugs
+  }
+  const success = result.isError !== true;
+  if (errorCode === undefined) recordCall(core, state, name, success, started);
+  state.openEvent?.calls.push({ name, success });
+  state.context.touch(name);
+
+  // §7.1: the call has run; only now may the guard act.
+  const verdict = state.guard.record(name, args);
+  if (!verdict.loop) return result;
+  if (state.mode !== 'all') {
+    state.context.evict(name);
+    state.suspended.add(name);
+    await notifyToolsChanged(core, send, state);
+  }
+  logger.info({ sessionId: state.id, tool: name, reason: verdict.reason, count: verdict.count }, 'loop detected: tool evicted');
+  const text = loopGuidance({ toolName: name, verdict, windowMs: settings.guardOptions.windowMs, mode: state.mode, specific: settings.specificGuidance[name] });
+  return { ...result, content: [...(result.content ?? []), { type: 'text', text }] };
+}
