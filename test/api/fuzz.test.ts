@@ -18,7 +18,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createApi } from '../../src/api/app.ts';
 import { createGatewayBackend } from '../../src/composition/gateway-backend.ts';
 import { createGateway, type Gateway } from '../../src/gateway/gateway.ts';
-import { mcpRoutes } from '../../src/cli/commands/serve-mcp.ts';
+import { mcpRoutes } from '../../src/composition/mcp-routes.ts';
 
 type JsonSchema = { type?: string | string[]; properties?: Record<string, JsonSchema>; anyOf?: JsonSchema[] };
 interface Operation {

@@ -18,7 +18,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createApi } from '../../src/api/app.ts';
 import { createGatewayBackend } from '../../src/composition/gateway-backend.ts';
 import { createGateway } from '../../src/gateway/gateway.ts';
-import { mcpRoutes } from '../../src/cli/commands/serve-mcp.ts';
+import { mcpRoutes } from '../../src/composition/mcp-routes.ts';
 
 /** Nested `levels` deep, built without recursion. */
 function nested(levels: number): Record<string, unknown> {

@@ -5,41 +5,27 @@
  *   127.0.0.1 unless told otherwise (binding every interface needs an explicit flag);
  * - `--stdio`: one MCP session on stdin/stdout for a local client (Claude Desktop, Cursor,
  *   the MCP Inspector), bound to the workspace/org/user given by flags. Logs go to stderr.
- * On first start it creates an admin API key and prints it once (stderr).
+ * On first start it creates an admin API key and prints it once (stderr). The servers are wired
+ * in the composition root (composition/server.ts); this command parses flags and prints.
  */
-import { serve as serveHttp } from '@hono/node-server';
-import { QuiverError, ErrorCodes } from '../../core/errors.ts';
-import { isPublicBindHost } from '../../config.ts';
 import { describeStoreLocation } from '../../store/open.ts';
-import { createApi } from '../../api/app.ts';
 import type { App } from '../../app.ts';
-import { createGateway, type Gateway } from '../../gateway/gateway.ts';
-import { createGatewayBackend } from '../../composition/gateway-backend.ts';
+import { MCP_STDIO_OPTIONS, assertBindAllowed, identityFromFlags, parseExposureMode, serveHttp, serveStdio } from '../../composition/server.ts';
+import type { ForwardedRunner } from '../control-socket.ts';
 import { describeOptions, type CliContext, type CommandSpec } from '../command.ts';
-import { controlSocketPath, startControlSocket, type ControlSocket } from '../control-socket.ts';
 import { parseHostPort } from './host-port.ts';
-import { MCP_STDIO_OPTIONS, identityFromFlags, mcpRoutes, parseExposureMode, runStdioGateway } from './serve-mcp.ts';
-import { QUIVER_VERSION } from '../../core/version.ts';
 
-/**
- * While this process owns the embedded data folder, other `quiver` commands run through it
- * (issue #15): a control socket beside the folder's lock runs them against this app.
- */
-async function startCliForwarding(app: App, context: CliContext): Promise<ControlSocket | undefined> {
-  if (app.config.store.kind !== 'folder') return undefined;
-  // Imported here: the command list includes this very command.
-  const [{ runCli }, { commands }] = await Promise.all([import('../run-cli.ts'), import('./index.ts')]);
-  return startControlSocket({
-    socketPath: controlSocketPath(app.config.store.path),
-    logger: app.logger.child({ part: 'cli-forwarding' }),
-    run: async ({ argv, cwd, stdin }) => {
-      let stdout = '';
-      let stderr = '';
-      const io = { stdout: (text: string) => void (stdout += text), stderr: (text: string) => void (stderr += text) };
-      const exitCode = await runCli(argv, commands, io, context.env, { app, cwd, ...(stdin !== undefined ? { stdin } : {}) });
-      return { exitCode, stdout, stderr };
-    },
-  });
+/** Runs a command another `quiver` forwards to this server: the CLI itself, against this app (issue #15). */
+function forwardedRunner(app: App, context: CliContext): ForwardedRunner {
+  return async ({ argv, cwd, stdin }) => {
+    // Imported here: the command list includes this very command.
+    const [{ runCli }, { commands }] = await Promise.all([import('../run-cli.ts'), import('./index.ts')]);
+    let stdout = '';
+    let stderr = '';
+    const io = { stdout: (text: string) => void (stdout += text), stderr: (text: string) => void (stderr += text) };
+    const exitCode = await runCli(argv, commands, io, context.env, { app, cwd, ...(stdin !== undefined ? { stdin } : {}) });
+    return { exitCode, stdout, stderr };
+  };
 }
 
 function waitForSignal(): Promise<void> {
@@ -50,56 +36,19 @@ function waitForSignal(): Promise<void> {
   });
 }
 
-async function buildGateway(app: App, context: CliContext): Promise<{ gateway: Gateway; close(): Promise<void> }> {
-  const backend = createGatewayBackend({
-    db: app.db,
-    selection: app.selection,
-    plugins: app.plugins,
-    supervisor: app.supervisor,
-    logger: app.logger.child({ part: 'gateway' }),
-  });
-  const defaultExposureMode = parseExposureMode(context.args.values.exposure);
-  await backend.refreshExposureModes();
-  const gateway = createGateway({
-    backend,
-    logger: app.logger.child({ part: 'gateway' }),
-    options: {
-      serverInfo: { name: 'quiver', version: QUIVER_VERSION },
-      ...(defaultExposureMode ? { defaultExposureMode } : {}),
-      // A workspace's own setting (`quiver workspace set W --exposure M`) beats the server default.
-      exposureModeFor: (identity) => backend.exposureModeFor(identity),
-      // Issue #18: per-tenant and global session limits, short idle expiry, bounded searches.
-      sessions: {
-        maxSessions: app.config.mcp.maxSessions,
-        maxSessionsPerKey: app.config.mcp.maxSessionsPerKey,
-        maxSessionsPerOrg: app.config.mcp.maxSessionsPerOrg,
-        idleTtlMs: app.config.mcp.sessionIdleTtlMs,
-      },
-      admission: { maxConcurrent: app.config.mcp.maxConcurrentSearches, maxQueued: app.config.mcp.maxQueuedSearches, maxWaitMs: app.config.mcp.maxWaitMs },
-    },
-  });
-  return {
-    gateway,
-    async close() {
-      await gateway.close();
-      await backend.close();
-    },
-  };
-}
-
-async function serveStdio(context: CliContext): Promise<number> {
+async function runStdio(context: CliContext): Promise<number> {
   const app = await context.openApp();
-  const adminKey = await app.apiKeys.ensureAdminKey();
-  if (adminKey) context.io.stderr(`Created the first admin API key (shown once): ${adminKey}\n`);
-  const { gateway, close } = await buildGateway(app, context);
-  const forwarding = await startCliForwarding(app, context);
+  const defaultExposureMode = parseExposureMode(context.args.values.exposure);
+  const server = await serveStdio(app, {
+    identity: identityFromFlags(context.args.values),
+    ...(defaultExposureMode ? { defaultExposureMode } : {}),
+    forward: forwardedRunner(app, context),
+  });
+  if (server.adminKey) context.io.stderr(`Created the first admin API key (shown once): ${server.adminKey}\n`);
   try {
-    const running = await runStdioGateway({ gateway, identity: identityFromFlags(context.args.values) });
-    await Promise.race([running.closed, waitForSignal()]);
-    await running.close();
+    await Promise.race([server.closed, waitForSignal()]);
   } finally {
-    await forwarding?.close();
-    await close();
+    await server.close();
   }
   return 0;
 }
@@ -128,56 +77,36 @@ export const serveCommand: CommandSpec = {
     }),
   },
   async run(context) {
-    if (context.args.values.stdio === true) return serveStdio(context);
+    if (context.args.values.stdio === true) return runStdio(context);
     const { host, port } = parseHostPort(context.args.values.http, context.config().http);
-    if (isPublicBindHost(host) && context.args.values['dangerously-bind-all-interfaces'] !== true) {
-      throw new QuiverError(
-        ErrorCodes.invalidInput,
-        `refusing to listen on ${host}: only loopback is allowed by default; pass --dangerously-bind-all-interfaces to expose Quiver`,
-      );
-    }
+    const allowPublicBind = context.args.values['dangerously-bind-all-interfaces'] === true;
+    // Checked before the app opens: a refused address must not take the data folder's lock.
+    assertBindAllowed(host, allowPublicBind);
     const started = performance.now();
     const app = await context.openApp();
-    const adminKey = await app.apiKeys.ensureAdminKey();
-    const { gateway, close: closeGateway } = await buildGateway(app, context);
-    const mcp = mcpRoutes({
-      gateway,
-      logger: app.logger.child({ part: 'mcp-http' }),
-      // Session limits count against the API key and its organisation, whatever the request asks.
-      ownerOf: (principal) => ({ key: principal.keyId, org: principal.orgId }),
-      // DNS-rebinding protection: only these Host names reach /mcp.
-      allowedHosts: isPublicBindHost(host) ? ['127.0.0.1', 'localhost', '::1', host] : ['127.0.0.1', 'localhost', '::1'],
+    const defaultExposureMode = parseExposureMode(context.args.values.exposure);
+    const server = await serveHttp(app, {
+      host,
+      port,
+      allowPublicBind,
+      ...(defaultExposureMode ? { defaultExposureMode } : {}),
+      forward: forwardedRunner(app, context),
     });
-    const api = createApi({ apiKeys: app.apiKeys, modules: [...app.apiModules(), mcp], logger: app.logger });
-    const server = serveHttp({ fetch: api.fetch, hostname: host, port });
-    let forwarding: ControlSocket | undefined;
     try {
-      await new Promise<void>((resolve, reject) => {
-        server.once('listening', () => resolve());
-        server.once('error', (error: NodeJS.ErrnoException) =>
-          reject(new QuiverError(ErrorCodes.unavailable, `cannot listen on ${host}:${port}: ${error.code ?? error.message}`, { cause: error })),
-        );
-      });
-      const address = server.address();
-      const actualPort = typeof address === 'object' && address ? address.port : port;
-      const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
-      if (adminKey) {
+      if (server.adminKey) {
         context.io.stderr(
-          `\nCreated the first admin API key. It is shown only this once; store it now:\n\n  ${adminKey}\n\n` +
+          `\nCreated the first admin API key. It is shown only this once; store it now:\n\n  ${server.adminKey}\n\n` +
             `Use it as "Authorization: Bearer <key>".\n\n`,
         );
       }
-      forwarding = await startCliForwarding(app, context);
       const readyMs = Math.round(performance.now() - started);
       const store = describeStoreLocation(app.config.store);
+      const { url } = server;
       if (context.json) context.io.stdout(`${JSON.stringify({ url, mcp: `${url}/mcp`, store, readyMs })}\n`);
       else context.io.stdout(`Quiver listening on ${url} (MCP at ${url}/mcp; store: ${store}; ready in ${readyMs} ms)\n`);
       await waitForSignal();
     } finally {
-      await forwarding?.close();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await mcp.handler.close();
-      await closeGateway();
+      await server.close();
     }
     return 0;
   },

@@ -1,0 +1,179 @@
+/**
+ * @module composition/server
+ * The composition root's servers: everything `quiver serve` runs, wired from an `App` in one
+ * place — the gateway backend and gateway (session limits and search admission from the
+ * configuration), the API with every part's routes plus `/mcp`, and the CLI forwarding control
+ * socket. `serveHttp` and `serveStdio` are what the CLI's serve command, the tests and the
+ * benches start; the command itself only parses flags and prints.
+ */
+import type { Readable, Writable } from 'node:stream';
+import { serve } from '@hono/node-server';
+import { QuiverError, ErrorCodes } from '../core/errors.ts';
+import { QUIVER_VERSION } from '../core/version.ts';
+import { isPublicBindHost } from '../config.ts';
+import type { App } from '../app.ts';
+import { createApi } from '../api/app.ts';
+import type { ExposureMode, SessionIdentity } from '../gateway/backend.ts';
+import { createGateway, type Gateway } from '../gateway/gateway.ts';
+import { runStdioGateway } from '../gateway/stdio.ts';
+import { controlSocketPath, startControlSocket, type ControlSocket, type ForwardedRunner } from '../cli/control-socket.ts';
+import { createGatewayBackend } from './gateway-backend.ts';
+import { mcpRoutes } from './mcp-routes.ts';
+
+// The session flags of `quiver serve --stdio`, for the CLI that parses them.
+export { MCP_STDIO_OPTIONS, identityFromFlags, parseExposureMode } from '../gateway/identity.ts';
+
+/** A gateway over the app's services, and how to stop it. */
+export interface AppGateway {
+  gateway: Gateway;
+  close(): Promise<void>;
+}
+
+/** The MCP gateway of an app: its backend, exposure modes and the configured session limits. */
+export async function createAppGateway(app: App, options: { defaultExposureMode?: ExposureMode } = {}): Promise<AppGateway> {
+  const logger = app.logger.child({ part: 'gateway' });
+  const backend = createGatewayBackend({ db: app.db, selection: app.selection, plugins: app.plugins, supervisor: app.supervisor, logger });
+  await backend.refreshExposureModes();
+  const gateway = createGateway({
+    backend,
+    logger,
+    options: {
+      serverInfo: { name: 'quiver', version: QUIVER_VERSION },
+      ...(options.defaultExposureMode ? { defaultExposureMode: options.defaultExposureMode } : {}),
+      // A workspace's own setting (`quiver workspace set W --exposure M`) beats the server default.
+      exposureModeFor: (identity) => backend.exposureModeFor(identity),
+      // Issue #18: per-tenant and global session limits, short idle expiry, bounded searches.
+      sessions: {
+        maxSessions: app.config.mcp.maxSessions,
+        maxSessionsPerKey: app.config.mcp.maxSessionsPerKey,
+        maxSessionsPerOrg: app.config.mcp.maxSessionsPerOrg,
+        idleTtlMs: app.config.mcp.sessionIdleTtlMs,
+      },
+      admission: { maxConcurrent: app.config.mcp.maxConcurrentSearches, maxQueued: app.config.mcp.maxQueuedSearches, maxWaitMs: app.config.mcp.maxWaitMs },
+    },
+  });
+  return {
+    gateway,
+    async close() {
+      await gateway.close();
+      await backend.close();
+    },
+  };
+}
+
+/**
+ * While this process owns the embedded data folder, other `quiver` commands run through it
+ * (issue #15): a control socket beside the folder's lock hands them to `forward`.
+ */
+async function startCliForwarding(app: App, forward: ForwardedRunner | undefined): Promise<ControlSocket | undefined> {
+  if (forward === undefined || app.config.store.kind !== 'folder') return undefined;
+  return startControlSocket({ socketPath: controlSocketPath(app.config.store.path), logger: app.logger.child({ part: 'cli-forwarding' }), run: forward });
+}
+
+/** What both servers share: the session defaults and the runner of forwarded CLI commands. */
+export interface ServeOptions {
+  /** The exposure mode of sessions whose workspace sets none. */
+  defaultExposureMode?: ExposureMode;
+  /** Runs a command another `quiver` process forwards (folder stores only); none: no control socket. */
+  forward?: ForwardedRunner;
+}
+
+/** A listening HTTP server. */
+export interface HttpServer {
+  /** `http://host:port` with the port actually bound. */
+  url: string;
+  /** The first admin API key when this start created it (show it once), else undefined. */
+  adminKey: string | undefined;
+  close(): Promise<void>;
+}
+
+/** Throws invalid_input for a non-loopback host unless binding every interface was asked for explicitly. */
+export function assertBindAllowed(host: string, allowPublicBind: boolean): void {
+  if (isPublicBindHost(host) && !allowPublicBind) {
+    throw new QuiverError(
+      ErrorCodes.invalidInput,
+      `refusing to listen on ${host}: only loopback is allowed by default; pass --dangerously-bind-all-interfaces to expose Quiver`,
+    );
+  }
+}
+
+/** Serves the REST API and `/mcp` on host:port; refuses a non-loopback host unless `allowPublicBind`. */
+export async function serveHttp(app: App, options: ServeOptions & { host: string; port: number; allowPublicBind?: boolean }): Promise<HttpServer> {
+  const { host, port } = options;
+  assertBindAllowed(host, options.allowPublicBind === true);
+  const adminKey = await app.apiKeys.ensureAdminKey();
+  const appGateway = await createAppGateway(app, options);
+  const mcp = mcpRoutes({
+    gateway: appGateway.gateway,
+    logger: app.logger.child({ part: 'mcp-http' }),
+    // Session limits count against the API key and its organisation, whatever the request asks.
+    ownerOf: (principal) => ({ key: principal.keyId, org: principal.orgId }),
+    // DNS-rebinding protection: only these Host names reach /mcp.
+    allowedHosts: isPublicBindHost(host) ? ['127.0.0.1', 'localhost', '::1', host] : ['127.0.0.1', 'localhost', '::1'],
+  });
+  const api = createApi({ apiKeys: app.apiKeys, modules: [...app.apiModules(), mcp], logger: app.logger });
+  const server = serve({ fetch: api.fetch, hostname: host, port });
+  let forwarding: ControlSocket | undefined;
+  const close = async () => {
+    await forwarding?.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await mcp.handler.close();
+    await appGateway.close();
+  };
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('listening', () => resolve());
+      server.once('error', (error: NodeJS.ErrnoException) =>
+        reject(new QuiverError(ErrorCodes.unavailable, `cannot listen on ${host}:${port}: ${error.code ?? error.message}`, { cause: error })),
+      );
+    });
+    forwarding = await startCliForwarding(app, options.forward);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  const address = server.address();
+  const actualPort = typeof address === 'object' && address ? address.port : port;
+  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`, adminKey, close };
+}
+
+/** A running stdio session. */
+export interface StdioServer {
+  /** The first admin API key when this start created it (show it once, on stderr), else undefined. */
+  adminKey: string | undefined;
+  /** Resolves when the client disconnects. */
+  closed: Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Serves one MCP session for `identity` on stdin/stdout (or the given streams). */
+export async function serveStdio(
+  app: App,
+  options: ServeOptions & { identity: SessionIdentity; stdin?: Readable; stdout?: Writable },
+): Promise<StdioServer> {
+  const adminKey = await app.apiKeys.ensureAdminKey();
+  const appGateway = await createAppGateway(app, options);
+  let forwarding: ControlSocket | undefined;
+  try {
+    forwarding = await startCliForwarding(app, options.forward);
+    const running = await runStdioGateway({
+      gateway: appGateway.gateway,
+      identity: options.identity,
+      ...(options.stdin ? { stdin: options.stdin } : {}),
+      ...(options.stdout ? { stdout: options.stdout } : {}),
+    });
+    return {
+      adminKey,
+      closed: running.closed,
+      async close() {
+        await running.close();
+        await forwarding?.close();
+        await appGateway.close();
+      },
+    };
+  } catch (error) {
+    await forwarding?.close();
+    await appGateway.close();
+    throw error;
+  }
+}
