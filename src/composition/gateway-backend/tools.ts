@@ -1,0 +1,70 @@
+/**
+ * @module composition/gateway-backend/tools
+ * The backend's tool methods: search (ranked by the selection engine, then held to what the
+ * session may see), the visible tool list, one tool, and a call run by the supervisor with
+ * the tool's read-only and idempotent hints (they decide its retries).
+ */
+import { QuiverError, ErrorCodes, notFound } from '../../core/errors.ts';
+import type { GatewayBackend, GatewayTool } from '../../gateway/backend.ts';
+import type { Supervisor } from '../../runtime/index.ts';
+import type { SelectionEngine } from '../../selection/index.ts';
+import type { BackendCaches } from './caches.ts';
+import { contextOf, type SessionVisibility } from './visibility.ts';
+
+/** What the tool methods are built from. */
+export interface ToolMethodsDeps {
+  selection: Pick<SelectionEngine, 'selectTools' | 'visibleTools'>;
+  supervisor: Pick<Supervisor, 'callTool'>;
+  visibility: SessionVisibility;
+  caches: Pick<BackendCaches, 'specFor'>;
+}
+
+/** Creates `searchTools`, `listVisibleTools`, `getTool` and `callTool`. */
+export function createToolMethods(deps: ToolMethodsDeps): Pick<GatewayBackend, 'searchTools' | 'listVisibleTools' | 'getTool' | 'callTool'> {
+  const { selection, visibility } = deps;
+  return {
+    async searchTools(session, query, options) {
+      const limit = Math.max(1, Math.min(50, options.limit));
+      const result = await selection.selectTools({ query, context: contextOf(session), k: limit, provider: 'mcp' });
+      const { tools: candidates } = await selection.visibleTools(contextOf(session));
+      const byId = new Map(candidates.map((c) => [c.id, c]));
+      const tools: GatewayTool[] = [];
+      for (const selected of result.tools) {
+        const candidate = byId.get(selected.id);
+        if (!candidate || candidate.visibility === 'silent' || !visibility.allowedByExpertList(session, candidate.qualifiedName)) continue;
+        tools.push(visibility.toGatewayTool(candidate, selected.score));
+      }
+      return { tools, ...(result.metadata.eventId ? { eventId: result.metadata.eventId } : {}), warnings: result.metadata.warnings };
+    },
+
+    async listVisibleTools(session, options = {}) {
+      const tools = await visibility.visible(session);
+      const tiers = options.visibility;
+      return tools
+        .filter((tool) => !tiers || tiers.includes(tool.visibility) || (options.includePinned === true && tool.isAlwaysPinned))
+        .map((tool) => visibility.toGatewayTool(tool));
+    },
+
+    async getTool(session, qualifiedName) {
+      const tool = (await visibility.visible(session)).find((t) => t.qualifiedName === qualifiedName);
+      return tool ? visibility.toGatewayTool(tool) : undefined;
+    },
+
+    async callTool(session, qualifiedName, args, options = {}) {
+      const tool = (await visibility.visible(session)).find((t) => t.qualifiedName === qualifiedName);
+      if (!tool) throw notFound('tool', qualifiedName);
+      if (!tool.pluginName) {
+        throw new QuiverError(ErrorCodes.unavailable, `tool '${qualifiedName}' has no plugin process to run it (it was registered through the catalog API)`);
+      }
+      const spec = await deps.caches.specFor(tool.pluginName);
+      const annotations = tool.annotations as { readOnlyHint?: boolean; idempotentHint?: boolean };
+      return deps.supervisor.callTool(spec, tool.name, args, {
+        ...(options.signal ? { signal: options.signal } : {}),
+        annotations: {
+          ...(typeof annotations.readOnlyHint === 'boolean' ? { readOnlyHint: annotations.readOnlyHint } : {}),
+          ...(typeof annotations.idempotentHint === 'boolean' ? { idempotentHint: annotations.idempotentHint } : {}),
+        },
+      });
+    },
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * @module composition/gateway-backend/visibility
+ * What a gateway session may see: the selection engine's `visibleTools` for the session's
+ * context (policy, enablement, organisation; fail closed), without silent tools
+ * (middleware-only) and, for an expert session, only its allow-list. Also the one
+ * `GatewayTool` view of a candidate, built once per candidate object.
+ */
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { notFound } from '../../core/errors.ts';
+import type { BackendSession, GatewayTool } from '../../gateway/backend.ts';
+import { toolDefinitionTokens } from '../../gateway/meta-tools.ts';
+import type { SelectionEngine } from '../../selection/index.ts';
+import type { SelectionCandidate } from '../../store/repositories/candidates.ts';
+
+/** The session's visible tools and plugins. */
+export interface SessionVisibility {
+  /** True unless an expert allow-list leaves the tool out. */
+  allowedByExpertList(session: BackendSession, qualifiedName: string): boolean;
+  /** The session's visible, non-silent tools (expert allow-list applied). */
+  visible(session: BackendSession): Promise<SelectionCandidate[]>;
+  /** Plugins the session can see (at least one visible tool), with those tools, by name. */
+  visiblePlugins(session: BackendSession): Promise<Map<string, SelectionCandidate[]>>;
+  /** Throws `not_found` unless the session can see the plugin. */
+  requireVisiblePlugin(session: BackendSession, pluginName: string): Promise<void>;
+  /** The gateway's view of a candidate (with a search score when given). */
+  toGatewayTool(candidate: SelectionCandidate, score?: number): GatewayTool;
+}
+
+/** The selection context of a session (only the fields it has). */
+export function contextOf(session: BackendSession) {
+  return {
+    workspace: session.workspace,
+    ...(session.project ? { project: session.project } : {}),
+    ...(session.orgId ? { orgId: session.orgId } : {}),
+    ...(session.userId ? { userId: session.userId } : {}),
+    ...(session.roles.length > 0 ? { roles: [...session.roles] } : {}),
+    ...(session.tier ? { tier: session.tier } : {}),
+    sessionId: session.sessionId,
+  };
+}
+
+/** Creates the session visibility over the selection engine. */
+export function createSessionVisibility(selection: Pick<SelectionEngine, 'visibleTools'>): SessionVisibility {
+  const gatewayTools = new WeakMap<SelectionCandidate, GatewayTool>();
+
+  function allowedByExpertList(session: BackendSession, qualifiedName: string): boolean {
+    return session.expertAllowList === undefined || session.expertAllowList.includes(qualifiedName);
+  }
+
+  async function visible(session: BackendSession): Promise<SelectionCandidate[]> {
+    const { tools } = await selection.visibleTools(contextOf(session));
+    return tools.filter((tool) => tool.visibility !== 'silent' && allowedByExpertList(session, tool.qualifiedName));
+  }
+
+  async function visiblePlugins(session: BackendSession): Promise<Map<string, SelectionCandidate[]>> {
+    const byPlugin = new Map<string, SelectionCandidate[]>();
+    for (const tool of await visible(session)) {
+      if (!tool.pluginName) continue;
+      const list = byPlugin.get(tool.pluginName) ?? [];
+      list.push(tool);
+      byPlugin.set(tool.pluginName, list);
+    }
+    return byPlugin;
+  }
+
+  function toGatewayTool(candidate: SelectionCandidate, score?: number): GatewayTool {
+    let tool = gatewayTools.get(candidate);
+    if (!tool) {
+      tool = gatewayToolOf(candidate);
+      gatewayTools.set(candidate, tool);
+    }
+    return score === undefined ? tool : { ...tool, score };
+  }
+
+  return {
+    allowedByExpertList,
+    visible,
+    visiblePlugins,
+    async requireVisiblePlugin(session, pluginName) {
+      if (!(await visiblePlugins(session)).has(pluginName)) throw notFound('plugin', pluginName);
+    },
+    toGatewayTool,
+  };
+}
+
+/** Builds the gateway's view of a candidate, with the tokens its definition costs. */
+function gatewayToolOf(candidate: SelectionCandidate): GatewayTool {
+  const inputSchema = { type: 'object' as const, ...candidate.parameters };
+  const tool: GatewayTool = {
+    qualifiedName: candidate.qualifiedName,
+    pluginName: candidate.pluginName ?? '',
+    ...(candidate.displayName ? { title: candidate.displayName } : {}),
+    description: candidate.description,
+    inputSchema,
+    ...(Object.keys(candidate.annotations).length > 0 ? { annotations: candidate.annotations as GatewayTool['annotations'] } : {}),
+    visibility: candidate.visibility,
+    pinned: candidate.isAlwaysPinned,
+    tokens: 0,
+  };
+  const definition: Tool = { name: tool.qualifiedName, description: tool.description, inputSchema };
+  tool.tokens = toolDefinitionTokens(definition);
+  return tool;
+}
