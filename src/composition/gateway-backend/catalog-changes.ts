@@ -40,7 +40,8 @@ export function createCatalogChanges(db: Pick<Database, 'listen'>, onChange: () 
     },
     async close() {
       listeners.clear();
-      if (unlisten) await (await unlisten)().catch(() => {});
+      // A listen that failed was logged when it failed; closing must still succeed.
+      if (unlisten) await unlisten.then((stop) => stop()).catch(() => {});
     },
   };
 }
