@@ -1,0 +1,127 @@
+/**
+ * @module selection/engine/catalog
+ * The engine's catalog snapshot (every active tool, frozen, reloaded when the catalog signature
+ * changes or an invalidation forces it) and the retrieval index kept in step with it: small
+ * changes are upserted / removed, larger ones rebuild the index.
+ */
+import { catalogSignature, listActiveCandidates, type SelectionCandidate } from '../../store/repositories/candidates.ts';
+import type { Database } from '../../store/database.ts';
+import type { CacheKind } from '../invalidation.ts';
+import type { RetrievalDocument, SelectionRetrieval } from '../retrieval.ts';
+import type { CatalogSnapshot } from './types.ts';
+
+/** Freezes a value and everything it holds (shared tool parameters and schemas are never mutated). */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const member of Object.values(value as Record<string, unknown>)) deepFreeze(member);
+  }
+  return value;
+}
+
+/** The retrieval document of a tool: its text plus display, category and plugin names. */
+export function toDocument(tool: SelectionCandidate): RetrievalDocument {
+  const extra = [tool.displayName, tool.categoryName, tool.pluginName].filter((text): text is string => typeof text === 'string' && text.length > 0);
+  return {
+    id: tool.id,
+    name: tool.qualifiedName,
+    description: tool.description,
+    ...(tool.summary === null ? {} : { summary: tool.summary }),
+    tags: tool.tags,
+    whenToUse: tool.whenToUse,
+    whenNotToUse: tool.whenNotToUse,
+    exampleQueries: tool.exampleQueries,
+    parameters: tool.parameters,
+    extraText: extra,
+  };
+}
+
+/** What makes a tool's retrieval document differ: content, name and category. */
+export function documentSignature(tool: SelectionCandidate): string {
+  return `${tool.contentHash}|${tool.qualifiedName}|${tool.categoryName ?? ''}|${tool.displayName ?? ''}`;
+}
+
+/** The catalog snapshot and its retrieval index. */
+export interface CatalogState {
+  /** The current snapshot (re-checked against the catalog signature once per `toolsMs`). */
+  get(): Promise<CatalogSnapshot>;
+  /** Brings the retrieval index to `current` (concurrent callers share one sync). */
+  ensureIndex(current: CatalogSnapshot): Promise<void>;
+  /** Forces the next `get` to reload on catalog changes. */
+  invalidate(kind: CacheKind): void;
+}
+
+/** Creates the catalog state; `onReload` runs when a new snapshot replaces the old one. */
+export function createCatalogState(options: {
+  db: Database;
+  retrieval: SelectionRetrieval;
+  toolsMs: number;
+  now: () => number;
+  onReload: () => void;
+}): CatalogState {
+  const { db, retrieval, toolsMs, now, onReload } = options;
+  let snapshot: CatalogSnapshot | undefined;
+  let snapshotForced = true;
+  let snapshotLoad: Promise<CatalogSnapshot> | undefined;
+  let snapshotVersion = 0;
+  // What the retrieval index holds: id → document signature, and the snapshot version it matches.
+  let indexed: Map<string, string> | undefined;
+  let indexedVersion = -1;
+  let indexLoad: Promise<void> | undefined;
+
+  async function loadSnapshot(): Promise<CatalogSnapshot> {
+    // Reset first: an invalidation arriving while this load runs sets it again and forces the next one.
+    const forced = snapshotForced;
+    snapshotForced = false;
+    const signature = await catalogSignature(db);
+    if (snapshot && !forced && signature === snapshot.signature) {
+      snapshot.checkedAt = now();
+      return snapshot;
+    }
+    const tools = await listActiveCandidates(db);
+    for (const tool of tools) deepFreeze(tool.parameters);
+    snapshot = { version: ++snapshotVersion, signature, tools, byId: new Map(tools.map((tool) => [tool.id, tool])), checkedAt: now() };
+    onReload();
+    return snapshot;
+  }
+
+  async function syncIndex(current: CatalogSnapshot): Promise<void> {
+    const next = new Map(current.tools.map((tool) => [tool.id, documentSignature(tool)]));
+    if (indexed !== undefined && retrieval.upsert && retrieval.remove) {
+      const changed = current.tools.filter((tool) => indexed!.get(tool.id) !== next.get(tool.id));
+      const removed = [...indexed.keys()].filter((id) => !next.has(id));
+      if (changed.length + removed.length <= Math.max(50, current.tools.length / 2)) {
+        if (removed.length > 0) await retrieval.remove(removed);
+        if (changed.length > 0) await retrieval.upsert(changed.map(toDocument));
+        indexed = next;
+        indexedVersion = current.version;
+        return;
+      }
+    }
+    await retrieval.build(current.tools.map(toDocument));
+    indexed = next;
+    indexedVersion = current.version;
+  }
+
+  return {
+    async get() {
+      if (snapshot && !snapshotForced && now() - snapshot.checkedAt < toolsMs) return snapshot;
+      snapshotLoad ??= loadSnapshot().finally(() => {
+        snapshotLoad = undefined;
+      });
+      return snapshotLoad;
+    },
+    async ensureIndex(current) {
+      while (indexedVersion !== current.version) {
+        indexLoad ??= syncIndex(current).finally(() => {
+          indexLoad = undefined;
+        });
+        await indexLoad;
+        if (snapshot !== current) return;
+      }
+    },
+    invalidate(kind) {
+      if (kind === 'tools' || kind === 'categories' || kind === 'all') snapshotForced = true;
+    },
+  };
+}
