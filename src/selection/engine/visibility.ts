@@ -50,24 +50,9 @@ export interface Visibility {
   readonly caches: { policy: LruTtlCache<unknown>; toolList: LruTtlCache<unknown>; scope: LruTtlCache<unknown>; visible: LruTtlCache<unknown> };
 }
 
-/** Creates the visibility stages over the catalog state. */
-export function createVisibility(options: {
-  db: Database;
-  catalog: CatalogState;
-  logger: Logger;
-  now: () => number;
-  ttl: { policyMs: number; toolsMs: number };
-  tierOrder: readonly string[];
-  defaultWorkspace: string;
-}): Visibility {
-  const { db, catalog, logger, now, ttl, tierOrder, defaultWorkspace } = options;
-  const policyCache = new LruTtlCache<CompiledPolicy>({ maxEntries: 256, ttlMs: ttl.policyMs, now });
-  const toolListCache = new LruTtlCache<SelectionCandidate[]>({ maxEntries: 128, ttlMs: ttl.toolsMs, now });
-  const scopeCache = new LruTtlCache<Scope>({ maxEntries: 256, ttlMs: ttl.toolsMs, now });
-  const visibleCache = new LruTtlCache<VisibleSet>({ maxEntries: 512, ttlMs: ttl.policyMs, now });
-  let rulesSnapshot: { rules: PolicyRule[]; at: number } | undefined;
-
-  async function resolveScope(workspace: string | null | undefined, project: string | null | undefined): Promise<Scope> {
+/** The workspace / project a request names, resolved and cached; unknown ones are errors (fail closed). */
+function createScopeResolver(db: Database, scopeCache: LruTtlCache<Scope>, defaultWorkspace: string) {
+  return async function resolveScope(workspace: string | null | undefined, project: string | null | undefined): Promise<Scope> {
     const key = JSON.stringify([workspace ?? null, project ?? null]);
     const cached = scopeCache.get(key);
     if (cached) return cached;
@@ -94,7 +79,26 @@ export function createVisibility(options: {
     const scope = { workspaceId: ws.id, projectId };
     scopeCache.set(key, scope);
     return scope;
-  }
+  };
+}
+
+/** Creates the visibility stages over the catalog state. */
+export function createVisibility(options: {
+  db: Database;
+  catalog: CatalogState;
+  logger: Logger;
+  now: () => number;
+  ttl: { policyMs: number; toolsMs: number };
+  tierOrder: readonly string[];
+  defaultWorkspace: string;
+}): Visibility {
+  const { db, catalog, logger, now, ttl, tierOrder, defaultWorkspace } = options;
+  const policyCache = new LruTtlCache<CompiledPolicy>({ maxEntries: 256, ttlMs: ttl.policyMs, now });
+  const toolListCache = new LruTtlCache<SelectionCandidate[]>({ maxEntries: 128, ttlMs: ttl.toolsMs, now });
+  const scopeCache = new LruTtlCache<Scope>({ maxEntries: 256, ttlMs: ttl.toolsMs, now });
+  const visibleCache = new LruTtlCache<VisibleSet>({ maxEntries: 512, ttlMs: ttl.policyMs, now });
+  let rulesSnapshot: { rules: PolicyRule[]; at: number } | undefined;
+  const resolveScope = createScopeResolver(db, scopeCache, defaultWorkspace);
 
   async function getPolicy(context: Parameters<typeof compilePolicy>[1], key: string): Promise<CompiledPolicy> {
     const cached = policyCache.get(key);
