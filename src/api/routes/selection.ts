@@ -8,7 +8,8 @@
  *   Admin keys and unbound operator keys may select for any context (an orchestrator selecting
  *   for its users), within whatever their key does bind.
  * - `POST /v1/outcomes` (scope `select`): what the LLM called; it takes no context, and a
- *   tenant key only reaches its own organisation's and workspace's events (others read as 404).
+ *   tenant key only reaches its own organisation's and workspace's events (others read as 404;
+ *   a key without an organisation only events without one).
  * - `POST /internal/tool-registry/test-selection` (admin): the pipeline without logging, under
  *   the same context rule.
  * - `GET /internal/tool-registry/analytics/{metrics,heatmap,accuracy,drift}` (read or admin):
