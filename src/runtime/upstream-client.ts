@@ -234,10 +234,15 @@ async function paginate<T>(fetchPage: (cursor: string | undefined) => Promise<{ 
   return out;
 }
 
+/** The SDK request options of a list call. */
+function requestOptions(options: ListOptions): { timeout: number | undefined; signal: AbortSignal | undefined } {
+  return { timeout: options.timeoutMs, signal: options.signal };
+}
+
 /** Lists every tool, following `nextCursor`. */
 export function listAllTools(client: Client, options: ListOptions): Promise<Tool[]> {
   return paginate(async (cursor) => {
-    const result = await client.listTools(cursor ? { cursor } : {}, { timeout: options.timeoutMs, signal: options.signal });
+    const result = await client.listTools(cursor ? { cursor } : {}, requestOptions(options));
     return { items: result.tools, nextCursor: result.nextCursor };
   }, options.maxPages ?? 100);
 }
@@ -246,7 +251,7 @@ export function listAllTools(client: Client, options: ListOptions): Promise<Tool
 export function listAllResources(client: Client, options: ListOptions): Promise<Resource[]> {
   if (!client.getServerCapabilities()?.resources) return Promise.resolve([]);
   return paginate(async (cursor) => {
-    const result = await client.listResources(cursor ? { cursor } : {}, { timeout: options.timeoutMs, signal: options.signal });
+    const result = await client.listResources(cursor ? { cursor } : {}, requestOptions(options));
     return { items: result.resources, nextCursor: result.nextCursor };
   }, options.maxPages ?? 100);
 }
@@ -255,7 +260,7 @@ export function listAllResources(client: Client, options: ListOptions): Promise<
 export function listAllPrompts(client: Client, options: ListOptions): Promise<Prompt[]> {
   if (!client.getServerCapabilities()?.prompts) return Promise.resolve([]);
   return paginate(async (cursor) => {
-    const result = await client.listPrompts(cursor ? { cursor } : {}, { timeout: options.timeoutMs, signal: options.signal });
+    const result = await client.listPrompts(cursor ? { cursor } : {}, requestOptions(options));
     return { items: result.prompts, nextCursor: result.nextCursor };
   }, options.maxPages ?? 100);
 }

@@ -192,37 +192,27 @@ const tools: CommandSpec = {
   },
 };
 
-const enable: CommandSpec = {
-  path: ['plugin', 'enable'],
-  summary: 'Enable a plugin in a workspace (default: default) or only for one project.',
-  usage: 'NAME [--workspace W] [--project P]',
-  options: scopeOptions,
-  async run(context) {
-    const name = needName(context, 'plugin enable NAME');
-    const plugins = pluginService(await context.openApp());
-    await plugins.enable(name, scopeOf(context));
-    const { enablements } = await plugins.show(name);
-    if (context.json) printJson(context.io, { plugin: name, enablements });
-    else context.io.stdout(`enabled ${name} in ${context.args.values.workspace ?? 'default'}${context.args.values.project ? `/${context.args.values.project}` : ''}\n`);
-    return 0;
-  },
-};
+/** `plugin enable` and `plugin disable`: the same command but for the service method and the words. */
+function enablementCommand(verb: 'enable' | 'disable', summary: string): CommandSpec {
+  return {
+    path: ['plugin', verb],
+    summary,
+    usage: 'NAME [--workspace W] [--project P]',
+    options: scopeOptions,
+    async run(context) {
+      const name = needName(context, `plugin ${verb} NAME`);
+      const plugins = pluginService(await context.openApp());
+      await plugins[verb](name, scopeOf(context));
+      const { enablements } = await plugins.show(name);
+      if (context.json) printJson(context.io, { plugin: name, enablements });
+      else context.io.stdout(`${verb}d ${name} in ${context.args.values.workspace ?? 'default'}${context.args.values.project ? `/${context.args.values.project}` : ''}\n`);
+      return 0;
+    },
+  };
+}
 
-const disable: CommandSpec = {
-  path: ['plugin', 'disable'],
-  summary: 'Disable a plugin in a workspace, or opt one project out of it.',
-  usage: 'NAME [--workspace W] [--project P]',
-  options: scopeOptions,
-  async run(context) {
-    const name = needName(context, 'plugin disable NAME');
-    const plugins = pluginService(await context.openApp());
-    await plugins.disable(name, scopeOf(context));
-    const { enablements } = await plugins.show(name);
-    if (context.json) printJson(context.io, { plugin: name, enablements });
-    else context.io.stdout(`disabled ${name} in ${context.args.values.workspace ?? 'default'}${context.args.values.project ? `/${context.args.values.project}` : ''}\n`);
-    return 0;
-  },
-};
+const enable = enablementCommand('enable', 'Enable a plugin in a workspace (default: default) or only for one project.');
+const disable = enablementCommand('disable', 'Disable a plugin in a workspace, or opt one project out of it.');
 
 const update: CommandSpec = {
   path: ['plugin', 'update'],
