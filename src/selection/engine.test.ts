@@ -83,9 +83,11 @@ describeEachBackend('selection engine', (backend) => {
       assert.equal(result.metadata.candidateCount, 9, '7 plugin tools + 2 pins; no org-private, no disabled plugin');
       assert.match(result.metadata.method, /^policy\+lexical\+thompson\+pins$/);
       assert.ok(result.metadata.eventId);
-      for (const key of ['policy', 'candidates', 'context', 'retrieval', 'bandit', 'pins', 'total'] as const) {
-        assert.ok(result.metadata.stageTimingsMs[key] >= 0);
-      }
+      // Every stage reports its time, and the total covers the stages (timings, so no exact values).
+      const timings = result.metadata.stageTimingsMs;
+      const stages = (['policy', 'candidates', 'context', 'retrieval', 'bandit', 'pins'] as const).map((key) => timings[key]);
+      assert.ok(stages.every((ms) => typeof ms === 'number' && Number.isFinite(ms)), JSON.stringify(timings));
+      assert.ok(timings.total + 1e-6 >= Math.max(...stages), JSON.stringify(timings));
     });
 
     it('never returns tools of plugins not enabled in the workspace, and errors on an unknown workspace', async () => {

@@ -65,7 +65,9 @@ describe('quiver eval', () => {
     assert.equal(report['recall@10'], 1);
     assert.equal(report['comp@5'], 1);
     assert.equal(report.mrr, 1);
-    for (const key of ['p50', 'p95', 'p99']) assert.ok(report.latency_ms[key] >= 0);
+    // Latency percentiles are measured, so only their order is certain: p50 ≤ p95 ≤ p99, all finite.
+    const { p50, p95, p99 } = report.latency_ms as { p50: number; p95: number; p99: number };
+    assert.ok(Number.isFinite(p99) && p50 <= p95 && p95 <= p99, JSON.stringify(report.latency_ms));
     assert.match(out.stderr, /1 gold id\(s\) not in the tools file were ignored: ghost-tool/);
     assert.match(out.stderr, /1 query without any known gold id skipped/);
     assert.match(out.stderr, /examples\.jsonl: 1 unknown tool id\(s\) ignored: nope/);
