@@ -53,7 +53,14 @@ describe('Admission (issue #18: bounded work, quick refusals)', () => {
     const admission = new Admission({ maxConcurrent: 1, maxQueued: 5, maxWaitMs: 5 });
     const held = gate();
     const holder = admission.run(() => held.promise);
-    await assert.rejects(admission.run(async () => 'late'), (error: unknown) => error instanceof QuiverError && error.code === 'rate_limited' && /no slot within 5 ms/.test(error.message));
+    // The wait timer is unref'd (it must not keep a server alive alone); in this bare test nothing
+    // else holds the event loop open, so hold it while the refusal is awaited.
+    const keepAlive = setInterval(() => {}, 1_000);
+    try {
+      await assert.rejects(admission.run(async () => 'late'), (error: unknown) => error instanceof QuiverError && error.code === 'rate_limited' && /no slot within 5 ms/.test(error.message));
+    } finally {
+      clearInterval(keepAlive);
+    }
     assert.deepEqual(admission.load, { active: 1, queued: 0 });
     held.open();
     await holder;
