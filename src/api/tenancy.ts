@@ -14,9 +14,10 @@
  */
 import { QuiverError, ErrorCodes, notFound } from '../core/errors.ts';
 import { hasScope, type Principal } from '../access/api-keys.ts';
+import { DEFAULT_WORKSPACE } from '../core/names.ts';
 
 /** The workspace a tenant key without a workspace binding works in (REST reads allow it this one only). */
-export const TENANT_DEFAULT_WORKSPACE = 'default';
+export const TENANT_DEFAULT_WORKSPACE = DEFAULT_WORKSPACE;
 
 /** A workspace (and project) reference resolved to ids. */
 export interface ResolvedScope {

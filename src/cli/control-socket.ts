@@ -20,13 +20,14 @@ import { z } from 'zod';
 import type { Logger } from '../core/logger.ts';
 import { silentLogger } from '../core/logger.ts';
 import type { CommandSpec } from './command.ts';
+import { CONTROL_SOCKET_FILE } from '../store/data-dir-lock.ts';
 
 /** Unix socket paths are limited to 107 bytes on Linux; longer data folders use a hashed name in the temp folder. */
 const MAX_SOCKET_PATH = 100;
 
 /** Where the control socket of the server owning `dataDir` lives. */
 export function controlSocketPath(dataDir: string): string {
-  const beside = join(dataDir, 'quiver-cli.sock');
+  const beside = join(dataDir, CONTROL_SOCKET_FILE);
   if (Buffer.byteLength(beside) <= MAX_SOCKET_PATH) return beside;
   const digest = createHash('sha256').update(dataDir).digest('hex').slice(0, 24);
   return join(tmpdir(), `quiver-cli-${digest}.sock`);

@@ -93,3 +93,6 @@ export function slugifyPluginName(text: string): string {
     .replace(/-$/, '');
   return slug || 'plugin';
 }
+
+/** The workspace that always exists; keys and sessions with no workspace binding work in it. */
+export const DEFAULT_WORKSPACE = 'default';

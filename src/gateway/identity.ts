@@ -10,9 +10,10 @@ import type { ParseArgsConfig } from 'node:util';
 import { invalidInput } from '../core/errors.ts';
 import { requireScope, type Principal } from '../access/api-keys.ts';
 import { EXPOSURE_MODES, type ExposureMode, type SessionIdentity } from './backend.ts';
+import { DEFAULT_WORKSPACE } from '../core/names.ts';
 
 /** The workspace of a session with no binding. */
-export const DEFAULT_WORKSPACE = 'default';
+export { DEFAULT_WORKSPACE };
 
 /** Flags of `quiver serve --stdio` that shape the session identity. */
 export const MCP_STDIO_OPTIONS = {

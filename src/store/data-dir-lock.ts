@@ -12,7 +12,14 @@ import { join } from 'node:path';
 import { QuiverError, ErrorCodes } from '../core/errors.ts';
 import { isCurrentProcess, ownerState, processOwner, processOwnerSchema, type ProcessOwner } from './process-owner.ts';
 
-const LOCK_FILE = 'quiver.lock';
+/** The lock file in a PGlite data folder. */
+export const LOCK_FILE = 'quiver.lock';
+
+/**
+ * The Unix socket a serving Quiver opens beside its lock for other `quiver` commands
+ * (cli/control-socket.ts): named here, with the lock, because both live in the data folder.
+ */
+export const CONTROL_SOCKET_FILE = 'quiver-cli.sock';
 
 interface LockInfo {
   owner: ProcessOwner;

@@ -16,6 +16,7 @@ import { gunzipSync } from 'node:zlib';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import type { Migration } from './migrator.ts';
+import { CONTROL_SOCKET_FILE, LOCK_FILE } from './data-dir-lock.ts';
 
 /** File names of the template and its manifest, side by side. */
 export const TEMPLATE_FILE = 'pglite-template.tar.gz';
@@ -185,7 +186,7 @@ export function clearTemplateCache(): void {
 }
 
 /** Files that may be in a data folder before PGlite has created anything (the lock file). */
-const IGNORABLE_BEFORE_INIT = new Set(['quiver.lock', 'quiver-cli.sock']);
+const IGNORABLE_BEFORE_INIT = new Set([LOCK_FILE, CONTROL_SOCKET_FILE]);
 
 /** True when `dataDir` holds no PostgreSQL cluster and nothing else that could be one. */
 export function isNewDataDir(dataDir: string): boolean {

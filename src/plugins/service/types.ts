@@ -15,9 +15,10 @@ import type { MarketplaceRecord } from '../../store/repositories/marketplace.ts'
 import type { IntelligenceRecord, PluginRecord } from '../../store/repositories/plugins.ts';
 import type { ProjectRecord, WorkspaceRecord } from '../../store/repositories/workspaces.ts';
 import type { SecretBox } from '../secret-box.ts';
+import { DEFAULT_WORKSPACE } from '../../core/names.ts';
 
 /** The workspace a plugin is enabled in when none is named. */
-export const DEFAULT_WORKSPACE = 'default';
+export { DEFAULT_WORKSPACE };
 
 /**
  * What a committed write changed. Every kind can change which tools are in effect or how a
