@@ -33,6 +33,7 @@ const STATUS_BY_CODE: Record<ErrorCode, ErrorStatus> = {
   conflict: 409,
   data_dir_locked: 409,
   missing_credential: 409,
+  quarantined: 409,
   schema_too_new: 409,
   payload_too_large: 413,
   install_failed: 422,

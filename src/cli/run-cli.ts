@@ -31,6 +31,7 @@ const EXIT_BY_CODE: Record<ErrorCode, number> = {
   forbidden: EXIT_CODES.unauthorized,
   conflict: EXIT_CODES.failure,
   missing_credential: EXIT_CODES.failure,
+  quarantined: EXIT_CODES.failure,
   install_failed: EXIT_CODES.failure,
   git_failed: EXIT_CODES.failure,
   npm_failed: EXIT_CODES.failure,

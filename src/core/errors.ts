@@ -28,6 +28,8 @@ export const ErrorCodes = {
   config: 'invalid_config',
   installFailed: 'install_failed',
   missingCredential: 'missing_credential',
+  /** A tool whose served definition changed after approval (issue #10 tool pinning). */
+  quarantined: 'quarantined',
   upstreamError: 'upstream_error',
   cancelled: 'cancelled',
   gitFailed: 'git_failed',
@@ -68,6 +70,7 @@ const defaultKinds: Record<ErrorCode, ErrorKind> = {
   upstream_error: 'operational',
   install_failed: 'user',
   missing_credential: 'user',
+  quarantined: 'user',
   cancelled: 'user',
   git_failed: 'user',
   npm_failed: 'user',

@@ -35,6 +35,7 @@ const WIRE_FORM_BY_CODE: Record<QuiverErrorCode, McpWireForm> = {
   cancelled: 'invalid',
   // A credential the plugin needs is not configured: what it is, so the user can set it.
   missing_credential: 'result',
+  quarantined: 'result',
   conflict: 'result',
   rate_limited: 'result',
   timeout: 'result',
