@@ -1,0 +1,198 @@
+/**
+ * @module jobs/worker
+ * The job service: handlers registered per kind, `enqueue`, and a worker loop that claims one
+ * job at a time (jobs/queue.ts), keeps its lease alive with a heartbeat while the handler runs,
+ * and records the outcome: done with the handler's result, or a failed attempt retried with
+ * exponential backoff until `maxAttempts`. A worker that stops heartbeating (crash, hang, lost
+ * connection) loses its lease and any worker retries the job; if that was its last attempt the
+ * job is marked failed instead of running a fourth time.
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { silentLogger, type Logger } from '../core/logger.ts';
+import type { Database } from '../store/database.ts';
+import {
+  abandonJob,
+  claimJob,
+  completeJob,
+  enqueueJob,
+  failJob,
+  findJob,
+  releaseJob,
+  renewJobLease,
+  type EnqueueOptions,
+  type JobRecord,
+} from './queue.ts';
+
+/** What a handler receives. */
+export interface JobContext {
+  job: JobRecord;
+  /** Aborted when the lease is lost or the worker closes: stop and throw. */
+  signal: AbortSignal;
+}
+
+/** Runs one job; its resolved value is stored as the job's result (JSON). Throwing fails the attempt. */
+export type JobHandler = (context: JobContext) => Promise<unknown>;
+
+/** Options of `createJobs`. */
+export interface JobsOptions {
+  db: Database;
+  logger?: Logger;
+  /** How often an idle worker looks for work, ms (QUIVER_JOBS_POLL_MS). Default 1000. */
+  pollMs?: number;
+  /** Lease of a claimed job, ms; renewed every third of it. Default 30 000. */
+  leaseMs?: number;
+  /** First retry delay, ms, doubled per attempt up to `maxBackoffMs`. Default 5 000. */
+  backoffMs?: number;
+  maxBackoffMs?: number;
+  /** Names this worker in `lease_owner` (default host:pid:random). */
+  owner?: string;
+}
+
+/** The job service of one process. */
+export interface Jobs {
+  /** Registers the handler of a kind (one per kind). */
+  register(kind: string, handler: JobHandler): void;
+  /** Adds a job (or returns the queued / running one with the same dedupe key) and wakes the local worker. */
+  enqueue(kind: string, payload: Record<string, unknown>, options?: EnqueueOptions): Promise<JobRecord>;
+  get(id: string): Promise<JobRecord | undefined>;
+  /** Claims and runs at most one job of the registered kinds; true when one ran. */
+  runOnce(): Promise<boolean>;
+  /** Starts the polling loop (idempotent). */
+  start(): void;
+  /** Stops the loop; a running job is aborted and handed back to the queue. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** Delay before retry number `attempt` (1-based): backoff · 2^(attempt−1), capped. */
+export function retryDelayMs(attempt: number, backoffMs: number, maxBackoffMs: number): number {
+  return Math.min(maxBackoffMs, backoffMs * 2 ** Math.max(0, attempt - 1));
+}
+
+/** Creates the job service; call `start()` for the background loop. */
+export function createJobs(options: JobsOptions): Jobs {
+  const { db } = options;
+  const logger = (options.logger ?? silentLogger).child({ part: 'jobs' });
+  const pollMs = options.pollMs ?? 1000;
+  const leaseMs = options.leaseMs ?? 30_000;
+  const backoffMs = options.backoffMs ?? 5000;
+  const maxBackoffMs = options.maxBackoffMs ?? 10 * 60_000;
+  const owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const handlers = new Map<string, JobHandler>();
+  let timer: NodeJS.Timeout | undefined;
+  let running = false;
+  let closed = false;
+  let current: { controller: AbortController; done: Promise<void> } | undefined;
+
+  async function execute(job: JobRecord, controller: AbortController): Promise<void> {
+    const handler = handlers.get(job.kind)!;
+    let leaseLost = false;
+    // The heartbeat renews the lease; losing it means another worker may now own the job.
+    const heartbeat = setInterval(() => {
+      renewJobLease(db, job.id, owner, leaseMs).then(
+        (held) => {
+          if (!held && !leaseLost) {
+            leaseLost = true;
+            controller.abort(new Error('job lease lost'));
+          }
+        },
+        (error: unknown) => logger.warn({ err: error, job: job.id }, 'job heartbeat failed'),
+      );
+    }, Math.max(10, Math.floor(leaseMs / 3)));
+    heartbeat.unref();
+    try {
+      const result = await handler({ job, signal: controller.signal });
+      if (!(await completeJob(db, job.id, owner, result ?? null))) logger.warn({ job: job.id, kind: job.kind }, 'job finished after its lease was lost');
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (closed && controller.signal.aborted && !leaseLost) {
+        await releaseJob(db, job.id, owner);
+      } else {
+        await failJob(db, job.id, owner, message, retryDelayMs(job.attempts, backoffMs, maxBackoffMs));
+        logger.warn({ job: job.id, kind: job.kind, attempt: job.attempts, error: message }, 'job attempt failed');
+      }
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  async function runOnce(): Promise<boolean> {
+    if (handlers.size === 0 || closed) return false;
+    for (;;) {
+      const job = await claimJob(db, owner, [...handlers.keys()], leaseMs);
+      if (!job) return false;
+      // A job whose worker died on its last attempt is not run again.
+      if (job.attempts > job.maxAttempts) {
+        await abandonJob(db, job.id, owner, `${job.lastError ? `${job.lastError}; ` : ''}worker lost its lease on the last attempt`);
+        continue;
+      }
+      const controller = new AbortController();
+      const done = execute(job, controller);
+      current = { controller, done };
+      try {
+        await done;
+      } finally {
+        current = undefined;
+      }
+      return true;
+    }
+  }
+
+  function schedule(delayMs: number): void {
+    if (closed || timer !== undefined) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      void loop();
+    }, delayMs);
+    timer.unref();
+  }
+
+  async function loop(): Promise<void> {
+    if (running || closed) return;
+    running = true;
+    let ran = false;
+    try {
+      ran = await runOnce();
+    } catch (error) {
+      logger.warn({ err: error }, 'job poll failed');
+    } finally {
+      running = false;
+    }
+    schedule(ran ? 0 : pollMs);
+  }
+
+  let started = false;
+  return {
+    register(kind, handler) {
+      if (handlers.has(kind)) throw new Error(`a handler for job kind '${kind}' is already registered`);
+      handlers.set(kind, handler);
+    },
+    async enqueue(kind, payload, enqueueOptions) {
+      const job = await enqueueJob(db, kind, payload, enqueueOptions);
+      if (started && handlers.has(kind)) {
+        if (timer !== undefined) clearTimeout(timer);
+        timer = undefined;
+        schedule(0);
+      }
+      return job;
+    },
+    get: (id) => findJob(db, id),
+    runOnce,
+    start() {
+      if (started || closed) return;
+      started = true;
+      schedule(0);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      const active = current;
+      if (active) {
+        active.controller.abort(new Error('worker closing'));
+        await active.done.catch(() => undefined);
+      }
+    },
+  };
+}
