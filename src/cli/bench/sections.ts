@@ -13,6 +13,7 @@ import { benchMemory } from './memory.ts';
 import { benchProductionGatewayOverhead } from './gateway-production.ts';
 import { benchGatewaySearch } from './gateway-search.ts';
 import { benchGatewayLoad } from './gateway-load.ts';
+import { benchPoisoning } from './poisoning.ts';
 
 /** One named benchmark. */
 export interface BenchSection {
@@ -71,4 +72,5 @@ export const benchSections: BenchSection[] = [
   { name: 'sessionTokens', target: 'tool tokens per session in search mode vs all mode (≥ 150 real tools)', run: () => benchSessionTokens() },
   { name: 'serveStartup', target: 'quiver serve on the embedded default ready ≤ 3 s', run: () => benchServeStartup() },
   { name: 'memory', target: '≤ 400 MB RSS with 10,000 tools loaded', run: () => benchMemory(10_000) },
+  { name: 'poisoning', target: 'tool poisoning: every corpus case detected; false alarms on real servers and bench catalogs (issue #10)', run: () => benchPoisoning() },
 ];
