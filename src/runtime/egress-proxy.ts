@@ -24,7 +24,7 @@ export interface EgressRule {
   port: number;
 }
 
-/** A decision the proxy took. */
+/** A decision the proxy took; port 0 is a name lookup the sandbox's DNS stub refused (sandbox-egress.ts). */
 export interface EgressDecision {
   label: string;
   host: string;
@@ -59,6 +59,12 @@ export function parseConnectLine(line: string): EgressRule | undefined {
   return { host: match[1]!.replace(/^\[|\]$/g, '').toLowerCase(), port };
 }
 
+/** Parses `LOOKUP name HTTP/1.1` (a refused name lookup reported by the sandbox bridge); undefined otherwise. */
+export function parseLookupLine(line: string): string | undefined {
+  const match = /^LOOKUP ([A-Za-z0-9_.-]{1,253}) HTTP\/1\.[01]$/.exec(line.trim());
+  return match ? match[1]!.toLowerCase() : undefined;
+}
+
 /** True when `destination` is on the allow-list (host names compared case-insensitively). */
 export function egressAllowed(allow: readonly EgressRule[], destination: EgressRule): boolean {
   return allow.some((rule) => rule.port === destination.port && rule.host.toLowerCase() === destination.host);
@@ -75,7 +81,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   const open = new Set<Socket>();
 
   const decide = (destination: EgressRule): boolean => {
-    const allowed = egressAllowed(options.allow, destination);
+    const allowed = destination.port !== 0 && egressAllowed(options.allow, destination);
     const decision = { label: options.label, host: destination.host, port: destination.port, allowed };
     decisions.push(decision);
     options.onDecision?.(decision);
@@ -96,7 +102,14 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
         return;
       }
       client.off('data', onData);
-      const destination = parseConnectLine(head.subarray(0, head.indexOf('\r\n')).toString('latin1'));
+      const line = head.subarray(0, head.indexOf('\r\n')).toString('latin1');
+      const lookup = parseLookupLine(line);
+      if (lookup !== undefined) {
+        decide({ host: lookup, port: 0 });
+        client.end('HTTP/1.1 204 No Content\r\n\r\n');
+        return;
+      }
+      const destination = parseConnectLine(line);
       if (!destination) {
         client.end('HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n');
         return;

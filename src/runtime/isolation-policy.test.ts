@@ -21,12 +21,22 @@ describe('trust → isolation (seed 000 §4.1, DESIGN §3.6)', () => {
       }),
       [
         ['UNVERIFIED', true, 'none', true],
-        ['COMMUNITY', true, 'host', true],
+        ['COMMUNITY', true, 'allow-list', true],
         ['ENTERPRISE', false, 'host', true],
         ['VERIFIED_PUBLISHER', false, 'host', false],
         ['OFFICIAL', false, 'host', false],
       ],
     );
+  });
+
+  it('keeps a plugin with egress rules sandboxed below OFFICIAL, so its allow-list is enforced', () => {
+    const withRules = (level: 'ENTERPRISE' | 'VERIFIED_PUBLISHER' | 'OFFICIAL') => {
+      const policy = isolationPolicyFor(level, {}, { egressRules: true });
+      return [policy.sandbox, policy.network, policy.limits !== undefined];
+    };
+    assert.deepEqual(withRules('ENTERPRISE'), [true, 'allow-list', true]);
+    assert.deepEqual(withRules('VERIFIED_PUBLISHER'), [true, 'allow-list', false]);
+    assert.deepEqual(withRules('OFFICIAL'), [false, 'host', false]);
   });
 
   it('lets a spec override limits field by field', () => {
@@ -81,11 +91,29 @@ describe('buildLaunch', () => {
     assert.match(launch.description.warnings[0]!, /CPU, memory and process count are not limited/);
   });
 
-  it('keeps the host network for COMMUNITY', () => {
+  it('gives COMMUNITY no network without an egress mount (fail closed)', () => {
     const launch = buildLaunch(spec, context({ policy: isolationPolicyFor('COMMUNITY') }));
-    assert.ok(!launch.args.includes('--unshare-net'));
-    assert.ok(launch.args.includes('/etc/resolv.conf'));
-    assert.equal(launch.description.network, 'host');
+    assert.ok(launch.args.includes('--unshare-net'));
+    assert.ok(!launch.args.includes('/etc/resolv.conf'));
+    assert.equal(launch.description.network, 'none');
+  });
+
+  it('runs an allow-list sandbox in a prepared network namespace, behind the bridge, with generated hosts and resolv.conf', () => {
+    const egress = { folder: '/tmp/q-net', socketFolder: '/tmp/q-egress', configPath: '/tmp/q-net/bridge.json', hostsFile: '/tmp/q-net/hosts', resolvFile: '/tmp/q-net/resolv.conf', addresses: ['10.0.0.5/32'] };
+    const launch = buildLaunch(spec, context({ policy: isolationPolicyFor('COMMUNITY'), egress, host: host({ egressNet: { unshare: '/usr/bin/unshare', ip: '/usr/sbin/ip' } }) }));
+    const all = [launch.command, ...launch.args];
+    assert.ok(!all.includes('--unshare-net'));
+    assert.equal(launch.description.network, 'allow-list');
+    const net = all.indexOf('/usr/bin/unshare');
+    assert.deepEqual(all.slice(net, net + 5), ['/usr/bin/unshare', '--user', '--map-root-user', '--net', '--']);
+    assert.ok(net < all.indexOf('/usr/bin/bwrap'));
+    assert.deepEqual(all.slice(all.indexOf('/usr/sbin/ip'), all.indexOf('/usr/sbin/ip') + 3), ['/usr/sbin/ip', '10.0.0.5/32', '--']);
+    const hosts = all.indexOf('/tmp/q-net/hosts');
+    assert.deepEqual(all.slice(hosts - 1, hosts + 2), ['--ro-bind', '/tmp/q-net/hosts', '/etc/hosts']);
+    const separator = all.lastIndexOf('--');
+    assert.deepEqual(all.slice(separator + 1, separator + 3), [process.execPath, '-e']);
+    assert.equal(all[separator + 4], '/tmp/q-net/bridge.json');
+    assert.throws(() => buildLaunch(spec, context({ policy: isolationPolicyFor('COMMUNITY'), egress, host: host({ egressNet: undefined }) })), /needs 'unshare'/);
   });
 
   it('joins cgroups before anything runs', () => {

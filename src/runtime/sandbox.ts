@@ -29,6 +29,8 @@ import type { CgroupSupport } from './cgroup.ts';
 import { detectCgroups } from './cgroup.ts';
 import { overlayChain, overlayLayout, unsafeOverlayPath, type OverlayLayout, type OverlayTools } from './code-overlay.ts';
 import type { IsolationPolicy } from './isolation-policy.ts';
+import { sandboxBridgeScript } from './sandbox-bridge.ts';
+import type { EgressMount } from './sandbox-egress.ts';
 import type { StdioSpec } from './types.ts';
 
 /** The uid/gid sandboxed plugins run as on the host when Quiver runs as root (`nobody`). */
@@ -49,6 +51,8 @@ export interface HostCapabilities {
   overlay?: OverlayTools | undefined;
   /** Why a sandboxed plugin's folder stays read-only, when it does. */
   overlayProblem?: string | undefined;
+  /** Tools that build an allow-list sandbox's network namespace (sandbox-egress.ts), when present. */
+  egressNet?: { unshare: string; ip: string } | undefined;
 }
 
 /** Options for probing the host. */
@@ -110,7 +114,10 @@ export function detectHost(options: DetectHostOptions = {}): HostCapabilities {
       : bubblewrap
         ? probeOverlay({ bubblewrap, setpriv, isRoot, searchPath })
         : { tools: undefined, problem: 'it needs the bubblewrap sandbox' };
-  return { bubblewrap, bubblewrapProblem, setpriv, isRoot, cgroups, overlay: overlay.tools, overlayProblem: overlay.problem };
+  const unshare = findExecutable('unshare', searchPath);
+  const ip = findExecutable('ip', searchPath);
+  const egressNet = unshare && ip ? { unshare, ip } : undefined;
+  return { bubblewrap, bubblewrapProblem, setpriv, isRoot, cgroups, overlay: overlay.tools, overlayProblem: overlay.problem, egressNet };
 }
 
 /**
@@ -169,12 +176,18 @@ export interface LaunchContext {
   marker: string;
   /** Run plugins that need a sandbox without one when bubblewrap is unusable. */
   dangerouslyAllowUnsandboxed: boolean;
+  /**
+   * An enforced allow-list (sandbox-egress.ts): a sandboxed process then reaches only what its
+   * proxy allows, through the bridge. Without it a sandbox has no network at all.
+   */
+  egress?: EgressMount | undefined;
 }
 
 /** How the plugin will actually be contained (reported in health and logs). */
 export interface LaunchDescription {
   sandboxed: boolean;
-  network: 'none' | 'host';
+  /** 'allow-list': own network namespace, out only through the egress proxy's allow-list. */
+  network: 'none' | 'allow-list' | 'host';
   /** How the process tree is kept together and killed with Quiver. */
   treeGuard: 'bubblewrap-pid-namespace' | 'pdeathsig' | 'process-group-only';
   /** How resource limits are enforced. */
@@ -253,6 +266,13 @@ export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
     });
   }
   const executable = resolved ?? spec.command;
+  const egress = sandboxed ? context.egress : undefined;
+  if (egress !== undefined && !host.egressNet) {
+    throw new QuiverError(ErrorCodes.unavailable, `plugin '${spec.pluginName}': its egress allow-list needs 'unshare' (util-linux) and 'ip' (iproute2), which are not installed`, {
+      details: { reason: 'sandbox_unavailable', pluginId: spec.pluginId, trustLevel: policy.level },
+    });
+  }
+  if (!sandboxed && context.egress !== undefined) warnings.push('the egress allow-list is not enforced: the plugin runs without a sandbox');
 
   let limits: LaunchDescription['limits'] = 'none';
   const extraEnv: Record<string, string> = {};
@@ -287,7 +307,8 @@ export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
   if (sandboxed) {
     const bwrap = host.bubblewrap!;
     const args = ['--die-with-parent', '--new-session', '--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
-    if (policy.network === 'none') args.push('--unshare-net');
+    // An allow-list sandbox joins the namespace the chain made (netChain); otherwise its own, empty.
+    if (policy.network !== 'host' && egress === undefined) args.push('--unshare-net');
     args.push('--uid', String(sandboxUid), '--gid', String(sandboxUid));
     args.push('--ro-bind', '/usr', '/usr');
     for (const link of rootLinks) {
@@ -296,13 +317,18 @@ export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
       if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(link), link);
       else args.push('--ro-bind', link, link);
     }
-    for (const path of [...etcAlways, ...(policy.network === 'host' ? etcNetwork : [])]) args.push('--ro-bind-try', path, path);
+    const etc = egress !== undefined ? etcNetwork.filter((path) => path !== '/etc/hosts' && path !== '/etc/resolv.conf') : policy.network === 'host' ? etcNetwork : [];
+    for (const path of [...etcAlways, ...etc]) args.push('--ro-bind-try', path, path);
+    if (egress !== undefined) args.push('--ro-bind', egress.hostsFile, '/etc/hosts', '--ro-bind', egress.resolvFile, '/etc/resolv.conf');
     args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
     const bound = ['/usr', '/tmp', '/proc', '/dev', '/etc', ...rootLinks];
     const readOnly = [...(spec.cwd ? [cwd] : []), ...spec.readOnlyPaths.map((path) => resolve(path))];
-    const realExecutable = realOrSelf(executable);
-    if (!isUnder(realExecutable, [...bound, ...readOnly])) readOnly.push(dirname(realExecutable));
-    if (!isUnder(executable, [...bound, ...readOnly])) readOnly.push(dirname(executable));
+    if (egress !== undefined) readOnly.push(egress.folder, egress.socketFolder);
+    for (const program of egress !== undefined ? [executable, bridgeNode] : [executable]) {
+      const real = realOrSelf(program);
+      if (!isUnder(real, [...bound, ...readOnly])) readOnly.push(dirname(real));
+      if (!isUnder(program, [...bound, ...readOnly])) readOnly.push(dirname(program));
+    }
     const overlay = spec.codeDir === undefined ? undefined : overlayFor(resolve(spec.codeDir), context, warnings);
     // The overlaid folder is bound writable instead; read-only binds inside it would hide the overlay.
     for (const path of [...new Set(readOnly)]) {
@@ -316,8 +342,11 @@ export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
     const asSandboxUser = host.isRoot && host.setpriv !== undefined;
     chain = [
       ...(asSandboxUser ? [host.setpriv!, '--reuid', String(sandboxUid), '--regid', String(sandboxUid), '--clear-groups'] : []),
+      ...(egress === undefined ? [] : netChain(host.egressNet!, egress.addresses)),
       ...(overlay === undefined ? [] : overlayChain(host.overlay!, overlay, { mirrorFolders: asSandboxUser })),
-      bwrap, ...args, '--', executable, ...spec.args,
+      bwrap, ...args, '--',
+      ...(egress === undefined ? [] : [bridgeNode, '-e', sandboxBridgeScript, egress.configPath]),
+      executable, ...spec.args,
     ];
     if (spec.codeDir !== undefined) codeFolder = overlay === undefined ? 'read-only' : 'overlay';
     if (host.isRoot && !host.setpriv) warnings.push('setpriv is missing: the sandbox runs as root mapped to an unprivileged uid inside a user namespace');
@@ -346,8 +375,29 @@ export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
     args: chain.slice(1),
     env,
     cwd,
-    description: { sandboxed, network: sandboxed ? policy.network : 'host', treeGuard, limits, ...(codeFolder ? { codeFolder } : {}), warnings },
+    description: { sandboxed, network: !sandboxed || policy.network === 'host' ? 'host' : egress !== undefined ? 'allow-list' : 'none', treeGuard, limits, ...(codeFolder ? { codeFolder } : {}), warnings },
   };
+}
+
+/** The Node that runs the egress bridge inside an allow-list sandbox (Quiver's own). */
+const bridgeNode = process.execPath;
+
+// $1 ip; then addresses for lo up to '--'; then the command. Runs as root of a fresh user
+// namespace owning a fresh network namespace: only that namespace is touched.
+const netScript = [
+  'ip=$1; shift',
+  '"$ip" link set lo up || exit 95',
+  'echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start || exit 95',
+  'while [ "$1" != "--" ]; do "$ip" addr add "$1" dev lo || exit 95; shift; done; shift',
+  'exec "$@"',
+].join('\n');
+
+/**
+ * The chain prefix of an allow-list sandbox: a network namespace with `lo` up, low ports open to
+ * the (unprivileged) bridge and the plan's addresses on `lo`; bubblewrap then joins it.
+ */
+function netChain(tools: { unshare: string; ip: string }, addresses: readonly string[]): string[] {
+  return [tools.unshare, '--user', '--map-root-user', '--net', '--', '/bin/sh', '-c', netScript, 'quiver-net', tools.ip, ...addresses, '--'];
 }
 
 /** The overlay of a sandboxed plugin's folder, or undefined (with a warning) when it stays read-only. */

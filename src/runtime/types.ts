@@ -103,6 +103,12 @@ export const stdioSpecSchema = z.object({
    */
   codeDir: z.string().min(1).optional(),
   limits: resourceLimitsSchema.default({}),
+  /**
+   * Where a sandboxed plugin may connect (issue #10): set (even empty), the sandbox gets its own
+   * network reaching only these through the egress proxy, every attempt logged; unset, a sandbox
+   * has no network at all. `port` 0 is never allowed.
+   */
+  egress: z.array(z.object({ host: z.string().min(1).max(253), port: z.number().int().min(1).max(65_535) })).max(500).optional(),
 });
 
 /** A remote plugin reached over Streamable HTTP (with an SSE fallback). */

@@ -60,13 +60,18 @@ describe('UNVERIFIED plugins run in a bubblewrap sandbox', { skip }, () => {
     assert.deepEqual(leftovers(supervisor.id), []);
   });
 
-  it('without network: a listening port on the host loopback is unreachable (COMMUNITY reaches it)', async () => {
-    const supervisor = make();
+  it('without network: a listening port on the host loopback is unreachable (COMMUNITY reaches it only on its allow-list)', async () => {
+    const decisions: string[] = [];
+    const supervisor = make({ sandbox: { onEgressDecision: (d) => decisions.push(`${d.pluginId} ${d.host}:${d.port} ${d.allowed}`) } });
     const blocked = firstText(await supervisor.callTool(fixtureSpec('no-net', { trustLevel: 'UNVERIFIED' }), 'connect', { host: '127.0.0.1', port }));
     assert.notEqual(blocked, 'connected');
     assert.match(blocked, /^error /);
-    const allowed = firstText(await supervisor.callTool(fixtureSpec('community-net', { trustLevel: 'COMMUNITY' }), 'connect', { host: '127.0.0.1', port }));
-    assert.equal(allowed, 'connected', 'COMMUNITY shares the host network (the allow-list is not enforced per host)');
+    const unlisted = firstText(await supervisor.callTool(fixtureSpec('community-unlisted', { trustLevel: 'COMMUNITY', egress: [] }), 'connect', { host: '127.0.0.1', port }));
+    assert.match(unlisted, /^error /, 'COMMUNITY with an empty allow-list reaches nothing');
+    const allowed = firstText(await supervisor.callTool(fixtureSpec('community-net', { trustLevel: 'COMMUNITY', egress: [{ host: '127.0.0.1', port }] }), 'connect', { host: '127.0.0.1', port }));
+    assert.equal(allowed, 'connected', 'COMMUNITY reaches what its allow-list names (issue #10)');
+    assert.equal(supervisor.health().find((h) => h.pluginId === 'community-net')?.launch?.network, 'allow-list');
+    await eventually(() => decisions.includes(`community-net 127.0.0.1:${port} true`));
     await supervisor.close();
   });
 

@@ -5,6 +5,7 @@
  * (plugins, composition, app) and the parts depend on declarations only; re-exported from
  * `runtime/supervisor.ts`.
  */
+import type { EgressDecision } from '../egress-proxy.ts';
 import type { GetPromptResult, Implementation, Prompt, ReadResourceResult, Resource, ServerCapabilities, Tool, CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../core/logger.ts';
 import type { BreakerState } from '../breaker.ts';
@@ -29,6 +30,13 @@ export interface SandboxOptions {
   baseEnv?: Record<string, string>;
   /** Limits overriding the isolation policy's defaults (per spec `limits` win). */
   defaultLimits?: ResourceLimits;
+  /** Told of every egress decision of a plugin run with an allow-list (spec `egress`). */
+  onEgressDecision?: (decision: PluginEgressDecision) => void;
+}
+
+/** An egress decision of one plugin's sandbox (port 0: a refused name lookup). */
+export interface PluginEgressDecision extends EgressDecision {
+  pluginId: string;
 }
 
 /** Options of `createSupervisor`. */

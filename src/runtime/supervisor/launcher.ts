@@ -15,6 +15,7 @@ import { cgroupName, type CgroupHandle } from '../cgroup.ts';
 import { isolationPolicyFor } from '../isolation-policy.ts';
 import type { Redactor } from '../redact.ts';
 import { buildLaunch, defaultSearchPath, detectHost, sandboxUid, type HostCapabilities, type LaunchDescription } from '../sandbox.ts';
+import { startSandboxEgress, type SandboxEgress } from '../sandbox-egress.ts';
 import { pluginStateDir } from '../state-dir.ts';
 import type { Clock, ResourceLimits, StdioSpec, UpstreamSpec } from '../types.ts';
 import { connectHttp, connectStdio, type UpstreamConnection } from '../upstream-client.ts';
@@ -103,11 +104,13 @@ export function createLauncher(options: LauncherOptions): Launcher {
 
   async function connectLocal(spec: StdioSpec, launchOptions: LaunchOptions): Promise<UpstreamConnection> {
     const capabilities = host();
-    const policy = isolationPolicyFor(spec.trustLevel, { ...sandbox.defaultLimits, ...spec.limits });
+    const policy = isolationPolicyFor(spec.trustLevel, { ...sandbox.defaultLimits, ...spec.limits }, { egressRules: (spec.egress?.length ?? 0) > 0 });
     const stateDir = stateDirFor(spec, policy.sandbox && capabilities.bubblewrap !== undefined);
     const cgroup = cgroupFor(spec, policy.limits);
     let launch;
+    let egress: SandboxEgress | undefined;
     try {
+      egress = await egressFor(spec, policy.sandbox && capabilities.bubblewrap !== undefined);
       launch = buildLaunch(spec, {
         host: capabilities,
         policy,
@@ -117,14 +120,37 @@ export function createLauncher(options: LauncherOptions): Launcher {
         searchPath,
         marker: options.supervisorId,
         dangerouslyAllowUnsandboxed: sandbox.dangerouslyAllowUnsandboxed ?? false,
+        egress: egress?.mount,
       });
     } catch (error) {
       await cgroup?.remove();
+      await egress?.close();
       throw error;
     }
     for (const warning of launch.description.warnings) logger.warn({ pluginId: spec.pluginId, version: spec.version }, warning);
     launchOptions.onLaunch?.(launch.description);
-    return connectStdio(spec, launch, { startTimeoutMs, redact: launchOptions.redact, clock, cgroup, stopGraceMs, signal: launchOptions.signal });
+    let connection: UpstreamConnection;
+    try {
+      connection = await connectStdio(spec, launch, { startTimeoutMs, redact: launchOptions.redact, clock, cgroup, stopGraceMs, signal: launchOptions.signal });
+    } catch (error) {
+      await egress?.close();
+      throw error;
+    }
+    // The proxy lives exactly as long as the process it serves.
+    if (egress) connection.onEnd(() => void egress.close());
+    return connection;
+  }
+
+  /** The allow-list of a sandboxed spec that has one (`egress` set, even empty). */
+  async function egressFor(spec: StdioSpec, sandboxed: boolean): Promise<SandboxEgress | undefined> {
+    if (!sandboxed || spec.egress === undefined) return undefined;
+    const report = sandbox.onEgressDecision;
+    return startSandboxEgress({
+      label: spec.pluginName,
+      allow: spec.egress,
+      logger,
+      ...(report ? { onDecision: (decision) => report({ ...decision, pluginId: spec.pluginId }) } : {}),
+    });
   }
 
   return {
