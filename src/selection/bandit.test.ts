@@ -12,6 +12,17 @@ describe('bandit', () => {
     assert.equal(banditContextKey({}), 'any:any:general');
   });
 
+  it('puts the organisation in the key, encoded so a page cannot make two organisations share one', () => {
+    assert.equal(banditContextKey({ orgId: 'acme', tier: 'teams', page: 'deals' }), 'teams:deals:general:org=acme');
+    assert.equal(banditContextKey({ orgId: null, page: 'deals' }), 'any:deals:general', 'no organisation: the seed key, so old rows stay readable');
+    assert.equal(banditContextKey({ orgId: 'a:b' }), 'any:any:general:org=a%3Ab');
+    // A crafted page naming another organisation still ends with the caller's own.
+    const crafted = banditContextKey({ orgId: 'acme', page: 'x:general:org=globex' });
+    assert.notEqual(crafted, banditContextKey({ orgId: 'globex', page: 'x' }));
+    assert.ok(crafted.endsWith(':org=acme'));
+    assert.notEqual(banditContextKey({ page: 'x:general:org=globex' }), banditContextKey({ orgId: 'globex', page: 'x' }));
+  });
+
   it('returns k tools from the top 2k pool with exactly one exploration slot', () => {
     const sampler = createSampler(createSeededRandom(5));
     for (let round = 0; round < 200; round++) {

@@ -56,10 +56,19 @@ export interface ThompsonOptions {
   exploration?: boolean;
 }
 
-/** Context key of seed 001 §5.5: `${tier}:${page}:general` (`any` stands for an absent tier or page). */
-export function banditContextKey(context: { tier?: string | null | undefined; page?: string | null | undefined }): string {
+/**
+ * Context key of seed 001 §5.5, `${tier}:${page}:general` (`any` stands for an absent tier or
+ * page), with the organisation appended as `:org=<id>` (issue #13: one tenant's outcomes never
+ * move another's ranking). The id is URI-encoded, so it holds no ':' and the last segment
+ * names the organisation unambiguously whatever the page says. A request without an
+ * organisation keeps the seed's key exactly, so arms stored before the organisation joined
+ * the key stay readable as the organisation-less context (they were learned from every
+ * organisation's traffic, so no organisation inherits them).
+ */
+export function banditContextKey(context: { orgId?: string | null | undefined; tier?: string | null | undefined; page?: string | null | undefined }): string {
   const part = (value: string | null | undefined) => (value === undefined || value === null || value === '' ? 'any' : value);
-  return `${part(context.tier)}:${part(context.page)}:general`;
+  const key = `${part(context.tier)}:${part(context.page)}:general`;
+  return context.orgId === undefined || context.orgId === null || context.orgId === '' ? key : `${key}:org=${encodeURIComponent(context.orgId)}`;
 }
 
 function safeShape(value: number): number {

@@ -368,14 +368,14 @@ describeEachBackend('selection engine', (backend) => {
       const row = rows[0]!;
       assert.equal(row.query_text, 'create a github issue');
       assert.equal(row.org_id, 'acme');
-      assert.equal(row.context_key, 'teams:issues:general');
+      assert.equal(row.context_key, 'teams:issues:general:org=acme');
       assert.equal(row.session_id, 's1');
       assert.equal(row.provider, 'openai');
       assert.equal((row.selected_tool_ids as string[]).length, result.tools.length);
       assert.equal(row.tool_call_success, true);
       assert.deepEqual(row.tools_called, ['github__create_issue', 'not_offered']);
       const stats = await db.query<{ tool_id: string; alpha: number; beta_param: number; total_selections: number; total_successes: number }>(
-        `SELECT tool_id, alpha, beta_param, total_selections, total_successes FROM tool_bandit_stats WHERE context_key = 'teams:issues:general'`,
+        `SELECT tool_id, alpha, beta_param, total_selections, total_successes FROM tool_bandit_stats WHERE context_key = 'teams:issues:general:org=acme'`,
       );
       const created = stats.rows.find((s) => s.tool_id === fixture.tools['github__create_issue'])!;
       assert.deepEqual([created.alpha, created.beta_param, Number(created.total_selections), Number(created.total_successes)], [2, 1, 1, 1]);

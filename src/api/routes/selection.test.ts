@@ -81,7 +81,7 @@ describeEachBackend('selection routes', (backend) => {
       assert.equal(otherTier.status, 403);
       assert.equal(((await otherTier.json()) as { error: { details: { field: string } } }).error.details.field, 'context.tier');
       const globex = (await (await post('/v1/select', keys.globex, { query: 'x', context: { page: 'deals' } })).json()) as Selection;
-      assert.equal(globex.metadata.contextKey, 'teams:deals:general', 'the key’s tier applies');
+      assert.equal(globex.metadata.contextKey, 'teams:deals:general:org=globex', 'the key’s tier and organisation apply');
     });
 
     it('lets an unbound operator key and an admin key select for any context', async () => {

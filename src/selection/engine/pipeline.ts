@@ -175,7 +175,7 @@ export function createPipeline(parts: PipelineParts): (input: SelectToolsInput, 
     const { ranked, retrieved } = await retrieve(parts, current, pageSet, request.query, Math.max(k, Math.ceil(k * parts.banditOptions.poolFactor)), warnings);
     const retrievalMs = lap();
 
-    const contextKey = banditContextKey({ tier: context.tier, page });
+    const contextKey = banditContextKey({ orgId: context.orgId, tier: context.tier, page });
     const { picks, banditUsed } = await rerank(parts, contextKey, ranked, k, warnings);
     const banditMs = lap();
 
