@@ -3,7 +3,14 @@
  * A small hand-written lexicon of near-synonyms for common tool-use verbs and nouns, used
  * for query expansion: a request worded differently from a tool's description ("remember",
  * "look up", "mail", "erase") also matches the tool's words ("store", "search", "email",
- * "delete") at a low weight. Domain-general on purpose; nothing here is fitted to a bench.
+ * "delete") at a low weight.
+ *
+ * Said plainly: the verb groups are general English, but the topic groups (weather, hotels,
+ * horoscopes, recipes, crypto, jokes…) were written with the bench catalogs (MetaTool's
+ * ChatGPT plugins, Seal-Tools) in view, so their gain on those benches overstates what a
+ * different catalog will see (docs/retrieval.md). Words are matched by their Porter stems;
+ * where a stem would merge unrelated words ("news" → "new", "wellness" → "well") the stemmer
+ * protects them (stemmer.ts), and concepts.test.ts lists the remaining cross-group merges.
  *
  * A word may sit in several groups; its expansions are the union. Entries with a space are
  * phrases, matched on consecutive query words ("look up"). Function words are never
@@ -237,3 +244,6 @@ export function relatedTerms(queryStems: readonly string[], isContent: (index: n
   }
   return out;
 }
+
+/** The lexicon's groups as written, for the stem-collision checks of concepts.test.ts. */
+export const conceptGroups: readonly (readonly string[])[] = groups;

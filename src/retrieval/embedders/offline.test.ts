@@ -9,7 +9,7 @@ describe('offline embedder', () => {
   it('is a v1 embedder of 384 dimensions with a settings-bearing model id', () => {
     assert.equal(embedder.specificationVersion, 'v1');
     assert.equal(embedder.dimensions, 384);
-    assert.match(embedder.modelId, /^quiver-offline-v1-d384/);
+    assert.match(embedder.modelId, /^quiver-offline-v2-d384/);
     assert.notEqual(createOfflineEmbedder({ dimensions: 256 }).modelId, embedder.modelId);
   });
 

@@ -29,7 +29,9 @@ export interface OfflineEmbedderOptions {
   functionWordWeight?: number;
 }
 
-const version = 1;
+// 2: the stemmer keeps protected words apart ("news" is no longer "new", issue #13), so
+// vectors stored under version 1 are recomputed.
+const version = 2;
 
 /** 32-bit FNV-1a followed by a murmur3 finaliser (good avalanche for short keys). */
 export function hashFeature(text: string, seed: number): number {
