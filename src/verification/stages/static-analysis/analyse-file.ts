@@ -1,0 +1,191 @@
+/**
+ * @module verification/stages/static-analysis/analyse-file
+ * What one JavaScript / TypeScript file does that matters for trust (issue #10), from its
+ * syntax tree (the TypeScript compiler's parser, which reads JavaScript too), not from text
+ * patterns: a call is a call, a string is a string, comments do not count. Which module a
+ * call belongs to is judged per file: `spawn(…)` is a process call when the file imports
+ * child_process, `writeFile(…)` a write when it imports fs. Findings carry a code and a line,
+ * never the file's text.
+ */
+import ts from 'typescript';
+
+/** What can be found in one file. */
+export type FileFindingCode =
+  | 'dynamic-process'
+  | 'process-spawn'
+  | 'eval'
+  | 'dynamic-code'
+  | 'dynamic-require'
+  | 'dynamic-import'
+  | 'network'
+  | 'fs-write'
+  | 'minified'
+  | 'high-entropy-string'
+  | 'encoded-blob'
+  | 'escaped-identifier'
+  | 'obfuscated-identifiers';
+
+/** One finding: code, 1-based line, and a short non-content detail (a module name, an API name). */
+export interface FileFinding {
+  code: FileFindingCode;
+  line: number;
+  detail?: string;
+}
+
+const PROCESS_MODULES = new Set(['child_process', 'node:child_process']);
+const PROCESS_CALLS = new Set(['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork']);
+const FS_MODULES = new Set(['fs', 'node:fs', 'fs/promises', 'node:fs/promises', 'fs-extra', 'graceful-fs']);
+const FS_WRITES = new Set(['writeFile', 'writeFileSync', 'appendFile', 'appendFileSync', 'createWriteStream', 'rm', 'rmSync', 'unlink', 'unlinkSync', 'rename', 'renameSync', 'chmod', 'chmodSync', 'copyFile', 'copyFileSync', 'symlink', 'symlinkSync', 'truncate', 'truncateSync', 'outputFile', 'outputFileSync']);
+const VM_MODULES = new Set(['vm', 'node:vm']);
+const VM_CALLS = new Set(['runInThisContext', 'runInNewContext', 'runInContext', 'compileFunction']);
+/** Modules that open connections; `ws`, `undici`, `node-fetch`, `axios` are the usual clients. */
+export const NETWORK_MODULES = new Set(['http', 'https', 'http2', 'net', 'dgram', 'tls', 'node:http', 'node:https', 'node:http2', 'node:net', 'node:dgram', 'node:tls', 'undici', 'ws', 'node-fetch', 'axios', 'got', 'socket.io-client']);
+const NETWORK_GLOBALS = new Set(['fetch', 'WebSocket', 'XMLHttpRequest', 'EventSource']);
+
+/** Shannon entropy in bits per character. */
+export function entropy(text: string): number {
+  const counts = new Map<string, number>();
+  for (const c of text) counts.set(c, (counts.get(c) ?? 0) + 1);
+  let bits = 0;
+  for (const count of counts.values()) {
+    const p = count / text.length;
+    bits -= p * Math.log2(p);
+  }
+  return bits;
+}
+
+function scriptKind(fileName: string): ts.ScriptKind {
+  if (/\.tsx$/.test(fileName)) return ts.ScriptKind.TSX;
+  if (/\.(m|c)?ts$/.test(fileName)) return ts.ScriptKind.TS;
+  if (/\.jsx$/.test(fileName)) return ts.ScriptKind.JSX;
+  return ts.ScriptKind.JS;
+}
+
+function isStaticString(node: ts.Node | undefined): boolean {
+  return node !== undefined && (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node));
+}
+
+/** A value fixed in the code: a literal, an array of literals, or `process.execPath`. */
+function isFixed(node: ts.Node | undefined): boolean {
+  if (node === undefined) return true;
+  if (isStaticString(node) || ts.isNumericLiteral(node)) return true;
+  if (ts.isArrayLiteralExpression(node)) return node.elements.every((element) => isFixed(element));
+  return ts.isPropertyAccessExpression(node) && node.getText() === 'process.execPath';
+}
+
+function calleeName(expression: ts.Expression): string | undefined {
+  if (ts.isIdentifier(expression)) return expression.text;
+  if (ts.isPropertyAccessExpression(expression)) return expression.name.text;
+  return undefined;
+}
+
+const BLOB = /^(?:[0-9a-fA-F]{100,}|[A-Za-z0-9+/_-]{100,}={0,2})$/;
+
+/** Module specifiers the file imports or requires with a literal name. */
+function importedModules(source: ts.SourceFile): Map<string, number> {
+  const modules = new Map<string, number>();
+  const add = (name: string, node: ts.Node) => {
+    if (!modules.has(name)) modules.set(name, source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1);
+  };
+  const visit = (node: ts.Node): void => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier !== undefined && ts.isStringLiteral(node.moduleSpecifier)) add(node.moduleSpecifier.text, node);
+    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference) && ts.isStringLiteral(node.moduleReference.expression)) add(node.moduleReference.expression.text, node);
+    else if (ts.isCallExpression(node) && (node.expression.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(node.expression) && node.expression.text === 'require')) && isStaticString(node.arguments[0])) {
+      add((node.arguments[0] as ts.StringLiteral).text, node);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return modules;
+}
+
+interface Scope {
+  source: ts.SourceFile;
+  process: boolean;
+  fs: boolean;
+  vm: boolean;
+  findings: FileFinding[];
+  line(node: ts.Node): number;
+}
+
+function checkCall(node: ts.CallExpression, scope: Scope): void {
+  const name = calleeName(node.expression);
+  const [first, second] = node.arguments;
+  if (node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+    if (!isStaticString(first)) scope.findings.push({ code: 'dynamic-import', line: scope.line(node) });
+    return;
+  }
+  if (ts.isIdentifier(node.expression) && name === 'require') {
+    if (!isStaticString(first)) scope.findings.push({ code: 'dynamic-require', line: scope.line(node) });
+    return;
+  }
+  if (name === undefined) return;
+  if (scope.process && PROCESS_CALLS.has(name)) {
+    const fixed = isFixed(first) && (name.startsWith('exec') && !name.startsWith('execFile') ? true : isFixed(second) || (second !== undefined && ts.isObjectLiteralExpression(second)));
+    scope.findings.push({ code: fixed ? 'process-spawn' : 'dynamic-process', line: scope.line(node), detail: name });
+  } else if (name === 'eval' && (ts.isIdentifier(node.expression) || /^(globalThis|window|global|self)\.eval$/.test(node.expression.getText(scope.source)))) {
+    scope.findings.push({ code: 'eval', line: scope.line(node) });
+  } else if (name === 'Function' && ts.isIdentifier(node.expression)) {
+    scope.findings.push({ code: 'dynamic-code', line: scope.line(node), detail: 'Function' });
+  } else if (scope.vm && VM_CALLS.has(name)) {
+    scope.findings.push({ code: 'dynamic-code', line: scope.line(node), detail: `vm.${name}` });
+  } else if (scope.fs && FS_WRITES.has(name)) {
+    scope.findings.push({ code: 'fs-write', line: scope.line(node), detail: name });
+  } else if (ts.isIdentifier(node.expression) && NETWORK_GLOBALS.has(name)) {
+    scope.findings.push({ code: 'network', line: scope.line(node), detail: name });
+  }
+  const decoded = name === 'atob' || (name === 'from' && /^Buffer\.from$/.test(node.expression.getText(scope.source)) && second !== undefined && isStaticString(second) && /^(base64|base64url|hex)$/.test((second as ts.StringLiteral).text));
+  if (decoded && isStaticString(first) && BLOB.test((first as ts.StringLiteral).text)) scope.findings.push({ code: 'encoded-blob', line: scope.line(node) });
+}
+
+function checkNode(node: ts.Node, scope: Scope, counters: { obfuscatedNames: number; firstObfuscated: number }): void {
+  if (ts.isCallExpression(node)) checkCall(node, scope);
+  else if (ts.isNewExpression(node)) {
+    const name = calleeName(node.expression);
+    if (name === 'Function' && ts.isIdentifier(node.expression)) scope.findings.push({ code: 'dynamic-code', line: scope.line(node), detail: 'Function' });
+    else if (name === 'Script' && scope.vm) scope.findings.push({ code: 'dynamic-code', line: scope.line(node), detail: 'vm.Script' });
+    else if (name !== undefined && ts.isIdentifier(node.expression) && NETWORK_GLOBALS.has(name)) scope.findings.push({ code: 'network', line: scope.line(node), detail: name });
+  } else if (ts.isElementAccessExpression(node) && isStaticString(node.argumentExpression) && /\\[xu]/.test(node.argumentExpression.getText(scope.source))) {
+    scope.findings.push({ code: 'escaped-identifier', line: scope.line(node) });
+  } else if (ts.isIdentifier(node)) {
+    if (/\\u/.test(node.getText(scope.source))) scope.findings.push({ code: 'escaped-identifier', line: scope.line(node) });
+    else if (/^_0x[0-9a-f]{3,}$/i.test(node.text) && counters.obfuscatedNames++ === 0) counters.firstObfuscated = scope.line(node);
+  } else if (isStaticString(node)) {
+    const text = (node as ts.StringLiteral).text;
+    if (text.length >= 200 && !/\s/.test(text) && entropy(text) >= 4.5) scope.findings.push({ code: 'high-entropy-string', line: scope.line(node) });
+  }
+}
+
+function minifiedLine(text: string): number | undefined {
+  if (text.length < 5_000) return undefined;
+  const lines = text.split('\n');
+  const index = lines.findIndex((line) => line.length > 2_000);
+  if (index >= 0) return index + 1;
+  return text.length / lines.length > 500 ? 1 : undefined;
+}
+
+/** Findings of one file's text (`fileName` picks the dialect by extension). */
+export function analyseSource(fileName: string, text: string): FileFinding[] {
+  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true, scriptKind(fileName));
+  const modules = importedModules(source);
+  const has = (set: Set<string>) => [...modules.keys()].some((name) => set.has(name));
+  const scope: Scope = {
+    source,
+    process: has(PROCESS_MODULES),
+    fs: has(FS_MODULES),
+    vm: has(VM_MODULES),
+    findings: [],
+    line: (node) => source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1,
+  };
+  for (const [name, line] of modules) if (NETWORK_MODULES.has(name)) scope.findings.push({ code: 'network', line, detail: name.replace(/^node:/, '') });
+  const counters = { obfuscatedNames: 0, firstObfuscated: 0 };
+  const visit = (node: ts.Node): void => {
+    checkNode(node, scope, counters);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  if (counters.obfuscatedNames >= 10) scope.findings.push({ code: 'obfuscated-identifiers', line: counters.firstObfuscated, detail: `${counters.obfuscatedNames} _0x names` });
+  const minified = minifiedLine(text);
+  if (minified !== undefined) scope.findings.push({ code: 'minified', line: minified });
+  return scope.findings;
+}
