@@ -1,0 +1,125 @@
+/**
+ * @module verification/service
+ * The verification service (seed 000 §4.2, issue #10): `verify` runs the pipeline on an
+ * installed plugin now (the CLI, with progress), `enqueue` queues the same run as a background
+ * job (after every install and update, and on demand through the API), and every run ends the
+ * same way: the verdict, a report signed with the hub key, stored, the plugin's verified trust
+ * score and level written, and `onVerified` called (app.ts drops cached launch specs there; the
+ * effective-trust service of issue #10 combines the level with grants and dynamic trust).
+ */
+import { QuiverError, ErrorCodes } from '../../core/errors.ts';
+import { silentLogger, type Logger } from '../../core/logger.ts';
+import type { Jobs, JobRecord } from '../../jobs/index.ts';
+import type { SecretBox } from '../../plugins/secret-box.ts';
+import type { Database } from '../../store/database.ts';
+import { runPipeline, type PipelineProgress } from '../pipeline.ts';
+import { buildReport, newReportJobId, type VerificationReport } from '../report.ts';
+import { hubPublicKey, loadHubSigningKey, signReport } from '../signing.ts';
+import { buildSubject, type SubjectSource } from '../subject.ts';
+import type { Stage, StageName, VerificationSettings } from '../types.ts';
+import { computeVerdict } from '../verdict.ts';
+import { listReports, storeReport, type StoredReport } from './store.ts';
+
+/** The job kind of a background verification. */
+export const VERIFICATION_JOB_KIND = 'verification.run';
+
+/** Options of `createVerificationService`. */
+export interface VerificationServiceOptions {
+  db: Database;
+  plugins: SubjectSource;
+  /** Seals the hub's private signing key at rest. */
+  secrets: SecretBox;
+  settings: VerificationSettings;
+  /** The stages to run (stages/index.ts `stageRegistry`); missing ones are recorded `not_run`. */
+  stages: Partial<Record<StageName, Stage>>;
+  /** When given, background runs are queued here and its worker runs them. */
+  jobs?: Jobs;
+  logger?: Logger;
+  clock?: () => Date;
+  /** Called after a report is stored (and the plugin's trust columns written, when it still had that version). */
+  onVerified?: (pluginId: string, report: VerificationReport) => void;
+}
+
+/** The verification service. */
+export interface VerificationService {
+  /** Verifies an installed plugin now and returns its signed, stored report. */
+  verify(plugin: string, options?: { onProgress?: (progress: PipelineProgress) => void; signal?: AbortSignal }): Promise<VerificationReport>;
+  /** Queues a background verification of the installed version (deduplicated per plugin version). */
+  enqueue(plugin: string, reason: string): Promise<JobRecord>;
+  /** The newest report of a plugin, or undefined when it was never verified. */
+  latestReport(plugin: string): Promise<VerificationReport | undefined>;
+  /** Reports of a plugin, newest first. */
+  reports(plugin: string, options?: { limit?: number }): Promise<StoredReport[]>;
+  /** The hub's public key (PEM) and key id. */
+  publicKey(): Promise<{ keyId: string; publicKeyPem: string }>;
+}
+
+/** Creates the service and, when `jobs` is given, registers its job handler. */
+export function createVerificationService(options: VerificationServiceOptions): VerificationService {
+  const { db, plugins, secrets } = options;
+  const logger = (options.logger ?? silentLogger).child({ part: 'verification' });
+  const now = options.clock ?? (() => new Date());
+
+  async function verify(reference: string, verifyOptions: { onProgress?: (progress: PipelineProgress) => void; signal?: AbortSignal } = {}): Promise<VerificationReport> {
+    const subject = await buildSubject(plugins, reference);
+    const key = await loadHubSigningKey(db, secrets);
+    const createdAt = now();
+    const pipeline = await runPipeline({
+      subject,
+      stages: options.stages,
+      settings: options.settings,
+      logger,
+      ...(verifyOptions.signal ? { signal: verifyOptions.signal } : {}),
+      ...(verifyOptions.onProgress ? { onProgress: verifyOptions.onProgress } : {}),
+    });
+    verifyOptions.signal?.throwIfAborted();
+    const verdict = computeVerdict(pipeline.stages);
+    // A JSON round trip first: the signed bytes are exactly what any reader of the JSON gets.
+    const unsigned = JSON.parse(JSON.stringify(buildReport({ jobId: newReportJobId(createdAt), subject, pipeline, verdict, createdAt }))) as Omit<VerificationReport, 'signature'>;
+    const report: VerificationReport = { ...unsigned, signature: signReport(unsigned, key) };
+    const { trustWritten } = await storeReport(db, report, key.keyId);
+    logger.info({ plugin: subject.pluginName, version: subject.version, score: report.overallScore, level: report.recommendation.trustLevel, trustWritten }, 'plugin verified');
+    try {
+      options.onVerified?.(subject.pluginId, report);
+    } catch (error) {
+      logger.warn({ err: error }, 'onVerified subscriber threw');
+    }
+    return report;
+  }
+
+  async function pluginIdOf(reference: string): Promise<{ id: string; name: string; version: string }> {
+    const { plugin } = await plugins.show(reference);
+    return { id: plugin.id, name: plugin.name, version: plugin.version ?? 'local' };
+  }
+
+  options.jobs?.register(VERIFICATION_JOB_KIND, async ({ job, signal }) => {
+    const payload = job.payload as { pluginId?: string; version?: string };
+    if (typeof payload.pluginId !== 'string') throw new Error('verification job without pluginId');
+    const current = await plugins.show(payload.pluginId).catch(() => undefined);
+    // Removed, or moved on to another version whose own job verifies it: nothing to do.
+    if (current === undefined || current.plugin.status === 'removed') return { skipped: 'plugin removed' };
+    if ((current.plugin.version ?? 'local') !== payload.version) return { skipped: `plugin is now at version ${current.plugin.version ?? 'local'}` };
+    const report = await verify(payload.pluginId, { signal });
+    return { reportJobId: report.jobId, overallScore: report.overallScore, trustLevel: report.recommendation.trustLevel };
+  });
+
+  return {
+    verify,
+    async enqueue(reference, reason) {
+      if (options.jobs === undefined) throw new QuiverError(ErrorCodes.unavailable, 'background verification is not wired into this hub');
+      const plugin = await pluginIdOf(reference);
+      return options.jobs.enqueue(VERIFICATION_JOB_KIND, { pluginId: plugin.id, plugin: plugin.name, version: plugin.version, reason }, { dedupeKey: `verify:${plugin.id}:${plugin.version}` });
+    },
+    async latestReport(reference) {
+      const plugin = await pluginIdOf(reference);
+      return (await listReports(db, plugin.id, 1))[0]?.report;
+    },
+    async reports(reference, listOptions = {}) {
+      const plugin = await pluginIdOf(reference);
+      return listReports(db, plugin.id, Math.max(1, Math.min(500, listOptions.limit ?? 50)));
+    },
+    publicKey: () => hubPublicKey(db, secrets),
+  };
+}
+
+export type { StoredReport } from './store.ts';

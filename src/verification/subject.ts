@@ -1,0 +1,90 @@
+/**
+ * @module verification/subject
+ * What a verification looks at, built from an installed plugin: its record (source as
+ * installed, manifest), its code folder, its stored PID, its tools as the catalog holds them
+ * (served name, title, description, schemas, annotations), the tool names of every other
+ * installed plugin (for shadowing checks), and a launch spec forced to the strictest sandbox
+ * (UNVERIFIED: no network, read-only code, limits), whatever trust the plugin has now.
+ */
+import { join } from 'node:path';
+import { isQuiverError } from '../core/errors.ts';
+import type { PluginService } from '../plugins/service.ts';
+import type { UpstreamSpecInput } from '../runtime/types.ts';
+import type { SubjectTool, VerificationSubject } from './types.ts';
+
+/** The slice of the plugins service a subject is read from. */
+export type SubjectSource = Pick<PluginService, 'show' | 'tools' | 'list' | 'upstreamSpec' | 'getIntelligence'>;
+
+/** The launch spec of the strictest sandbox: UNVERIFIED, and no egress list (no network at all). */
+export function strictestLaunch(spec: UpstreamSpecInput): UpstreamSpecInput {
+  if (spec.transport === 'stdio') {
+    const { egress: _egress, ...rest } = spec;
+    return { ...rest, trustLevel: 'UNVERIFIED' };
+  }
+  return { ...spec, trustLevel: 'UNVERIFIED' };
+}
+
+/**
+ * The installed code folder: the package folder inside the install root (npm:
+ * `node_modules/<package>`, git: the monorepo subfolder), the folder itself for a path install,
+ * null for a remote plugin. `source.cachePath` stays the install root (npm: where
+ * package-lock.json and node_modules are).
+ */
+export function codeDirOf(source: Record<string, unknown>): string | null {
+  const root = typeof source['cachePath'] === 'string' ? source['cachePath'] : typeof source['path'] === 'string' ? source['path'] : null;
+  if (root === null) return null;
+  const packageFolder = typeof source['packageFolder'] === 'string' ? source['packageFolder'] : '.';
+  return join(root, packageFolder);
+}
+
+async function otherToolNames(plugins: SubjectSource, except: string): Promise<string[]> {
+  const names = new Set<string>();
+  for (const plugin of await plugins.list()) {
+    if (plugin.id === except || plugin.status !== 'active') continue;
+    for (const tool of await plugins.tools(plugin.name)) names.add(tool.name);
+  }
+  return [...names].sort();
+}
+
+/** A launch spec, or null when the plugin cannot be started (remote-only sync plugin, missing credential). */
+async function launchOf(plugins: SubjectSource, name: string): Promise<UpstreamSpecInput | null> {
+  try {
+    return strictestLaunch(await plugins.upstreamSpec(name));
+  } catch (error) {
+    if (isQuiverError(error, 'unavailable') || isQuiverError(error, 'missing_credential')) return null;
+    throw error;
+  }
+}
+
+/** Builds the subject of one installed plugin (by name or id). */
+export async function buildSubject(plugins: SubjectSource, reference: string): Promise<VerificationSubject> {
+  const { plugin } = await plugins.show(reference);
+  const tools: SubjectTool[] = (await plugins.tools(plugin.name)).map((tool) => ({
+    name: tool.name,
+    ...(tool.displayName === null ? {} : { title: tool.displayName }),
+    description: tool.description,
+    inputSchema: tool.parameters,
+    ...(tool.returnSchema === null ? {} : { outputSchema: tool.returnSchema }),
+    ...(Object.keys(tool.annotations).length === 0 ? {} : { annotations: tool.annotations }),
+  }));
+  const intelligence = await plugins.getIntelligence(plugin.name).then(
+    (record) => record.pid,
+    (error: unknown) => {
+      if (isQuiverError(error, 'not_found')) return null;
+      throw error;
+    },
+  );
+  return {
+    pluginId: plugin.id,
+    pluginName: plugin.name,
+    version: plugin.version ?? 'local',
+    sourceType: plugin.sourceType,
+    source: plugin.source,
+    codeDir: plugin.sourceType === 'url' || plugin.sourceType === 'sync' ? null : codeDirOf(plugin.source),
+    manifest: plugin.manifest,
+    intelligence,
+    tools,
+    otherToolNames: await otherToolNames(plugins, plugin.id),
+    launch: plugin.status === 'active' ? await launchOf(plugins, plugin.name) : null,
+  };
+}
