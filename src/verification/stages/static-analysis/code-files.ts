@@ -43,7 +43,7 @@ const SKIPPED_DIRS = new Set(['node_modules', '.git']);
 /** A dependency's own tests do not run in the plugin (npm packages often ship them anyway). */
 const DEPENDENCY_TEST_DIRS = new Set(['test', 'tests', '__tests__', 'spec', 'benchmark', 'benchmarks', 'example', 'examples']);
 
-async function walk(root: string, dir: string, own: boolean, visit: (relative: string, size: number) => void, skipped: SkippedFiles, depth: number): Promise<void> {
+async function walk(root: string, dir: string, own: boolean, include: RegExp, visit: (relative: string, size: number) => void, skipped: SkippedFiles, depth: number): Promise<void> {
   if (depth > 40) return;
   const absolute = dir === '' ? root : join(root, dir);
   let entries;
@@ -60,10 +60,10 @@ async function walk(root: string, dir: string, own: boolean, visit: (relative: s
       continue;
     }
     if (entry.isDirectory()) {
-      if (!SKIPPED_DIRS.has(entry.name) && (own || !DEPENDENCY_TEST_DIRS.has(entry.name))) await walk(root, relative, own, visit, skipped, depth + 1);
+      if (!SKIPPED_DIRS.has(entry.name) && (own || !DEPENDENCY_TEST_DIRS.has(entry.name))) await walk(root, relative, own, include, visit, skipped, depth + 1);
       continue;
     }
-    if (!entry.isFile() || !CODE_EXTENSION.test(entry.name)) continue;
+    if (!entry.isFile() || !include.test(entry.name)) continue;
     if (DECLARATION.test(entry.name)) {
       skipped.declarations++;
       continue;
@@ -73,8 +73,13 @@ async function walk(root: string, dir: string, own: boolean, visit: (relative: s
   }
 }
 
-/** The code files of the packages, own packages first, within `limits`. */
-export async function listCodeFiles(codeDir: string, packages: readonly InstalledPackage[], limits: CodeFileLimits = DEFAULT_CODE_FILE_LIMITS): Promise<{ files: CodeFile[]; skipped: SkippedFiles }> {
+/** The code files of the packages, own packages first, within `limits`; `include` picks file names (default: JS / TS). */
+export async function listCodeFiles(
+  codeDir: string,
+  packages: readonly InstalledPackage[],
+  limits: CodeFileLimits = DEFAULT_CODE_FILE_LIMITS,
+  include: RegExp = CODE_EXTENSION,
+): Promise<{ files: CodeFile[]; skipped: SkippedFiles }> {
   const root = await realpath(codeDir);
   const skipped: SkippedFiles = { tooLarge: 0, overLimit: 0, links: 0, declarations: 0 };
   const files: CodeFile[] = [];
@@ -87,6 +92,7 @@ export async function listCodeFiles(codeDir: string, packages: readonly Installe
       root,
       pkg.dir,
       pkg.own,
+      include,
       (path, size) => {
         if (size > limits.maxFileBytes) skipped.tooLarge++;
         else if (files.length >= limits.maxFiles || total + size > limits.maxTotalBytes) skipped.overLimit++;
