@@ -1,0 +1,232 @@
+/**
+ * @module trust/service
+ * `createTrustService`: the effective trust of each plugin (verdict, admin grant or cap,
+ * dynamic trust; effective.ts), its egress allow-list and decision log, user reports, and the
+ * runtime score evaluated on a timer and on demand (issue #10). Every change that alters how a
+ * plugin starts is reported through `onChange` after it is committed, so the gateway drops the
+ * cached launch spec and the plugin restarts with its new isolation on its next call.
+ */
+import { QuiverError, ErrorCodes, notFound } from '../core/errors.ts';
+import { silentLogger } from '../core/logger.ts';
+import { isolationPolicyFor } from '../runtime/isolation-policy.ts';
+import { trustLevelSchema, type TrustLevel } from '../runtime/types.ts';
+import { isUuid } from '../store/repositories/mapping.ts';
+import { findPluginRecordById, findPluginRecordByName, listPluginRecords, type PluginRecord } from '../store/repositories/plugins.ts';
+import {
+  currentTrustGrants,
+  deleteEgressDecisionsBefore,
+  deleteEgressRule,
+  insertEgressRule,
+  insertTrustGrant,
+  insertUserReport,
+  listEgressDecisions,
+  listEgressRules,
+  listRuntimeTrust,
+  listTrustGrants,
+} from '../store/repositories/trust.ts';
+import { createDecisionLog } from './decision-log.ts';
+import { effectiveTrust, rankingFactor, type TrustInputs } from './effective.ts';
+import { parseEgressTarget } from './egress-target.ts';
+import { evaluateRuntimeTrust } from './runtime-trust.ts';
+import { defaultTrustSettings, type LaunchTrust, type TrustService, type TrustServiceOptions, type TrustView } from './types.ts';
+
+const rankingSteps = { step: 0.15, runtimePenalty: 0.3 };
+
+function verifiedLevelOf(record: PluginRecord): TrustLevel | null {
+  const parsed = trustLevelSchema.safeParse(record.trustLevel);
+  return parsed.success ? parsed.data : null;
+}
+
+function checkReason(reason: string): string {
+  const trimmed = reason.trim();
+  if (trimmed.length === 0 || trimmed.length > 1000) throw new QuiverError(ErrorCodes.invalidInput, 'a reason (1 to 1000 characters) is required');
+  return trimmed;
+}
+
+/** Creates the trust service; `start()` runs the periodic evaluation. */
+export function createTrustService(options: TrustServiceOptions): TrustService {
+  const { db } = options;
+  const logger = (options.logger ?? silentLogger).child({ component: 'trust' });
+  const now = options.clock ?? (() => new Date());
+  const settings = { ...defaultTrustSettings, ...options.settings };
+  const defaultLevel = options.defaultLevel ?? 'UNVERIFIED';
+  const decisions = createDecisionLog({ db, logger, now });
+  let factors = new Map<string, number>();
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> = Promise.resolve();
+
+  const changed: NonNullable<TrustServiceOptions['onChange']> = (change) => {
+    void refreshFactors().catch((error: unknown) => logger.warn({ err: error }, 'trust ranking factors could not be refreshed'));
+    try {
+      options.onChange?.(change);
+    } catch (error) {
+      logger.warn({ err: error, change }, 'trust onChange subscriber threw');
+    }
+  };
+  const requestReverification = async (pluginId: string, reason: string): Promise<void> => {
+    try {
+      await options.requestReverification?.(pluginId, reason);
+    } catch (error) {
+      logger.warn({ err: error, pluginId }, 're-verification could not be queued');
+    }
+  };
+  const runtimeDeps = { db, logger, now, settings, changed, requestReverification };
+
+  async function requirePlugin(reference: string): Promise<PluginRecord> {
+    const record = isUuid(reference) ? await findPluginRecordById(db, reference) : await findPluginRecordByName(db, reference);
+    if (record === undefined || record.status === 'removed') throw notFound('plugin', reference);
+    return record;
+  }
+
+  async function inputsOf(record: PluginRecord): Promise<TrustInputs> {
+    const [grants, runtime] = await Promise.all([currentTrustGrants(db, [record.id]), listRuntimeTrust(db, [record.id])]);
+    const grant = grants.get(record.id);
+    return {
+      verifiedLevel: verifiedLevelOf(record),
+      defaultLevel,
+      grant: grant && grant.kind !== 'clear' ? { kind: grant.kind, level: grant.level as TrustLevel } : undefined,
+      runtime: runtime.get(record.id),
+    };
+  }
+
+  async function refreshFactors(): Promise<void> {
+    const [records, grants, runtime] = await Promise.all([listPluginRecords(db, { includeRemoved: false }), currentTrustGrants(db), listRuntimeTrust(db)]);
+    const next = new Map<string, number>();
+    for (const record of records) {
+      const grant = grants.get(record.id);
+      const run = runtime.get(record.id);
+      const inputs = { verifiedLevel: verifiedLevelOf(record), defaultLevel, grant: grant ? { kind: grant.kind as 'grant' | 'cap', level: grant.level as TrustLevel } : undefined, runtime: run };
+      next.set(record.id, rankingFactor(effectiveTrust(inputs).level, run?.belowThreshold ?? false, { fullFrom: settings.rankingFullFrom, ...rankingSteps }));
+    }
+    factors = next;
+  }
+
+  async function launchTrustOf(record: PluginRecord): Promise<LaunchTrust & { rules: number }> {
+    const level = effectiveTrust(await inputsOf(record)).level;
+    const rules = (await listEgressRules(db, record.id)).map((rule) => ({ host: rule.host, port: rule.port }));
+    // UNVERIFIED has no network at all (DESIGN §3.6), rules or not.
+    if (level === 'UNVERIFIED') return { trustLevel: level, egress: undefined, rules: rules.length };
+    const policy = isolationPolicyFor(level, {}, { egressRules: rules.length > 0 });
+    return { trustLevel: level, egress: policy.sandbox ? rules : undefined, rules: rules.length };
+  }
+
+  async function view(record: PluginRecord): Promise<TrustView> {
+    const inputs = await inputsOf(record);
+    const effective = effectiveTrust(inputs);
+    const launch = await launchTrustOf(record);
+    const policy = isolationPolicyFor(effective.level, {}, { egressRules: launch.rules > 0 });
+    const [grants, runtime] = await Promise.all([listTrustGrants(db, record.id), listRuntimeTrust(db, [record.id])]);
+    const current = grants[0] && grants[0].kind !== 'clear' ? grants[0] : null;
+    return {
+      plugin: { id: record.id, name: record.name },
+      verified: { score: record.trustScore, level: verifiedLevelOf(record) },
+      grant: current,
+      runtime: runtime.get(record.id) ?? null,
+      effective,
+      isolation: { sandbox: policy.sandbox, network: policy.network },
+      egressRules: launch.rules,
+      rankingFactor: rankingFactor(effective.level, inputs.runtime?.belowThreshold ?? false, { fullFrom: settings.rankingFullFrom, ...rankingSteps }),
+      history: grants,
+    };
+  }
+
+  async function evaluateAll(): Promise<void> {
+    const records = await listPluginRecords(db, { includeRemoved: false });
+    await evaluateRuntimeTrust(runtimeDeps, records.map((record) => record.id));
+    await deleteEgressDecisionsBefore(db, new Date(now().getTime() - settings.egressLogDays * 86_400_000));
+    await refreshFactors();
+  }
+
+  return {
+    async view(reference) {
+      return view(await requirePlugin(reference));
+    },
+
+    async launchTrust(pluginId) {
+      const { trustLevel, egress } = await launchTrustOf(await requirePlugin(pluginId));
+      return { trustLevel, egress };
+    },
+
+    async setTrust(reference, change) {
+      const record = await requirePlugin(reference);
+      const reason = checkReason(change.reason);
+      if (change.kind !== 'clear' && change.level === undefined) throw new QuiverError(ErrorCodes.invalidInput, `--${change.kind === 'grant' ? 'level' : 'cap'} needs a trust level`);
+      const level = change.kind === 'clear' ? null : trustLevelSchema.parse(change.level);
+      await insertTrustGrant(db, { pluginId: record.id, kind: change.kind, level, reason, actor: change.actor, createdAt: now() });
+      logger.info({ plugin: record.name, kind: change.kind, level, actor: change.actor }, 'plugin trust changed');
+      changed({ kind: 'grant', pluginId: record.id });
+      return view(record);
+    },
+
+    async allow(reference, target, allowOptions) {
+      const record = await requirePlugin(reference);
+      const rule = parseEgressTarget(target);
+      const row = { pluginId: record.id, host: rule.host, port: rule.port, reason: allowOptions.reason?.trim().slice(0, 1000) ?? '', actor: allowOptions.actor, createdAt: now() };
+      const created = await insertEgressRule(db, row);
+      if (created) {
+        logger.info({ plugin: record.name, host: rule.host, port: rule.port, actor: allowOptions.actor }, 'egress rule added');
+        changed({ kind: 'egress', pluginId: record.id });
+      }
+      const stored = (await listEgressRules(db, record.id)).find((r) => r.host === rule.host && r.port === rule.port)!;
+      return { rule: stored, created };
+    },
+
+    async deny(reference, target) {
+      const record = await requirePlugin(reference);
+      const rule = parseEgressTarget(target);
+      const deleted = await deleteEgressRule(db, record.id, rule.host, rule.port);
+      if (deleted) changed({ kind: 'egress', pluginId: record.id });
+      return deleted;
+    },
+
+    async egress(reference, egressOptions = {}) {
+      const record = await requirePlugin(reference);
+      await decisions.flush();
+      const launch = await launchTrustOf(record);
+      const [rules, recent] = await Promise.all([listEgressRules(db, record.id), listEgressDecisions(db, record.id, Math.min(Math.max(egressOptions.limit ?? 50, 1), 1000))]);
+      return { plugin: { id: record.id, name: record.name }, rules, decisions: recent, enforced: launch.egress !== undefined };
+    },
+
+    recordDecision: (decision) => decisions.record(decision),
+
+    async report(reference, reportOptions) {
+      const record = await requirePlugin(reference);
+      const report = await insertUserReport(db, { pluginId: record.id, reason: checkReason(reportOptions.reason), actor: reportOptions.actor, createdAt: now() });
+      logger.warn({ plugin: record.name, actor: reportOptions.actor }, 'plugin reported by a user');
+      const [runtime] = await evaluateRuntimeTrust(runtimeDeps, [record.id]);
+      await requestReverification(record.id, `user report: ${report.reason}`);
+      return { report, runtime: runtime! };
+    },
+
+    async evaluate(reference) {
+      await decisions.flush();
+      if (reference === undefined) {
+        const records = await listPluginRecords(db, { includeRemoved: false });
+        const rows = await evaluateRuntimeTrust(runtimeDeps, records.map((record) => record.id));
+        await refreshFactors();
+        return rows;
+      }
+      return evaluateRuntimeTrust(runtimeDeps, [(await requirePlugin(reference)).id]);
+    },
+
+    rankingFactor(pluginId) {
+      return factors.get(pluginId) ?? rankingFactor(defaultLevel, false, { fullFrom: settings.rankingFullFrom, ...rankingSteps });
+    },
+
+    start() {
+      void refreshFactors().catch((error: unknown) => logger.warn({ err: error }, 'trust ranking factors could not be read'));
+      if (settings.evaluateIntervalMs <= 0 || timer) return;
+      timer = setInterval(() => {
+        running = decisions.flush().then(evaluateAll).catch((error: unknown) => logger.warn({ err: error }, 'runtime trust evaluation failed'));
+      }, settings.evaluateIntervalMs);
+      timer.unref();
+    },
+
+    async close() {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      await running;
+      await decisions.close();
+    },
+  };
+}
