@@ -1,0 +1,64 @@
+/**
+ * @module verification/stages/probe/call-plan
+ * Which calls the probe makes (issue #10): every tool the safety rule allows
+ * (tool-safety.ts) once, with generated arguments that must pass the tool's own input
+ * schema; and, for the compatibility stage, the bad-argument calls — missing required
+ * properties and wrong types — on up to two tools that require something. Bad calls prefer
+ * safe tools; when no safe tool requires anything they fall back to tools not annotated
+ * destructive: a well-behaved server rejects them before acting, and the sandbox (no
+ * network, throwaway state folder) contains one that does not.
+ */
+import { badArguments, generateArguments, requiredProperties } from './argument-generator.ts';
+import type { SchemaCompiler } from './json-schema.ts';
+import { toolSafety } from './tool-safety.ts';
+import type { ProbeCallKind, ProbeTool } from './types.ts';
+
+/** One call to make. */
+export interface PlannedCall {
+  tool: string;
+  kind: ProbeCallKind;
+  arguments: Record<string, unknown>;
+}
+
+/** The calls, and the tools left out with why. */
+export interface CallPlan {
+  calls: PlannedCall[];
+  skipped: Array<{ tool: string; reason: string }>;
+}
+
+/** Plans the probe's calls for `tools`; at most `maxValidCalls` reads. */
+export function planCalls(tools: readonly ProbeTool[], compile: SchemaCompiler, maxValidCalls: number): CallPlan {
+  const calls: PlannedCall[] = [];
+  const skipped: CallPlan['skipped'] = [];
+  const safeTools: ProbeTool[] = [];
+  for (const tool of tools) {
+    const verdict = toolSafety(tool);
+    if (!verdict.safe) {
+      skipped.push({ tool: tool.name, reason: verdict.reason });
+      continue;
+    }
+    safeTools.push(tool);
+    if (calls.length >= maxValidCalls) {
+      skipped.push({ tool: tool.name, reason: `more than ${maxValidCalls} callable tools` });
+      continue;
+    }
+    const args = generateArguments(tool.inputSchema);
+    const compiled = compile(tool.inputSchema);
+    const problem = compiled.ok ? compiled.validate(args) : `input schema does not compile: ${compiled.error}`;
+    if (problem !== undefined) {
+      skipped.push({ tool: tool.name, reason: `no valid arguments could be generated (${problem})` });
+      continue;
+    }
+    calls.push({ tool: tool.name, kind: 'valid', arguments: args });
+  }
+  const requiring = (candidates: readonly ProbeTool[]) => candidates.filter((tool) => requiredProperties(tool.inputSchema).length > 0);
+  const fallback = tools.filter((tool) => tool.annotations?.destructiveHint !== true);
+  const targets = (requiring(safeTools).length > 0 ? requiring(safeTools) : requiring(fallback)).slice(0, 2);
+  for (const tool of targets) {
+    for (const kind of ['missing-required', 'wrong-type'] as const) {
+      const args = badArguments(tool.inputSchema, kind);
+      if (args !== undefined) calls.push({ tool: tool.name, kind, arguments: args });
+    }
+  }
+  return { calls, skipped };
+}

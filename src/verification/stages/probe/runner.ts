@@ -1,0 +1,37 @@
+/**
+ * @module verification/stages/probe/runner
+ * One probe run per verification, shared by the sandbox-execution and compatibility stages
+ * (issue #10): the runner memoises the run by subject object — the pipeline hands both stages
+ * the same `VerificationSubject` — so the plugin is started once however many stages read
+ * it. The host is probed (bubblewrap, cgroups, overlay) once per runner, on first use.
+ */
+import { detectHost, type HostCapabilities } from '../../../runtime/sandbox.ts';
+import type { StageContext } from '../../types.ts';
+import { runProbe, type ProbeOptions } from './run-probe.ts';
+import type { ProbeResult } from './types.ts';
+
+/** Options of a runner: the probe's limits, and the host when the caller already probed it. */
+export type ProbeRunnerOptions = Omit<ProbeOptions, 'host' | 'signal' | 'progress'> & { host?: HostCapabilities };
+
+/** Gives each verification subject its one probe result. */
+export interface ProbeRunner {
+  /** The probe of `context.subject`, run on first request (its progress goes to that stage). */
+  probe(context: StageContext): Promise<ProbeResult>;
+}
+
+/** Creates a runner; nothing is started until a stage asks. */
+export function createProbeRunner(options: ProbeRunnerOptions = {}): ProbeRunner {
+  let host = options.host;
+  const runs = new WeakMap<object, Promise<ProbeResult>>();
+  return {
+    probe(context) {
+      let run = runs.get(context.subject);
+      if (!run) {
+        host ??= detectHost();
+        run = runProbe(context.subject.launch, { ...options, host, signal: context.signal, progress: context.progress });
+        runs.set(context.subject, run);
+      }
+      return run;
+    },
+  };
+}

@@ -1,0 +1,176 @@
+/**
+ * @module verification/stages/probe/sandboxed-start
+ * Starts one plugin process for the probe in the strictest sandbox whatever its trust level:
+ * UNVERIFIED isolation (bubblewrap, no network, read-only host, cgroup limits), a fresh
+ * throwaway state folder (so what it writes is only what this run wrote, and the plugin's
+ * real state is never touched), the runtime's own launch builder and process transport, and
+ * the official SDK client for the handshake. It records the protocol version the server
+ * answered, when the process ended, and its resources and network counters before the
+ * cgroup goes away. Never runs a plugin unsandboxed: without bubblewrap the start fails.
+ */
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { cgroupName, type CgroupHandle } from '../../../runtime/cgroup.ts';
+import { isolationPolicyFor } from '../../../runtime/isolation-policy.ts';
+import { ProcessTransport, type ExitInfo } from '../../../runtime/process-transport.ts';
+import { buildLaunch, defaultSearchPath, sandboxUid, type HostCapabilities, type LaunchDescription } from '../../../runtime/sandbox.ts';
+import { stdioSpecSchema, type StdioSpec, type UpstreamSpecInput } from '../../../runtime/types.ts';
+import { QUIVER_VERSION } from '../../../core/version.ts';
+import { monitorCgroup, type ResourceMonitor, type ResourceSample } from './resource-monitor.ts';
+import { monitorNetwork, type NetworkCounts, type NetworkMonitor } from './network-monitor.ts';
+
+/** The transport, remembering the protocol version the client settled on in `initialize`. */
+class ObservedTransport extends ProcessTransport {
+  protocolVersion: string | undefined;
+  setProtocolVersion(version: string): void {
+    this.protocolVersion = version;
+  }
+}
+
+/** One running start of the plugin. */
+export interface SandboxedPlugin {
+  client: Client;
+  protocolVersion: string | undefined;
+  launch: LaunchDescription;
+  /** The state folder of this start (audit it after `stop()`). */
+  stateDir: string;
+  /** Resolves when the process ends on its own (a crash): why. Never rejects. */
+  ended: Promise<string>;
+  isRunning(): boolean;
+  /** Reads resources and network counters, then kills the process tree (idempotent). */
+  stop(): Promise<{ resources: ResourceSample | undefined; network: NetworkCounts | undefined }>;
+  /** The last few KB of stderr (plugin text: show it redacted and short). */
+  stderrTail(): string;
+}
+
+/** How to start. */
+export interface SandboxedStartOptions {
+  host: HostCapabilities;
+  /** Handshake time limit, ms. */
+  startTimeoutMs: number;
+  searchPath?: string;
+  signal?: AbortSignal;
+}
+
+let starts = 0;
+
+/** A fresh state folder the sandbox user can write, under a root it can traverse. */
+function makeStateDir(host: HostCapabilities): { root: string; stateDir: string } {
+  const root = mkdtempSync(join(tmpdir(), 'quiver-probe-'));
+  chmodSync(root, 0o711);
+  const stateDir = join(root, 'state');
+  mkdirSync(stateDir, { mode: 0o700 });
+  if (host.isRoot) chownSync(stateDir, sandboxUid, sandboxUid);
+  return { root, stateDir };
+}
+
+/** The subject's launch, forced to UNVERIFIED with this run's state folder. */
+export function probeSpec(launch: UpstreamSpecInput & { transport: 'stdio' }, stateDir: string): StdioSpec {
+  return stdioSpecSchema.parse({ ...launch, trustLevel: 'UNVERIFIED', stateDir });
+}
+
+function describeExit(info: ExitInfo | undefined, cgroup: CgroupHandle | undefined): string {
+  let reason = !info ? 'the connection closed' : info.signal ? `killed by ${info.signal}` : `exited with code ${info.code}`;
+  if ((cgroup?.oomKills() ?? 0) > 0) reason += ' (out of memory)';
+  return reason;
+}
+
+/** Starts the plugin and completes the handshake; throws (with the stderr tail) when it cannot. */
+export async function startSandboxed(launchInput: UpstreamSpecInput & { transport: 'stdio' }, options: SandboxedStartOptions): Promise<SandboxedPlugin> {
+  const { host } = options;
+  if (!host.bubblewrap) throw new Error(`the probe needs the bubblewrap sandbox: ${host.bubblewrapProblem ?? 'bubblewrap is unavailable'}`);
+  const { root, stateDir } = makeStateDir(host);
+  const spec = probeSpec(launchInput, stateDir);
+  const policy = isolationPolicyFor('UNVERIFIED', spec.limits);
+  starts += 1;
+  let cgroup: CgroupHandle | undefined;
+  let transport: ObservedTransport | undefined;
+  try {
+    cgroup = host.cgroups.kind === 'none' ? undefined : host.cgroups.create(cgroupName(`probe${randomBytes(3).toString('hex')}`, starts), policy.limits!);
+    const launch = buildLaunch(spec, {
+      host,
+      policy,
+      stateDir,
+      cgroupProcsFiles: cgroup?.procsFiles ?? [],
+      baseEnv: {},
+      searchPath: options.searchPath ?? defaultSearchPath,
+      marker: `verification-probe:${spec.pluginName}`,
+      dangerouslyAllowUnsandboxed: false,
+    });
+    transport = new ObservedTransport({ command: launch.command, args: launch.args, env: launch.env, cwd: launch.cwd, ...(cgroup ? { cgroup } : {}), stopGraceMs: 300 });
+    return await connect(transport, launch.description, { root, stateDir, cgroup, options });
+  } catch (error) {
+    const stderr = transport?.stderrTail.trim() ?? '';
+    await transport?.close();
+    if (!transport) await cgroup?.remove();
+    rmSync(root, { recursive: true, force: true });
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(stderr ? `${message}; stderr: ${stderr.slice(-400)}` : message, { cause: error });
+  }
+}
+
+async function connect(
+  transport: ObservedTransport,
+  launch: LaunchDescription,
+  context: { root: string; stateDir: string; cgroup: CgroupHandle | undefined; options: SandboxedStartOptions },
+): Promise<SandboxedPlugin> {
+  const { cgroup, options } = context;
+  const client = new Client({ name: 'quiver-verification', version: QUIVER_VERSION }, { capabilities: {} });
+  let exit: ExitInfo | undefined;
+  let running = true;
+  let resources: ResourceMonitor | undefined = cgroup ? monitorCgroup(cgroup) : undefined;
+  let network: NetworkMonitor | undefined;
+  let readings: { resources: ResourceSample | undefined; network: NetworkCounts | undefined } | undefined;
+  const read = () => (readings ??= { resources: resources?.finish(), network: network?.finish() });
+  let resolveEnded!: (reason: string) => void;
+  const ended = new Promise<string>((resolve) => (resolveEnded = resolve));
+  transport.onexit = (info) => {
+    exit = info;
+  };
+  client.onclose = () => {
+    running = false;
+    if (!exit?.requested) {
+      // Read the peaks before anything removes the cgroup.
+      read();
+      resolveEnded(describeExit(exit, cgroup));
+    }
+  };
+  client.onerror = () => undefined;
+  const abort = (): void => void transport.close();
+  options.signal?.addEventListener('abort', abort, { once: true });
+  try {
+    await client.connect(transport, { timeout: options.startTimeoutMs });
+  } finally {
+    options.signal?.removeEventListener('abort', abort);
+  }
+  resources?.markBaseline();
+  network = monitorNetwork(cgroup?.pids() ?? []);
+  let stopping: Promise<{ resources: ResourceSample | undefined; network: NetworkCounts | undefined }> | undefined;
+  return {
+    client,
+    protocolVersion: transport.protocolVersion,
+    launch,
+    stateDir: context.stateDir,
+    ended,
+    isRunning: () => running,
+    stderrTail: () => transport.stderrTail,
+    stop() {
+      stopping ??= (async () => {
+        const values = read();
+        resources = undefined;
+        await transport.close();
+        await client.close().catch(() => undefined);
+        return values;
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** Removes a start's temporary folders (after `stop()` and the write audit). */
+export function removeStateRoot(stateDir: string): void {
+  rmSync(join(stateDir, '..'), { recursive: true, force: true });
+}
