@@ -34,6 +34,8 @@ import { createOfflineEmbedder } from './retrieval/embedders/offline.ts';
 import { createOpenAICompatibleEmbedder } from './retrieval/embedders/openai-compatible.ts';
 import { createTransformersEmbedder } from './retrieval/embedders/transformers.ts';
 import { createEmbeddingWorker, type EmbeddingWorker } from './retrieval/embedding-worker.ts';
+import { createLearning, withLearnedExamples, type Learning } from './selection/learning/index.ts';
+import { learnedExampleRoutes } from './api/routes/learned-examples.ts';
 
 /** Everything a front needs, wired. */
 export interface App {
@@ -50,6 +52,8 @@ export interface App {
   /** Plugin health for the API and `quiver plugin health`. */
   pluginHealth: PluginHealthSource;
   selection: SelectionEngine;
+  /** Learned example queries (issue #13): capture from outcomes, per-organisation ranking, admin. */
+  learning: Learning;
   embedder: Embedder;
   /** Keeps tool embeddings current in the background; status and recompute on demand. */
   embeddings: EmbeddingWorker;
@@ -121,10 +125,14 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       },
     });
     const embedder = createEmbedder(config.embedder);
+    // Learned examples: the engine tells it each committed outcome; its overlays rank per organisation.
+    const learning = createLearning({ db, embedder, settings: config.learning, logger: logger.child({ part: 'learning' }) });
+    closers.unshift(() => learning.close());
     const engine = createSelectionEngine({
       db,
       logger: logger.child({ part: 'selection' }),
-      retrieval: () => createPersistentRetrieval({ db, embedder, logger }),
+      retrieval: () => withLearnedExamples(createPersistentRetrieval({ db, embedder, logger }), learning),
+      outcomeObserver: learning,
     });
     selection = engine;
     closers.unshift(() => engine.close());
@@ -209,6 +217,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       callEvents,
       pluginHealth,
       selection: engine,
+      learning,
       embedder,
       embeddings: embeddingWorker,
       apiModules: () => [
@@ -216,6 +225,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
         catalogRoutes({ catalog, tenancy }),
         pluginRoutes({ plugins, tenancy, health: pluginHealth }),
         selectionRoutes({ selection: engine, tenancy }),
+        learnedExampleRoutes({ learning, tenancy }),
         embeddingRoutes({ embeddings: embeddingWorker }),
         uiRoutes(),
       ],

@@ -60,6 +60,20 @@ export interface QuiverConfig {
   };
   /** MCP gateway limits (issue #18): sessions per tenant and in all, idle expiry, bounded work. */
   mcp: McpLimits;
+  /** Learned example queries (issue #13, DESIGN §3.10): selection/learning. */
+  learning: LearningConfig;
+}
+
+/** Learned example queries: on or off, caps and retention (`QUIVER_LEARNING_*`). */
+export interface LearningConfig {
+  /** Learn from successful calls (QUIVER_LEARNING_ENABLED, default on; `0`/`false`/`no` turn it off). */
+  enabled: boolean;
+  /** Examples kept per tool and organisation, least recently seen evicted first (QUIVER_LEARNING_PER_TOOL_CAP, default 50). */
+  perToolCap: number;
+  /** Largest share of a tool's examples, and of its learned boost, one user or session may give (QUIVER_LEARNING_CONTRIBUTOR_SHARE, default 0.34). */
+  contributorShare: number;
+  /** Examples not seen for this many days are deleted; 0 keeps them (QUIVER_LEARNING_RETENTION_DAYS, default 90). */
+  retentionDays: number;
 }
 
 /** Session and load limits of the MCP gateway. */
@@ -147,6 +161,10 @@ const envSchema = z.object({
   QUIVER_MCP_MAX_CONCURRENT_SEARCHES: z.coerce.number().int().min(1).max(100_000).default(64),
   QUIVER_MCP_MAX_QUEUED_SEARCHES: z.coerce.number().int().min(0).max(1_000_000).default(1024),
   QUIVER_MCP_MAX_WAIT_MS: z.coerce.number().int().min(1).max(600_000).default(5000),
+  QUIVER_LEARNING_ENABLED: z.enum(['0', '1', 'true', 'false', 'yes', 'no']).optional(),
+  QUIVER_LEARNING_PER_TOOL_CAP: z.coerce.number().int().min(1).max(10_000).default(50),
+  QUIVER_LEARNING_CONTRIBUTOR_SHARE: z.coerce.number().gt(0).max(1).default(0.34),
+  QUIVER_LEARNING_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(90),
 });
 
 /** Builds the configuration from the environment and command-line overrides. */
@@ -227,6 +245,12 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
       maxConcurrentSearches: values.QUIVER_MCP_MAX_CONCURRENT_SEARCHES,
       maxQueuedSearches: values.QUIVER_MCP_MAX_QUEUED_SEARCHES,
       maxWaitMs: values.QUIVER_MCP_MAX_WAIT_MS,
+    },
+    learning: {
+      enabled: values.QUIVER_LEARNING_ENABLED === undefined || ['1', 'true', 'yes'].includes(values.QUIVER_LEARNING_ENABLED),
+      perToolCap: values.QUIVER_LEARNING_PER_TOOL_CAP,
+      contributorShare: values.QUIVER_LEARNING_CONTRIBUTOR_SHARE,
+      retentionDays: values.QUIVER_LEARNING_RETENTION_DAYS,
     },
   };
   return deepFreeze(config);

@@ -157,7 +157,7 @@ export interface GatewayBackend {
   /** Runs a tool upstream (timeouts, retries, breakers are the backend's). */
   callTool(session: BackendSession, qualifiedName: string, args: Record<string, unknown>, options?: BackendCallOptions): Promise<CallToolResult>;
   /** Closes a selection event with what the model then did (seed 001: toolsCalled, success). */
-  recordOutcome(eventId: string, outcome: { toolsCalled: string[]; success: boolean }): Promise<void>;
+  recordOutcome(eventId: string, outcome: { toolsCalled: string[]; success: boolean; flaggedTools?: string[] }): Promise<void>;
   /** Records one proxied call (analytics, health). */
   recordCall(session: BackendSession, record: CallRecord): Promise<void>;
   /** Plugins with their manifests, for `list_capabilities` (seed 002). Silent plugins excluded. */

@@ -54,6 +54,8 @@ export interface OpenEvent {
   eventId: string;
   openedAt: number;
   calls: Array<{ name: string; success: boolean }>;
+  /** Tools the iteration guard flagged since the search: never learned from (issue #13). */
+  flagged?: Set<string>;
 }
 
 /** Sends a notification on the request being answered (or, without one, on the server). */
@@ -129,8 +131,9 @@ export function flushOutcome(core: GatewayCore, state: SessionState): void {
   state.openEvent = undefined;
   const toolsCalled = [...new Set(event.calls.map((call) => call.name))];
   const success = event.calls.length > 0 && event.calls.every((call) => call.success);
+  const flaggedTools = [...(event.flagged ?? [])];
   core.backend
-    .recordOutcome(event.eventId, { toolsCalled, success })
+    .recordOutcome(event.eventId, { toolsCalled, success, ...(flaggedTools.length > 0 ? { flaggedTools } : {}) })
     .catch((error: unknown) => core.logger.warn({ err: error, eventId: event.eventId }, 'recording a selection outcome failed'));
 }
 

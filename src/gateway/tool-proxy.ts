@@ -79,6 +79,8 @@ export async function proxyCall(
   // §7.1: the call has run; only now may the guard act.
   const verdict = state.guard.record(name, args);
   if (!verdict.loop) return result;
+  // A looping call says nothing good about the search that offered it (issue #13).
+  if (state.openEvent) (state.openEvent.flagged ??= new Set()).add(name);
   if (state.mode !== 'all') {
     state.context.evict(name);
     state.suspended.add(name);

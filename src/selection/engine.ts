@@ -51,6 +51,8 @@ export type {
   StageTimings,
   SelectionResult,
   OutcomeResult,
+  OutcomeObservation,
+  OutcomeObserver,
   SelectOptions,
   OutcomeOptions,
   CacheTtls,
@@ -82,7 +84,7 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
   const formatting = createFormatting(now);
   const arms = createBanditArms({ db, now, banditMs: ttl.banditMs });
   const events = createEventLog({ db, logger, ...batches });
-  const outcomes = createOutcomes({ db, logger, clock, now, events, arms, ...batches });
+  const outcomes = createOutcomes({ db, logger, clock, now, events, arms, observer: options.outcomeObserver, ...batches });
   const banditOptions = { poolFactor: options.bandit?.poolFactor ?? 2, relevanceStrength: options.bandit?.relevanceStrength ?? 8, exploration: options.bandit?.exploration ?? true };
   const sampler = createSampler(options.random ?? Math.random);
   const selectTools = createPipeline({ visibility, pageSets, catalog, retrieval, arms, formatting, events, outcomes, sampler, banditOptions, logger, clock });
@@ -134,7 +136,11 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
     recordOutcome: outcomes.record,
     queueOutcome: outcomes.queue,
     invalidate,
-    flush: outcomes.flush,
+    async flush() {
+      await outcomes.flush();
+      // Then the observer's own work, so what was reported ranks (learned examples, issue #13).
+      await options.outcomeObserver?.flush?.();
+    },
     ready: () => subscription,
     analytics: createSelectionAnalytics({ db, clock, beforeRead: outcomes.flush }),
     cacheStats() {

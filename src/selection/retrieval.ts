@@ -23,6 +23,8 @@ export interface RetrievalSearchOptions {
   candidateIds?: ReadonlySet<string>;
   /** Per-result rank diagnostics; the pipeline never needs them (they cost O(size) in the retrieval service's index). */
   includeRanks?: boolean;
+  /** The caller's organisation (`null`: none): whose learned examples may shape the ranking (issue #13). Undefined: none may. */
+  orgId?: string | null;
 }
 
 /** A searchable index over tool documents. */

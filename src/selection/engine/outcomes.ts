@@ -19,7 +19,17 @@ import { LruTtlCache } from '../lru-cache.ts';
 import { PROVIDERS, providerToolName } from '../provider-formats.ts';
 import type { BanditArms } from './bandit-arms.ts';
 import type { BatchSettings, EventLog } from './event-log.ts';
-import { outcomeInputSchema, type OfferedEvent, type OfferedTool, type OutcomeInput, type OutcomeOptions, type OutcomeResult, type QueuedOutcome } from './types.ts';
+import {
+  outcomeInputSchema,
+  type OfferedEvent,
+  type OfferedTool,
+  type OutcomeInput,
+  type OutcomeObservation,
+  type OutcomeObserver,
+  type OutcomeOptions,
+  type OutcomeResult,
+  type QueuedOutcome,
+} from './types.ts';
 
 /** Sums increments per tool (one arm row is written once per statement). */
 export function mergeIncrements(increments: readonly BanditIncrement[]): BanditIncrement[] {
@@ -86,8 +96,18 @@ export interface Outcomes {
 }
 
 /** Creates the outcome paths over the event log and the arms cache. */
-export function createOutcomes(options: { db: Database; logger: Logger; clock: () => Date; now: () => number; events: EventLog; arms: BanditArms } & BatchSettings): Outcomes {
+export function createOutcomes(
+  options: { db: Database; logger: Logger; clock: () => Date; now: () => number; events: EventLog; arms: BanditArms; observer?: OutcomeObserver | undefined } & BatchSettings,
+): Outcomes {
   const { db, logger, clock, now, events, arms, flushMs, batchSize, maxQueue } = options;
+  // The observer (learned examples, issue #13) hears only committed outcomes, and never throws into this path.
+  const observe = (observation: OutcomeObservation): void => {
+    try {
+      options.observer?.observe(observation);
+    } catch (error) {
+      logger.warn({ err: error, eventId: observation.eventId }, 'selection: outcome observer failed');
+    }
+  };
   // What each logged selection offered, so a queued outcome resolves without reading the event
   // back (issue #18 finding 9: no database round trip per search). Bounded; a report for an
   // event no longer here takes the transactional path of record.
@@ -123,9 +143,10 @@ export function createOutcomes(options: { db: Database; logger: Logger; clock: (
       // Contexts in a fixed order, so concurrent writers lock arms in the same order.
       const contexts = [...byContext.keys()].sort();
       for (const contextKey of contexts) await incrementArms(tx, contextKey, mergeIncrements(byContext.get(contextKey)!));
-      return byContext;
+      return { byContext, written };
     });
-    for (const [contextKey, increments] of committed) arms.apply(contextKey, increments);
+    for (const [contextKey, increments] of committed.byContext) arms.apply(contextKey, increments);
+    for (const item of batch) if (item.observation && committed.written.has(item.write.id)) observe(item.observation);
   }
 
   const flush = async (): Promise<void> => {
@@ -156,9 +177,11 @@ export function createOutcomes(options: { db: Database; logger: Logger; clock: (
       if (!written) throw new QuiverError(ErrorCodes.conflict, `the outcome of selection event '${eventId}' was already recorded`);
       const increments = incrementsOf(offered.map((tool) => tool.id), calledIds, report.success);
       await incrementArms(tx, event.contextKey, increments);
-      return { contextKey: event.contextKey, increments, value: { eventId, outcome: kind, toolsCalled: stored, calledToolIds: [...calledIds], unresolved } };
+      const flaggedToolIds = [...resolveCalled(offered, report.flaggedTools ?? []).calledIds];
+      return { contextKey: event.contextKey, increments, flaggedToolIds, value: { eventId, outcome: kind, toolsCalled: stored, calledToolIds: [...calledIds], unresolved } };
     });
     arms.apply(result.contextKey, result.increments);
+    observe({ eventId, source: 'api', calledToolIds: result.value.calledToolIds, success: report.success, flaggedToolIds: result.flaggedToolIds });
     return result.value;
   }
 
@@ -173,11 +196,20 @@ export function createOutcomes(options: { db: Database; logger: Logger; clock: (
     offeredByEvent.delete(eventId);
     const report = parsed.data;
     const { calledIds, stored } = resolveCalled(offered.tools, report.toolsCalled);
+    const flaggedToolIds = [...resolveCalled(offered.tools, report.flaggedTools ?? []).calledIds];
     pendingOutcomeIds.add(eventId);
     outcomes.push({
       write: { id: eventId, toolsCalled: stored, calledToolIds: [...calledIds], success: report.success, outcome: outcomeKind(report.toolsCalled, report.success), at: clock() },
       contextKey: offered.contextKey,
       increments: incrementsOf(offered.tools.map((tool) => tool.id), calledIds, report.success),
+      observation: {
+        eventId,
+        source: 'gateway',
+        ...(offered.request ? { request: offered.request } : {}),
+        calledToolIds: [...calledIds],
+        success: report.success,
+        flaggedToolIds,
+      },
     });
   }
 

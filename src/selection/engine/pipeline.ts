@@ -74,13 +74,15 @@ async function retrieve(
   query: string,
   poolSize: number,
   warnings: string[],
+  orgId: string | null,
 ): Promise<{ ranked: RankedCandidate[]; retrieved: boolean }> {
   if (pageSet.ordered.length === 0) return { ranked: [], retrieved: false };
   let ranked: RankedCandidate[] = [];
   let retrieved = false;
   try {
     await parts.catalog.ensureIndex(current);
-    const found = await parts.retrieval.search(query, { k: poolSize, candidateIds: pageSet.retrievalIds, includeRanks: false });
+    // orgId: the organisation whose learned examples may shape this ranking (issue #13).
+    const found = await parts.retrieval.search(query, { k: poolSize, candidateIds: pageSet.retrievalIds, includeRanks: false, orgId });
     // Never trust an index to have honoured candidateIds: visibility is re-checked here.
     ranked = found.results.filter((hit) => pageSet.retrievalIds.has(hit.id)).slice(0, poolSize);
     for (const warning of found.warnings ?? []) warnings.push(warning);
@@ -172,7 +174,7 @@ export function createPipeline(parts: PipelineParts): (input: SelectToolsInput, 
     const contextMs = lap();
 
     const k = request.k;
-    const { ranked, retrieved } = await retrieve(parts, current, pageSet, request.query, Math.max(k, Math.ceil(k * parts.banditOptions.poolFactor)), warnings);
+    const { ranked, retrieved } = await retrieve(parts, current, pageSet, request.query, Math.max(k, Math.ceil(k * parts.banditOptions.poolFactor)), warnings, context.orgId ?? null);
     const retrievalMs = lap();
 
     const contextKey = banditContextKey({ orgId: context.orgId, tier: context.tier, page });
@@ -205,7 +207,11 @@ export function createPipeline(parts: PipelineParts): (input: SelectToolsInput, 
     let eventId: string | undefined;
     if (request.log) {
       eventId = randomUUID();
-      parts.outcomes.remember(eventId, { contextKey, tools: kept.map((item) => ({ id: item.tool.id, qualifiedName: item.tool.qualifiedName })) });
+      parts.outcomes.remember(eventId, {
+        contextKey,
+        tools: kept.map((item) => ({ id: item.tool.id, qualifiedName: item.tool.qualifiedName })),
+        request: { query: request.query, orgId: context.orgId ?? null, userId: context.userId ?? null, sessionId: context.sessionId ?? null },
+      });
       const event: SelectionEventWrite = {
         id: eventId,
         queryText: request.query,

@@ -53,6 +53,8 @@ export const outcomeInputSchema = z.strictObject({
   /** Tools the LLM called: qualified names, provider names or tool ids. */
   toolsCalled: z.array(z.string().min(1).max(300)).max(100),
   success: z.boolean(),
+  /** Called tools the caller's loop guard flagged (seed 004 §7): they count for the bandit, never as learned examples (issue #13). */
+  flaggedTools: z.array(z.string().min(1).max(300)).max(100).optional(),
 });
 /** An outcome report as a caller writes it. */
 export type OutcomeInput = z.input<typeof outcomeInputSchema>;
@@ -167,6 +169,29 @@ export interface SelectionEngineOptions {
   events?: { flushMs?: number; batchSize?: number; maxQueue?: number };
   /** Subscribe to catalog-change notifications (default true). */
   listen?: boolean;
+  /** Told of every committed outcome (learned example queries, issue #13); never on the search path. */
+  outcomeObserver?: OutcomeObserver;
+}
+
+/** A committed outcome as the learning from use sees it (DESIGN §3.10). */
+export interface OutcomeObservation {
+  eventId: string;
+  /** `gateway`: queued by the MCP gateway; `api`: reported through `recordOutcome`. */
+  source: 'gateway' | 'api';
+  /** The selection's request and who made it, when the engine still holds them (else read from the event). */
+  request?: { query: string; orgId: string | null; userId: string | null; sessionId: string | null };
+  /** Offered tools that were called. */
+  calledToolIds: string[];
+  success: boolean;
+  /** Offered tools the caller's loop guard flagged. */
+  flaggedToolIds: string[];
+}
+
+/** Receives committed outcomes; must not throw and must not block. */
+export interface OutcomeObserver {
+  observe(observation: OutcomeObservation): void;
+  /** Resolves once every observation so far has taken effect (`SelectionEngine.flush` waits for it). */
+  flush?(): Promise<void>;
 }
 
 /** What `visibleTools` returns. */
@@ -196,7 +221,7 @@ export interface SelectionEngine {
   queueOutcome(eventId: string, outcome: OutcomeInput): void;
   /** Drops cached data of one kind (local only; `notifyCatalogChanged` reaches every process). */
   invalidate(kind: CacheKind): void;
-  /** Writes queued events and outcomes now. */
+  /** Writes queued events and outcomes now, then waits for the outcome observer (learned examples rank after it). */
   flush(): Promise<void>;
   /** Resolves once the change subscription is active. */
   ready(): Promise<void>;
@@ -257,6 +282,8 @@ export interface OfferedTool {
 export interface OfferedEvent {
   contextKey: string;
   tools: OfferedTool[];
+  /** The request, for the outcome observer (learned examples, issue #13). */
+  request?: OutcomeObservation['request'];
 }
 
 /** An outcome waiting in the batch queue with the bandit increments it brings. */
@@ -264,5 +291,7 @@ export interface QueuedOutcome {
   write: SelectionOutcomeWrite;
   contextKey: string;
   increments: BanditIncrement[];
+  /** What the outcome observer is told once the batch committed. */
+  observation?: OutcomeObservation;
 }
 

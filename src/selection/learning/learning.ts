@@ -1,0 +1,163 @@
+/**
+ * @module selection/learning/learning
+ * Learned example queries (DESIGN §3.10, seed 001 §7.4, issue #13): the selection engine's
+ * outcome observer. A committed successful outcome is captured on a background queue
+ * (capture.ts: redaction, caps, blocks), the scope's overlay is rebuilt differentially
+ * (scopes.ts), and searches read the overlays without waiting (retrieval.ts). `flush()` waits
+ * until everything observed so far ranks, for tests and `quiver eval --replay`.
+ */
+import type { Logger } from '../../core/logger.ts';
+import { silentLogger } from '../../core/logger.ts';
+import type { Database } from '../../store/database.ts';
+import type { Embedder } from '../../retrieval/embedders/embedder.ts';
+import {
+  countLearnedExamples,
+  deleteExpiredExamples,
+  deleteLearnedExamples,
+  learningBlocks,
+  listLearnedExamples,
+  setLearningBlocked,
+  type LearnedExampleRow,
+} from '../../store/repositories/learned-examples.ts';
+import type { OutcomeObservation, OutcomeObserver } from '../engine/types.ts';
+import { captureObservation, type QuarantineCheck, type SkipReason } from './capture.ts';
+import type { ScopeOverlay } from './overlay.ts';
+import { createScopeOverlays } from './scopes.ts';
+import { defaultLearningSettings, orgScopeOf, type LearningSettings } from './settings.ts';
+
+/** Options of `createLearning`. */
+export interface LearningOptions {
+  db: Database;
+  /** Embeds examples and requests (the app's embedder; the offline one needs no weights). */
+  embedder: Embedder;
+  settings?: Partial<LearningSettings>;
+  logger?: Logger;
+  clock?: () => Date;
+  /** Issue #10's quarantine: a tool it names teaches nothing (none in this build: every tool may learn). */
+  isQuarantined?: QuarantineCheck;
+}
+
+/** Counters of what learning did since start. */
+export interface LearningStats {
+  observed: number;
+  learned: number;
+  skipped: Partial<Record<SkipReason, number>>;
+  errors: number;
+  scopes: number;
+  examples: number;
+}
+
+/** The learning service. */
+export interface Learning extends OutcomeObserver {
+  readonly settings: LearningSettings;
+  /** A scope's overlay as built now (never waits; loads in the background when missing or stale). */
+  overlayFor(orgId: string | null): ScopeOverlay | undefined;
+  /** A request's vector (memoised). */
+  embedQuery(query: string): Promise<Float32Array>;
+  /** Resolves when every observation so far is written and ranks. */
+  flush(): Promise<void>;
+  /** A tool's examples, newest first; `orgId` undefined: every scope (admins). */
+  list(toolId: string, orgId?: string | null): Promise<LearnedExampleRow[]>;
+  /** Deletes a tool's examples (all, or `ids`) in a scope or every scope; returns how many. */
+  remove(toolId: string, options?: { orgId?: string | null | undefined; ids?: readonly string[] }): Promise<number>;
+  /** Switches a tool's learning off or on, in one scope or every scope (`orgId` undefined). */
+  setEnabled(toolId: string, enabled: boolean, orgId?: string | null): Promise<void>;
+  /** Scopes in which the tool's learning is off (`null`: every scope). */
+  blocks(toolId: string): Promise<(string | null)[]>;
+  /** Learned example counts per tool id. */
+  counts(orgId?: string | null): Promise<Map<string, number>>;
+  /** Deletes examples older than the retention; returns the scopes touched. */
+  sweep(): Promise<string[]>;
+  stats(): LearningStats;
+  close(): Promise<void>;
+}
+
+/** Creates the learning service. */
+export function createLearning(options: LearningOptions): Learning {
+  const settings: LearningSettings = { ...defaultLearningSettings, ...options.settings };
+  const logger = options.logger ?? silentLogger;
+  const clock = options.clock ?? (() => new Date());
+  const { db, embedder } = options;
+  const counters = { observed: 0, learned: 0, errors: 0, skipped: {} as Partial<Record<SkipReason, number>> };
+
+  // One queue: captures and scope loads run one at a time, off every search's path.
+  let tail: Promise<void> = Promise.resolve();
+  const schedule = (task: () => Promise<void>): void => {
+    tail = tail.then(task).catch((error: unknown) => {
+      counters.errors++;
+      logger.warn({ err: error }, 'learning: task failed');
+    });
+  };
+  const scopes = createScopeOverlays({ db, embedder, scoring: settings, refreshMs: settings.refreshMs, now: () => clock().getTime(), logger, schedule });
+  const queryVectors = new Map<string, Float32Array>();
+
+  async function capture(observation: OutcomeObservation): Promise<void> {
+    const result = await captureObservation({ db, settings, clock, isQuarantined: options.isQuarantined }, observation);
+    for (const reason of result.skipped) counters.skipped[reason] = (counters.skipped[reason] ?? 0) + 1;
+    counters.learned += result.learned.length;
+    if (result.learned.length > 0 && result.orgScope !== undefined) await scopes.reload(result.orgScope);
+  }
+
+  async function afterWrite(touched: Iterable<string>): Promise<void> {
+    for (const orgScope of new Set(touched)) await scopes.reload(orgScope);
+  }
+
+  const sweepTimer =
+    settings.sweepIntervalMs > 0 && settings.retentionDays > 0
+      ? setInterval(() => schedule(async () => void (await sweep())), settings.sweepIntervalMs)
+      : undefined;
+  sweepTimer?.unref();
+
+  async function sweep(): Promise<string[]> {
+    if (settings.retentionDays <= 0) return [];
+    const touched = await deleteExpiredExamples(db, new Date(clock().getTime() - settings.retentionDays * 86_400_000));
+    await afterWrite(touched);
+    return touched;
+  }
+
+  return {
+    settings,
+    observe(observation) {
+      counters.observed++;
+      schedule(() => capture(observation));
+    },
+    overlayFor: (orgId) => scopes.current(orgScopeOf(orgId)),
+    async embedQuery(query) {
+      const cached = queryVectors.get(query);
+      if (cached) return cached;
+      const [vector] = await embedder.embed([query]);
+      if (queryVectors.size >= 512) queryVectors.delete(queryVectors.keys().next().value!);
+      queryVectors.set(query, vector!);
+      return vector!;
+    },
+    async flush() {
+      // Tasks may schedule more (a capture's reload); wait until the queue stands still.
+      for (let seen: Promise<void> | undefined; seen !== tail; ) {
+        seen = tail;
+        await tail;
+      }
+    },
+    list: (toolId, orgId) => listLearnedExamples(db, { toolId, orgScope: orgId === undefined ? undefined : orgScopeOf(orgId) }),
+    async remove(toolId, removeOptions = {}) {
+      const orgScope = removeOptions.orgId === undefined ? undefined : orgScopeOf(removeOptions.orgId);
+      const deleted = await deleteLearnedExamples(db, { toolId, orgScope, ids: removeOptions.ids });
+      await afterWrite(deleted.map((row) => row.orgScope));
+      return deleted.length;
+    },
+    async setEnabled(toolId, enabled, orgId) {
+      const orgScope = orgId === undefined ? null : orgScopeOf(orgId);
+      await setLearningBlocked(db, orgScope, toolId, !enabled);
+      // A block hides the tool's examples from ranking: rebuild what is loaded.
+      if (orgScope === null) scopes.clear();
+      else await afterWrite([orgScope]);
+    },
+    blocks: (toolId) => learningBlocks(db, toolId),
+    counts: (orgId) => countLearnedExamples(db, orgId === undefined ? undefined : orgScopeOf(orgId)),
+    sweep,
+    stats: () => ({ ...counters, skipped: { ...counters.skipped }, ...(({ scopes: n, examples }) => ({ scopes: n, examples }))(scopes.stats()) }),
+    async close() {
+      if (sweepTimer) clearInterval(sweepTimer);
+      await tail;
+    },
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * @module selection/learning/settings
+ * The knobs of learned example queries (issue #13) and their defaults. The caps and the share
+ * come from `QUIVER_LEARNING_*` (src/config.ts); the ranking constants were set by judgement
+ * on the offline embedder and are measured by `quiver bench` (learning section).
+ */
+
+/** Resolved learning settings. */
+export interface LearningSettings {
+  /** Learn from outcomes at all (ranking with already learned examples stays on). */
+  enabled: boolean;
+  /**
+   * Examples kept per tool and organisation. Eviction is by recency: the least recently seen
+   * example goes first (a repeat refreshes `last_seen_at`), so the set follows current use.
+   */
+  perToolCap: number;
+  /**
+   * Largest share of a tool's examples one contributor (user, else session) may hold, and the
+   * share of the full learned boost one contributor can give: a tool's boost is scaled by
+   * min(1, distinct contributors × share), so one user's flood weighs at most `share`.
+   */
+  contributorShare: number;
+  /** Examples not seen for this many days are deleted (0: kept until deleted). */
+  retentionDays: number;
+  /** Cosine below which a learned example says nothing about a request. */
+  minSimilarity: number;
+  /** Full learned boost, as a multiple of the best base score of the request. */
+  weight: number;
+  /** How often a scope's examples are re-read from the database (other replicas' learning). */
+  refreshMs: number;
+  /** How often expired examples are swept (0: only on demand). */
+  sweepIntervalMs: number;
+}
+
+/** The defaults (documented in docs/retrieval.md, "Learned example queries"). */
+export const defaultLearningSettings: LearningSettings = {
+  enabled: true,
+  perToolCap: 50,
+  contributorShare: 0.34,
+  retentionDays: 90,
+  minSimilarity: 0.3,
+  weight: 1.2,
+  refreshMs: 60_000,
+  sweepIntervalMs: 3_600_000,
+};
+
+/** Examples one contributor may hold of one tool: ceil(share × cap), at least 1. */
+export function perContributorCap(settings: Pick<LearningSettings, 'perToolCap' | 'contributorShare'>): number {
+  return Math.max(1, Math.ceil(settings.contributorShare * settings.perToolCap));
+}
+
+/** The scope key of an organisation: its id, or '' for callers without one (their own scope). */
+export function orgScopeOf(orgId: string | null | undefined): string {
+  return orgId ?? '';
+}
