@@ -70,7 +70,7 @@ function isFixed(node: ts.Node | undefined): boolean {
   if (node === undefined) return true;
   if (isStaticString(node) || ts.isNumericLiteral(node)) return true;
   if (ts.isArrayLiteralExpression(node)) return node.elements.every((element) => isFixed(element));
-  return ts.isPropertyAccessExpression(node) && node.getText() === 'process.execPath';
+  return ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'process' && node.name.text === 'execPath';
 }
 
 function calleeName(expression: ts.Expression): string | undefined {
@@ -105,6 +105,8 @@ interface Scope {
   fs: boolean;
   vm: boolean;
   findings: FileFinding[];
+  /** Literals already reported as a decoded blob (not reported again as high-entropy strings). */
+  decoded: Set<ts.Node>;
   line(node: ts.Node): number;
 }
 
@@ -135,7 +137,10 @@ function checkCall(node: ts.CallExpression, scope: Scope): void {
     scope.findings.push({ code: 'network', line: scope.line(node), detail: name });
   }
   const decoded = name === 'atob' || (name === 'from' && /^Buffer\.from$/.test(node.expression.getText(scope.source)) && second !== undefined && isStaticString(second) && /^(base64|base64url|hex)$/.test((second as ts.StringLiteral).text));
-  if (decoded && isStaticString(first) && BLOB.test((first as ts.StringLiteral).text)) scope.findings.push({ code: 'encoded-blob', line: scope.line(node) });
+  if (decoded && isStaticString(first) && BLOB.test((first as ts.StringLiteral).text)) {
+    scope.findings.push({ code: 'encoded-blob', line: scope.line(node) });
+    scope.decoded.add(first!);
+  }
 }
 
 function checkNode(node: ts.Node, scope: Scope, counters: { obfuscatedNames: number; firstObfuscated: number }): void {
@@ -150,7 +155,7 @@ function checkNode(node: ts.Node, scope: Scope, counters: { obfuscatedNames: num
   } else if (ts.isIdentifier(node)) {
     if (/\\u/.test(node.getText(scope.source))) scope.findings.push({ code: 'escaped-identifier', line: scope.line(node) });
     else if (/^_0x[0-9a-f]{3,}$/i.test(node.text) && counters.obfuscatedNames++ === 0) counters.firstObfuscated = scope.line(node);
-  } else if (isStaticString(node)) {
+  } else if (isStaticString(node) && !scope.decoded.has(node)) {
     const text = (node as ts.StringLiteral).text;
     if (text.length >= 200 && !/\s/.test(text) && entropy(text) >= 4.5) scope.findings.push({ code: 'high-entropy-string', line: scope.line(node) });
   }
@@ -175,6 +180,7 @@ export function analyseSource(fileName: string, text: string): FileFinding[] {
     fs: has(FS_MODULES),
     vm: has(VM_MODULES),
     findings: [],
+    decoded: new Set(),
     line: (node) => source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1,
   };
   for (const [name, line] of modules) if (NETWORK_MODULES.has(name)) scope.findings.push({ code: 'network', line, detail: name.replace(/^node:/, '') });
