@@ -6,9 +6,13 @@
 import type { Stage, StageName } from '../types.ts';
 import { sourceStage } from './source/index.ts';
 import { schemaValidationStage } from './schema-validation/index.ts';
+import { staticAnalysisStage } from './static-analysis/index.ts';
+import { securityScanStage } from './security-scan/index.ts';
 
 /** The implemented stages, by name. */
 export const stageRegistry: Partial<Record<StageName, Stage>> = {
   source: sourceStage,
   schemaValidation: schemaValidationStage,
+  staticAnalysis: staticAnalysisStage,
+  securityScan: securityScanStage,
 };
