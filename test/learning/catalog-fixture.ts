@@ -19,7 +19,12 @@ export const LEARNING_TOOLS: ReadonlyArray<{ name: string; description: string }
   { name: 'tip_calculator', description: 'Calculate a restaurant tip and split the bill.' },
 ];
 
-/** The request phrased in other words: misses convert_currency at first. */
+/** The request phrased in other words: misses convert_currency at first (no word in common). */
 export const PARAPHRASE = 'how many yen will my dollars buy';
+/**
+ * The same need with a word of another tool: bank_balance first by far (1.3 vs 0.13 with the
+ * offline embedder), convert_currency offered lower, so a gateway session can call it.
+ */
+export const BANK_PARAPHRASE = 'how many yen will my dollars buy at the bank';
 /** A request whose best tool is clear (weather_forecast). */
 export const CLEAR_REQUEST = 'what is the weather forecast in Paris tomorrow';

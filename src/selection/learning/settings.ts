@@ -38,8 +38,8 @@ export const defaultLearningSettings: LearningSettings = {
   perToolCap: 50,
   contributorShare: 0.34,
   retentionDays: 90,
-  minSimilarity: 0.3,
-  weight: 1.2,
+  minSimilarity: 0.35,
+  weight: 2,
   refreshMs: 60_000,
   sweepIntervalMs: 3_600_000,
 };
