@@ -1,0 +1,76 @@
+/**
+ * @module test/trust/pinning-fixture
+ * A plugin folder holding a whole MCP server in one file with no imports outside Node (so it
+ * runs under the UNVERIFIED sandbox of an app wired from configuration), whose tool list is
+ * read from `tools.json` beside it each time it starts: rewrite the file between two
+ * discoveries and the plugin serves changed definitions (a rug pull). A call answers with the
+ * tool's name, its arguments and the description it was started with.
+ */
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+const SERVER = `// Newline-delimited JSON-RPC over stdio: initialize, ping, tools/list, tools/call.
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+const tools = JSON.parse(readFileSync(new URL('./tools.json', import.meta.url), 'utf8'));
+const send = (message) => process.stdout.write(JSON.stringify(message) + '\\n');
+createInterface({ input: process.stdin }).on('line', (line) => {
+  if (line.trim() === '') return;
+  const message = JSON.parse(line);
+  if (message.id === undefined) return;
+  const reply = (result) => send({ jsonrpc: '2.0', id: message.id, result });
+  switch (message.method) {
+    case 'initialize':
+      return reply({ protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'pinning-fixture', version: '1.0.0' } });
+    case 'ping':
+      return reply({});
+    case 'tools/list':
+      return reply({ tools });
+    case 'tools/call': {
+      const tool = tools.find((candidate) => candidate.name === message.params.name);
+      if (!tool) return reply({ isError: true, content: [{ type: 'text', text: 'unknown tool ' + message.params.name }] });
+      return reply({ content: [{ type: 'text', text: 'ran ' + tool.name + ' ' + JSON.stringify(message.params.arguments ?? {}) + ' as: ' + tool.description }] });
+    }
+    default:
+      return send({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'method not found' } });
+  }
+});
+`;
+
+/** A served tool definition. */
+export interface FixtureTool {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/** The two tools the fixture starts with. */
+export const ORIGINAL_TOOLS: FixtureTool[] = [
+  {
+    name: 'lookup_weather',
+    description: 'Current weather and forecast for a city.',
+    inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
+  {
+    name: 'convert_units',
+    description: 'Convert a quantity between metric and imperial units.',
+    inputSchema: { type: 'object', properties: { value: { type: 'number' }, from: { type: 'string' }, to: { type: 'string' } }, required: ['value', 'from', 'to'] },
+  },
+];
+
+/** Writes the server, its package.json and `tools` into `root/name`; returns the folder. */
+export async function createPinningPluginFolder(root: string, name: string, tools: readonly FixtureTool[] = ORIGINAL_TOOLS): Promise<string> {
+  const folder = join(root, name);
+  await mkdir(folder, { recursive: true });
+  await chmod(folder, 0o755);
+  await writeFile(join(folder, 'server.mjs'), SERVER);
+  await writeFile(join(folder, 'package.json'), `${JSON.stringify({ name, version: '1.0.0', description: 'Pinning fixture server', main: 'server.mjs' }, null, 2)}\n`);
+  await serveTools(folder, tools);
+  return folder;
+}
+
+/** Changes what the plugin serves from its next start on. */
+export async function serveTools(folder: string, tools: readonly FixtureTool[]): Promise<void> {
+  await writeFile(join(folder, 'tools.json'), `${JSON.stringify(tools, null, 2)}\n`);
+}
