@@ -138,10 +138,19 @@ describe('static analysis stage', () => {
     // Rewrite the root package.json as npm's prefix file (no name): real-plugin is the plugin.
     const { writeFile } = await import('node:fs/promises');
     await writeFile(join(root, 'package.json'), JSON.stringify({ dependencies: { 'real-plugin': '3.1.0' } }));
+    const expected = [['install-script', 'high', 'real-plugin@3.1.0']];
     const result = await staticAnalysisStage(contextFor(await subjectFor(root, 'inner')));
-    assert.deepEqual(result.issues.map((issue) => [issue.code, issue.severity, issue.location]), [['install-script', 'high', 'real-plugin@3.1.0']]);
+    assert.deepEqual(result.issues.map((issue) => [issue.code, issue.severity, issue.location]), expected);
     assert.equal(result.metrics?.['packages'], 2);
     assert.equal(result.metrics?.['dependencies'], 1);
+    // The subject's layout for npm installs: the code folder is the package inside the install
+    // root (source.cachePath), its dependencies hoisted beside it; same tree, same issues.
+    const packageDir = join(root, 'node_modules/real-plugin');
+    for (const source of [{ cachePath: root, packageFolder: 'node_modules/real-plugin' }, {}]) {
+      const inner = await staticAnalysisStage(contextFor({ ...(await subjectFor(root, 'inner')), codeDir: packageDir, source }));
+      assert.deepEqual(inner.issues.map((issue) => [issue.code, issue.severity, issue.location]), expected);
+      assert.equal(inner.metrics?.['packages'], 2, JSON.stringify(source));
+    }
   });
 
   it('a remote plugin has no code: half marks and says why', async () => {

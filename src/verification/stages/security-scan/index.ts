@@ -17,7 +17,7 @@ import { readSourceFile, SourceFileError } from '../../../plugins/source-files.t
 import type { TrustLevel } from '../../../runtime/types.ts';
 import type { Stage, StageContext, StageIssue, StageResult } from '../../types.ts';
 import { DEFAULT_CODE_FILE_LIMITS, listCodeFiles } from '../static-analysis/code-files.ts';
-import { readPackageTree, type InstalledPackage } from '../static-analysis/package-tree.ts';
+import { codeLayout, readPackageTree, type InstalledPackage } from '../static-analysis/package-tree.ts';
 import { lookupAdvisories, type Advisory } from './advisories.ts';
 import { judgeLicence, usableAllowList } from './licences.ts';
 import { detectToolPoisoning } from './poisoning.ts';
@@ -81,9 +81,9 @@ function licenceIssues(context: StageContext, packages: readonly InstalledPackag
   return issues;
 }
 
-async function secretIssues(context: StageContext, codeDir: string, packages: readonly InstalledPackage[]): Promise<{ issues: ScoredIssue[]; files: number }> {
+async function secretIssues(context: StageContext, codeDir: string, ownDir: string, packages: readonly InstalledPackage[]): Promise<{ issues: ScoredIssue[]; files: number }> {
   const own = packages.filter((pkg) => pkg.own);
-  const { files } = await listCodeFiles(codeDir, own, DEFAULT_CODE_FILE_LIMITS, SECRET_FILES);
+  const { files } = await listCodeFiles(codeDir, own, DEFAULT_CODE_FILE_LIMITS, SECRET_FILES, ownDir);
   const issues: ScoredIssue[] = [];
   for (const file of files) {
     if (context.signal.aborted) throw context.signal.reason ?? new Error('security scan aborted');
@@ -126,10 +126,11 @@ export const securityScanStage: Stage = async (context): Promise<StageResult> =>
   if (subject.codeDir === null) {
     issues.push({ severity: 'info', code: 'no-code', message: 'a remote plugin: no dependency tree, files or licences to scan', points: 0 });
   } else {
-    const tree = await readPackageTree(subject.codeDir);
+    const { root, ownDir } = codeLayout(subject.codeDir, subject.source);
+    const tree = await readPackageTree(root, { ownDir });
     const advisories = await advisoryIssues(context, tree.packages);
     unavailable = advisories.unavailable;
-    const secrets = await secretIssues(context, subject.codeDir, tree.packages);
+    const secrets = await secretIssues(context, root, ownDir, tree.packages);
     issues.push(...advisories.issues, ...secrets.issues, ...licenceIssues(context, tree.packages));
     Object.assign(metrics, { packages: tree.packages.length, advisoriesQueried: advisories.queried, advisoriesAvailable: unavailable === undefined, filesScannedForSecrets: secrets.files });
   }

@@ -79,6 +79,7 @@ export async function listCodeFiles(
   packages: readonly InstalledPackage[],
   limits: CodeFileLimits = DEFAULT_CODE_FILE_LIMITS,
   include: RegExp = CODE_EXTENSION,
+  ownDir = '',
 ): Promise<{ files: CodeFile[]; skipped: SkippedFiles }> {
   const root = await realpath(codeDir);
   const skipped: SkippedFiles = { tooLarge: 0, overLimit: 0, links: 0, declarations: 0 };
@@ -86,7 +87,7 @@ export async function listCodeFiles(
   let total = 0;
   const ordered = [...packages].sort((a, b) => Number(b.own) - Number(a.own));
   // A plugin folder without a package.json is still code: analyse the folder as its own package.
-  const roots = ordered.length === 0 ? [{ dir: '', own: true, name: '(folder)' }] : ordered;
+  const roots = ordered.length === 0 ? [{ dir: ownDir, own: true, name: '(folder)' }] : ordered;
   for (const pkg of roots) {
     await walk(
       root,

@@ -20,6 +20,10 @@
  * manifest has no such field today, so for most plugins any network use in their own code is
  * a medium issue ("outside declared needs"), never fatal.
  *
+ * Where: an npm plugin's code folder is a package inside its install root, with the
+ * dependencies hoisted beside it; the tree and files are read from that root (codeLayout), and
+ * locations are relative to it (`node_modules/<package>/dist/index.js:12`).
+ *
  * Bounds: at most 4,000 files, 1 MiB each, 64 MiB in total, own code first; links are not
  * followed and .d.ts files are skipped; what was left out is an info issue and in metrics.
  */
@@ -28,7 +32,7 @@ import type { Stage, StageContext, StageIssue, StageResult, VerificationSubject 
 import { analyseSource } from './analyse-file.ts';
 import { DEFAULT_CODE_FILE_LIMITS, listCodeFiles, type CodeFile, type CodeFileLimits } from './code-files.ts';
 import { aggregateFindings, scoreIssues, type LocatedFinding } from './findings.ts';
-import { readPackageTree, type PackageTree } from './package-tree.ts';
+import { codeLayout, readPackageTree, type PackageTree } from './package-tree.ts';
 
 const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall'] as const;
 
@@ -101,10 +105,11 @@ export function createStaticAnalysisStage(options: { limits?: CodeFileLimits } =
       return { score: 50, issues: [{ severity: 'info', code: 'no-code', message: 'a remote plugin: there is no code to analyse' }], metrics: { files: 0 } };
     }
     context.progress('static analysis: reading the dependency tree');
-    const tree = await readPackageTree(subject.codeDir);
-    const { files, skipped } = await listCodeFiles(subject.codeDir, tree.packages, limits);
+    const { root, ownDir } = codeLayout(subject.codeDir, subject.source);
+    const tree = await readPackageTree(root, { ownDir });
+    const { files, skipped } = await listCodeFiles(root, tree.packages, limits, undefined, ownDir);
     context.progress(`static analysis: parsing ${files.length} files`);
-    const { findings, unreadable } = await analyseFiles(context, subject.codeDir, files, limits);
+    const { findings, unreadable } = await analyseFiles(context, root, files, limits);
     const dependencies = tree.packages.filter((pkg) => !pkg.own).length;
     const issues = [...aggregateFindings(findings, declaresNetwork(subject)), ...installScriptIssues(tree), ...treeIssues(tree, dependencies)];
     const left = skipped.tooLarge + skipped.overLimit + unreadable;

@@ -96,14 +96,31 @@ function toPackage(manifest: RawManifest, dir: string, own: boolean, fallbackNam
   };
 }
 
-/** Reads the production dependency tree of `codeDir` (breadth first, own packages first). */
-export async function readPackageTree(codeDir: string, options: { maxPackages?: number } = {}): Promise<PackageTree> {
+/**
+ * Where a plugin's code sits: the folder read (`root`, the install root when the plugin is a
+ * package inside one) and the plugin's own folder relative to it (`ownDir`, '' when the same).
+ * An npm install's code folder is `<install root>/node_modules/<package>` with its
+ * dependencies hoisted beside it, so the tree must be read from the install root
+ * (`source.cachePath`, or the folder above `node_modules`); nothing above that root is read.
+ */
+export function codeLayout(codeDir: string, source: Record<string, unknown> = {}): { root: string; ownDir: string } {
+  const cachePath = typeof source['cachePath'] === 'string' ? posix.normalize(source['cachePath']).replace(/\/+$/, '') : undefined;
+  const normalised = posix.normalize(codeDir).replace(/\/+$/, '');
+  if (cachePath !== undefined && normalised.startsWith(`${cachePath}/`)) return { root: cachePath, ownDir: normalised.slice(cachePath.length + 1) };
+  const inNodeModules = /^(.+?)\/(node_modules\/(?:@[^/]+\/)?[^/]+)$/.exec(normalised);
+  if (inNodeModules !== null) return { root: inNodeModules[1]!, ownDir: inNodeModules[2]! };
+  return { root: normalised, ownDir: '' };
+}
+
+/** Reads the production dependency tree under `codeDir` (breadth first, own packages first); `ownDir` is the plugin's folder in it. */
+export async function readPackageTree(codeDir: string, options: { maxPackages?: number; ownDir?: string } = {}): Promise<PackageTree> {
   const maxPackages = options.maxPackages ?? MAX_PACKAGES;
+  const ownDir = options.ownDir ?? '';
   const tree: PackageTree = { packages: [], missing: [], unreadable: [], truncated: false };
-  const root = await readManifest(codeDir, '');
+  const root = await readManifest(codeDir, ownDir);
   if (root === undefined) return tree;
   if (root === 'unreadable') {
-    tree.unreadable.push('package.json');
+    tree.unreadable.push(ownDir === '' ? 'package.json' : `${ownDir}/package.json`);
     return tree;
   }
   const queue: Array<{ dir: string; manifest: RawManifest }> = [];
@@ -113,7 +130,8 @@ export async function readPackageTree(codeDir: string, options: { maxPackages?: 
     tree.packages.push(pkg);
     queue.push({ dir: pkg.dir, manifest });
   };
-  if (typeof root.name === 'string') visit(toPackage(root, '', true, root.name), root);
+  if (typeof root.name === 'string') visit(toPackage(root, ownDir, true, root.name), root);
+  else if (ownDir !== '') return tree;
   else {
     // An install prefix: its dependencies are the plugin itself.
     for (const name of names(root.dependencies)) {
