@@ -36,6 +36,7 @@ import { createTransformersEmbedder } from './retrieval/embedders/transformers.t
 import { createEmbeddingWorker, type EmbeddingWorker } from './retrieval/embedding-worker.ts';
 import { createLearning, withLearnedExamples, type Learning } from './selection/learning/index.ts';
 import { learnedExampleRoutes } from './api/routes/learned-examples.ts';
+import { createPinningService, type PinningService } from './trust/pinning/index.ts';
 
 /** Everything a front needs, wired. */
 export interface App {
@@ -54,6 +55,8 @@ export interface App {
   selection: SelectionEngine;
   /** Learned example queries (issue #13): capture from outcomes, per-organisation ranking, admin. */
   learning: Learning;
+  /** Tool pinning: approved definitions, quarantines and approvals (issue #10). */
+  pinning: PinningService;
   embedder: Embedder;
   /** Keeps tool embeddings current in the background; status and recompute on demand. */
   embeddings: EmbeddingWorker;
@@ -166,6 +169,17 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       },
     });
     closers.unshift(() => supervisor.close());
+    // Tool pinning (issue #10): a quarantine may leave the catalog rows as they were, so a
+    // change drops the selection's tool snapshot here and, through NOTIFY, in every replica.
+    const pinning = createPinningService({
+      db,
+      catalog,
+      logger: logger.child({ part: 'pinning' }),
+      onChange: () => {
+        engine.invalidate('tools');
+        void notifyCatalogChanged(db, 'tools').catch((error) => logger.warn({ err: error }, 'pinning change notification failed'));
+      },
+    });
     const secrets = createLazySecretBox(() => loadSecretKey({ configured: config.secretKey, homeDir: config.homeDir }).key);
     // Every committed change to installation, status, enablement, exposure, secrets or settings
     // drops the selection caches here and, through NOTIFY, in every replica and the gateway's
@@ -183,6 +197,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       npmTimeoutMs: config.timing.npmTimeoutMs,
       buildTimeoutMs: config.timing.buildTimeoutMs,
       secrets,
+      pinning,
       logger: logger.child({ part: 'plugins' }),
       onChange: () => {
         engine.invalidate('enablement');
@@ -218,12 +233,13 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       pluginHealth,
       selection: engine,
       learning,
+      pinning,
       embedder,
       embeddings: embeddingWorker,
       apiModules: () => [
         accessRoutes({ apiKeys }),
         catalogRoutes({ catalog, tenancy }),
-        pluginRoutes({ plugins, tenancy, health: pluginHealth }),
+        pluginRoutes({ plugins, tenancy, health: pluginHealth, pinning }),
         selectionRoutes({ selection: engine, tenancy }),
         learnedExampleRoutes({ learning, tenancy }),
         embeddingRoutes({ embeddings: embeddingWorker }),

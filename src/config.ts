@@ -58,6 +58,8 @@ export interface QuiverConfig {
     npmTimeoutMs: number;
     buildTimeoutMs: number;
   };
+  /** Verification of installed plugins and the job worker that runs it (issue #10). */
+  verification: VerificationConfig;
   /** MCP gateway limits (issue #18): sessions per tenant and in all, idle expiry, bounded work. */
   mcp: McpLimits;
   /** Learned example queries (issue #13, DESIGN §3.10): selection/learning. */
@@ -75,6 +77,23 @@ export interface LearningConfig {
   /** Examples not seen for this many days are deleted; 0 keeps them (QUIVER_LEARNING_RETENTION_DAYS, default 90). */
   retentionDays: number;
 }
+
+/** Verification (seed 000 §4.2) and the background job worker (`QUIVER_VERIFY_*`, `QUIVER_JOBS_POLL_MS`). */
+export interface VerificationConfig {
+  /** Verify after every install and update in the background (QUIVER_VERIFY_ON_INSTALL=background, the default) or not (`off`). */
+  onInstall: 'background' | 'off';
+  /** How often an idle job worker looks for queued jobs, ms (QUIVER_JOBS_POLL_MS, default 1,000). */
+  jobsPollMs: number;
+  /** Time limit of one verification stage, ms (QUIVER_VERIFY_STAGE_TIMEOUT_MS, default 120,000). */
+  stageTimeoutMs: number;
+  /** npm registry for provenance and advisories (QUIVER_VERIFY_REGISTRY_URL, else npm_config_registry, else registry.npmjs.org). */
+  registryUrl: string;
+  /** SPDX licence ids accepted without an issue (QUIVER_VERIFY_LICENSES, comma-separated; default the common permissive ones). */
+  licenseAllowList: string[];
+}
+
+/** Licences accepted by default: permissive ones. */
+export const DEFAULT_LICENSE_ALLOW_LIST = ['MIT', 'ISC', 'Apache-2.0', 'BSD-2-Clause', 'BSD-3-Clause', '0BSD', 'Unlicense', 'CC0-1.0', 'BlueOak-1.0.0', 'Python-2.0'];
 
 /** Session and load limits of the MCP gateway. */
 export interface McpLimits {
@@ -165,6 +184,11 @@ const envSchema = z.object({
   QUIVER_LEARNING_PER_TOOL_CAP: z.coerce.number().int().min(1).max(10_000).default(50),
   QUIVER_LEARNING_CONTRIBUTOR_SHARE: z.coerce.number().gt(0).max(1).default(0.34),
   QUIVER_LEARNING_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(90),
+  QUIVER_VERIFY_ON_INSTALL: z.enum(['background', 'off']).default('background'),
+  QUIVER_JOBS_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(1000),
+  QUIVER_VERIFY_STAGE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
+  QUIVER_VERIFY_REGISTRY_URL: z.string().url().optional(),
+  QUIVER_VERIFY_LICENSES: z.string().optional(),
 });
 
 /** Builds the configuration from the environment and command-line overrides. */
@@ -251,6 +275,15 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
       perToolCap: values.QUIVER_LEARNING_PER_TOOL_CAP,
       contributorShare: values.QUIVER_LEARNING_CONTRIBUTOR_SHARE,
       retentionDays: values.QUIVER_LEARNING_RETENTION_DAYS,
+    },
+    verification: {
+      onInstall: values.QUIVER_VERIFY_ON_INSTALL,
+      jobsPollMs: values.QUIVER_JOBS_POLL_MS,
+      stageTimeoutMs: values.QUIVER_VERIFY_STAGE_TIMEOUT_MS,
+      registryUrl: values.QUIVER_VERIFY_REGISTRY_URL ?? env.npm_config_registry ?? 'https://registry.npmjs.org',
+      licenseAllowList: values.QUIVER_VERIFY_LICENSES === undefined
+        ? [...DEFAULT_LICENSE_ALLOW_LIST]
+        : values.QUIVER_VERIFY_LICENSES.split(',').map((id) => id.trim()).filter(Boolean),
     },
   };
   return deepFreeze(config);

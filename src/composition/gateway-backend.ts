@@ -18,6 +18,7 @@ import type { Database } from '../store/database.ts';
 import type { SelectionEngine } from '../selection/index.ts';
 import type { PluginService } from '../plugins/service.ts';
 import type { Supervisor } from '../runtime/index.ts';
+import type { PinningService } from '../trust/pinning/index.ts';
 import type { ExposureMode, GatewayBackend, SessionIdentity } from '../gateway/backend.ts';
 import { createBackendCaches } from './gateway-backend/caches.ts';
 import { createCapabilityMethods } from './gateway-backend/capabilities.ts';
@@ -33,6 +34,8 @@ export interface GatewayBackendDeps {
   selection: SelectionEngine;
   plugins: PluginService;
   supervisor: Supervisor;
+  /** Tool pinning (issue #10): quarantined tools are refused with the reason. */
+  pinning?: Pick<PinningService, 'quarantineOf'> | undefined;
   logger?: Logger;
   /** How long launch specs and plugin metadata are reused (ms, default 10 s); changes clear them at once. */
   cacheTtlMs?: number;
@@ -63,7 +66,7 @@ export function createGatewayBackend(deps: GatewayBackendDeps): GatewayBackend &
   return {
     exposureModeFor: (identity) => exposureModes.modeFor(identity),
     refreshExposureModes: () => exposureModes.refresh(),
-    ...createToolMethods({ selection: deps.selection, supervisor: deps.supervisor, visibility, caches }),
+    ...createToolMethods({ selection: deps.selection, supervisor: deps.supervisor, visibility, caches, pinning: deps.pinning }),
     ...createCapabilityMethods({ plugins: deps.plugins, visibility, caches }),
     ...createPassthroughMethods({ supervisor: deps.supervisor, visibility, caches }),
 

@@ -32,7 +32,7 @@ export interface AppGateway {
 /** The MCP gateway of an app: its backend, exposure modes and the configured session limits. */
 export async function createAppGateway(app: App, options: { defaultExposureMode?: ExposureMode } = {}): Promise<AppGateway> {
   const logger = app.logger.child({ part: 'gateway' });
-  const backend = createGatewayBackend({ db: app.db, selection: app.selection, plugins: app.plugins, supervisor: app.supervisor, logger });
+  const backend = createGatewayBackend({ db: app.db, selection: app.selection, plugins: app.plugins, supervisor: app.supervisor, pinning: app.pinning, logger });
   await backend.refreshExposureModes();
   const gateway = createGateway({
     backend,

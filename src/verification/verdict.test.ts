@@ -41,3 +41,13 @@ it('the strictest cap of any stage bounds the level, whatever the score', () => 
   const higherCap = computeVerdict({ ...all(50), compatibility: { score: 50, cap: { level: 'OFFICIAL', reason: 'no effect' } } });
   assert.equal(higherCap.trustLevel, 'COMMUNITY', 'a cap never raises the level');
 });
+
+it('a stage that did not complete caps the level at UNVERIFIED, whatever the others scored', () => {
+  const verdict = computeVerdict({ ...all(100), sandboxExecution: { score: 0, status: 'not_run' }, compatibility: { score: 100, status: 'passed' } });
+  assert.equal(verdict.overallScore, 75);
+  assert.equal(verdict.scoreLevel, 'ENTERPRISE');
+  assert.equal(verdict.trustLevel, 'UNVERIFIED');
+  assert.equal(verdict.approved, false);
+  assert.match(verdict.caps[0]!.reason, /sandboxExecution stage did not complete \(not_run\)/);
+  assert.equal(computeVerdict({ ...all(100), staticAnalysis: { score: 100, status: 'timeout' } }).trustLevel, 'UNVERIFIED');
+});

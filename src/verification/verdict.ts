@@ -6,7 +6,8 @@
  *
  * Grades (chosen here; the seed only shows 87 → "A"): A 85–100, B 70–84, C 55–69, D 40–54,
  * F 0–39, so F coincides with UNVERIFIED. A stage that did not run scores 0 and is weighted
- * like any other: an incomplete verification can never look better than it is.
+ * like any other, and a stage that did not complete (not run, errored, timed out) caps the
+ * level at UNVERIFIED: what it checks was never observed, so no isolation is relaxed for it.
  *
  * `approved` means the verdict lifts the plugin above UNVERIFIED (it may leave the strictest
  * sandbox); an UNVERIFIED verdict keeps it where every unverified plugin already is.
@@ -68,13 +69,24 @@ export function weightedScore(scores: Partial<Record<StageName, number>>): numbe
   return Math.max(0, Math.min(100, Math.round(total)));
 }
 
+/** A stage's result as the verdict reads it; `status` other than `passed` means it did not complete. */
+export type VerdictInput = Pick<StageResult, 'score' | 'cap'> & { status?: string };
+
+/** The cap of a stage: its own, or UNVERIFIED when it did not complete (what it checks was never observed: fail closed). */
+function capOf(stage: StageName, result: VerdictInput): Verdict['caps'][number] | undefined {
+  if (result.status !== undefined && result.status !== 'passed') {
+    return { stage, level: 'UNVERIFIED', reason: `the ${stage} stage did not complete (${result.status})` };
+  }
+  return result.cap === undefined ? undefined : { stage, level: result.cap.level, reason: result.cap.reason };
+}
+
 /** The verdict of the stage results (a missing stage counts as 0). */
-export function computeVerdict(results: Partial<Record<StageName, Pick<StageResult, 'score' | 'cap'>>>): Verdict {
+export function computeVerdict(results: Partial<Record<StageName, VerdictInput>>): Verdict {
   const overallScore = weightedScore(Object.fromEntries(Object.entries(results).map(([stage, result]) => [stage, result?.score ?? 0])));
   const scoreLevel = trustLevelForScore(overallScore);
-  const caps = (Object.entries(results) as Array<[StageName, Pick<StageResult, 'score' | 'cap'> | undefined]>)
-    .filter(([, result]) => result?.cap !== undefined)
-    .map(([stage, result]) => ({ stage, level: result!.cap!.level, reason: result!.cap!.reason }))
+  const caps = (Object.entries(results) as Array<[StageName, VerdictInput | undefined]>)
+    .map(([stage, result]) => (result === undefined ? undefined : capOf(stage, result)))
+    .filter((cap): cap is Verdict['caps'][number] => cap !== undefined)
     .sort((a, b) => TRUST_ORDER.indexOf(a.level) - TRUST_ORDER.indexOf(b.level));
   const trustLevel = caps.reduce<TrustLevel>((level, cap) => lowerTrust(level, cap.level), scoreLevel);
   return {

@@ -11,6 +11,7 @@ import { toolsCommands } from './tools.ts';
 import { evalCommand } from './eval.ts';
 import { pluginCommands } from './plugin.ts';
 import { pluginEnvCommands } from './plugin-env.ts';
+import { pinningCommands } from './pinning.ts';
 import { importCommand } from './import.ts';
 import { clientConfigCommand } from './client-config.ts';
 import { workspaceCommands } from './workspace.ts';
@@ -18,4 +19,4 @@ import { selectionCommands } from './select.ts';
 import { embeddingsCommands } from './embeddings.ts';
 
 /** All commands. */
-export const commands: CommandSpec[] = [serveCommand, ...pluginCommands, ...pluginEnvCommands, importCommand, clientConfigCommand, ...workspaceCommands, ...toolsCommands, ...selectionCommands, ...embeddingsCommands, manifestCheckCommand, evalCommand, ...keysCommands, benchCommand];
+export const commands: CommandSpec[] = [serveCommand, ...pluginCommands, ...pluginEnvCommands, ...pinningCommands, importCommand, clientConfigCommand, ...workspaceCommands, ...toolsCommands, ...selectionCommands, ...embeddingsCommands, manifestCheckCommand, evalCommand, ...keysCommands, benchCommand];

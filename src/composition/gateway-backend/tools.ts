@@ -10,6 +10,9 @@ import type { Supervisor } from '../../runtime/index.ts';
 import type { SelectionEngine } from '../../selection/index.ts';
 import type { BackendCaches } from './caches.ts';
 import { contextOf, type SessionVisibility } from './visibility.ts';
+import { parseQualifiedName } from '../../core/names.ts';
+import type { SelectionCandidate } from '../../store/repositories/candidates.ts';
+import { quarantinedError, type PinningService } from '../../trust/pinning/index.ts';
 
 /** What the tool methods are built from. */
 export interface ToolMethodsDeps {
@@ -17,11 +20,25 @@ export interface ToolMethodsDeps {
   supervisor: Pick<Supervisor, 'callTool'>;
   visibility: SessionVisibility;
   caches: Pick<BackendCaches, 'specFor'>;
+  /** Tool pinning (issue #10): the quarantine of a plugin tool, if any. */
+  pinning?: Pick<PinningService, 'quarantineOf'> | undefined;
 }
 
 /** Creates `searchTools`, `listVisibleTools`, `getTool` and `callTool`. */
 export function createToolMethods(deps: ToolMethodsDeps): Pick<GatewayBackend, 'searchTools' | 'listVisibleTools' | 'getTool' | 'callTool'> {
   const { selection, visibility } = deps;
+
+  /**
+   * The `quarantined` refusal of a tool the session cannot see because it is quarantined. Only
+   * for a plugin the session sees other tools of: a quarantine never reveals another tenant's plugin.
+   */
+  async function quarantineRefusal(qualifiedName: string, visible: readonly SelectionCandidate[]): Promise<QuiverError | undefined> {
+    const parsed = parseQualifiedName(qualifiedName);
+    if (deps.pinning === undefined || parsed === undefined || !visible.some((tool) => tool.pluginName === parsed.plugin)) return undefined;
+    const record = await deps.pinning.quarantineOf(parsed.plugin, parsed.tool);
+    return record === undefined ? undefined : quarantinedError(qualifiedName, record);
+  }
+
   return {
     async searchTools(session, query, options) {
       const limit = Math.max(1, Math.min(50, options.limit));
@@ -46,13 +63,18 @@ export function createToolMethods(deps: ToolMethodsDeps): Pick<GatewayBackend, '
     },
 
     async getTool(session, qualifiedName) {
-      const tool = (await visibility.visible(session)).find((t) => t.qualifiedName === qualifiedName);
-      return tool ? visibility.toGatewayTool(tool) : undefined;
+      const visible = await visibility.visible(session);
+      const tool = visible.find((t) => t.qualifiedName === qualifiedName);
+      if (tool) return visibility.toGatewayTool(tool);
+      const refusal = await quarantineRefusal(qualifiedName, visible);
+      if (refusal) throw refusal;
+      return undefined;
     },
 
     async callTool(session, qualifiedName, args, options = {}) {
-      const tool = (await visibility.visible(session)).find((t) => t.qualifiedName === qualifiedName);
-      if (!tool) throw notFound('tool', qualifiedName);
+      const visible = await visibility.visible(session);
+      const tool = visible.find((t) => t.qualifiedName === qualifiedName);
+      if (!tool) throw (await quarantineRefusal(qualifiedName, visible)) ?? notFound('tool', qualifiedName);
       if (!tool.pluginName) {
         throw new QuiverError(ErrorCodes.unavailable, `tool '${qualifiedName}' has no plugin process to run it (it was registered through the catalog API)`);
       }

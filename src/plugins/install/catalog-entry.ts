@@ -16,7 +16,7 @@ import type { FetchedSource } from './fetch.ts';
 import type { PluginFiles } from './metadata.ts';
 
 /** What the install commits, apart from the staged folder. */
-export type CatalogEntry = Pick<PreparedInstall, 'fields' | 'tools' | 'categories' | 'pageMappings' | 'shippedPid' | 'registeredTools' | 'warnings' | 'cachePath'>;
+export type CatalogEntry = Pick<PreparedInstall, 'fields' | 'tools' | 'categories' | 'pageMappings' | 'shippedPid' | 'registeredTools' | 'served' | 'warnings' | 'cachePath'>;
 
 /** Everything the earlier steps produced. */
 export interface CatalogEntryInput {
@@ -115,6 +115,7 @@ export function buildCatalogEntry(input: CatalogEntryInput): CatalogEntry {
     pageMappings: metadata?.pageMappings ?? [],
     shippedPid: metadata?.intelligence as Record<string, unknown> | undefined,
     registeredTools,
+    served: tools,
     warnings: fields.manifestWarnings,
     cachePath,
   };

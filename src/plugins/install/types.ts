@@ -3,7 +3,7 @@
  * What an install is given and what it produces: the settings every install shares, one
  * install request (its source already resolved), and the prepared install the service commits.
  */
-import type { CredentialSpec } from '../../core/plugin-metadata.ts';
+import type { CredentialSpec, DiscoveredTool } from '../../core/plugin-metadata.ts';
 import type { ToolInput } from '../../core/tool.ts';
 import type { Supervisor } from '../../runtime/supervisor.ts';
 import type { TrustLevel } from '../../runtime/types.ts';
@@ -66,6 +66,8 @@ export interface PreparedInstall {
   /** The PID shipped in quiver.json, if any (validated as part of the metadata). */
   shippedPid: Record<string, unknown> | undefined;
   registeredTools: string[];
+  /** Every tool's definition as the server served it (tool pinning compares these, issue #10). */
+  served: DiscoveredTool[];
   warnings: string[];
   /** The folder the plugin will live in once committed (absent for remote plugins). */
   cachePath: string | undefined;

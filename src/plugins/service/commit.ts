@@ -24,6 +24,7 @@ import {
 import type { Queryable } from '../../store/database.ts';
 import { assessPid } from '../intelligence.ts';
 import { installFailed, type PreparedInstall } from '../installer.ts';
+import type { PinPlan } from '../../trust/pinning/index.ts';
 import type { PluginContext } from './context.ts';
 import { storeAssessedPid } from './intelligence.ts';
 import { storeSecrets } from './secret-values.ts';
@@ -60,13 +61,23 @@ function payloadCategories(prepared: PreparedInstall) {
   return categories;
 }
 
-/** Syncs the prepared tools into the catalog; a failure is `install_failed` at step `sync`. */
-async function syncTools(context: PluginContext, name: string, prepared: PreparedInstall): Promise<SyncResult> {
+/**
+ * Screens the served tools against their pins (issue #10, trust/pinning): a tool whose served
+ * definition differs from its approved one keeps its approved catalog entry and is quarantined.
+ * Undefined when pinning is not wired (tools are synced as served).
+ */
+async function screenTools(context: PluginContext, pluginId: string, prepared: PreparedInstall, firstDiscovery: boolean): Promise<PinPlan | undefined> {
+  if (context.pinning === undefined) return undefined;
+  return context.pinning.screen({ pluginId, definitions: prepared.served, entries: prepared.tools }, { pluginName: prepared.fields.name, firstDiscovery });
+}
+
+/** Syncs the prepared tools (as screened) into the catalog; a failure is `install_failed` at step `sync`. */
+async function syncTools(context: PluginContext, name: string, prepared: PreparedInstall, pins: PinPlan | undefined): Promise<SyncResult> {
   try {
     return await context.catalog.syncPlugin({
       pluginId: name,
       version: prepared.fields.version ?? 'local',
-      tools: prepared.tools,
+      tools: pins?.entries ?? prepared.tools,
       categories: payloadCategories(prepared),
       pageMappings: prepared.pageMappings,
     });
@@ -108,14 +119,17 @@ export async function commitReserved(
   try {
     await updatePluginInstall(db, id, prepared.fields, 'failed', context.now());
     createdCache = await prepared.place();
-    const sync = await syncTools(context, name, prepared);
+    const pins = await screenTools(context, id, prepared, true);
+    const sync = await syncTools(context, name, prepared, pins);
     await db.transaction(async (tx) => {
+      if (pins !== undefined) await context.pinning!.apply(tx, pins);
       await setPluginStatus(tx, id, 'active', context.now());
       await finishPluginInstall(tx, id);
       await setEnablement(tx, { pluginId: id, workspaceId: scope.workspaceId, projectId: scope.projectId ?? null, enabled: true });
       await storeSecrets(context, tx, id, values);
       await storeShippedPid(context, tx, id, name, prepared);
     });
+    if (pins !== undefined) context.pinning!.committed(pins);
     return sync;
   } catch (error) {
     // Compensation: the row (with its tools, versions, categories, enablement, secrets) and the folder go.
@@ -129,7 +143,7 @@ export async function commitExisting(
   context: PluginContext,
   existing: PluginRecord,
   prepared: PreparedInstall,
-  extra: { status: 'active' | 'disabled'; scope?: ScopeIds; values?: Record<string, string> },
+  extra: { status: 'active' | 'disabled'; scope?: ScopeIds; values?: Record<string, string>; firstDiscovery?: boolean },
 ): Promise<SyncResult> {
   const { db, logger } = context;
   const name = existing.name;
@@ -139,14 +153,17 @@ export async function commitExisting(
     createdCache = await prepared.place();
     await updatePluginInstall(db, existing.id, prepared.fields, extra.status, context.now());
     rewritten = true;
-    const sync = await syncTools(context, name, prepared);
+    const pins = await screenTools(context, existing.id, prepared, extra.firstDiscovery ?? false);
+    const sync = await syncTools(context, name, prepared, pins);
     await db.transaction(async (tx) => {
+      if (pins !== undefined) await context.pinning!.apply(tx, pins);
       if (extra.scope !== undefined) {
         await setEnablement(tx, { pluginId: existing.id, workspaceId: extra.scope.workspaceId, projectId: extra.scope.projectId ?? null, enabled: true });
       }
       if (extra.values !== undefined) await storeSecrets(context, tx, existing.id, extra.values);
       await storeShippedPid(context, tx, existing.id, name, prepared);
     });
+    if (pins !== undefined) context.pinning!.committed(pins);
     return sync;
   } catch (error) {
     if (rewritten) {

@@ -18,6 +18,7 @@ import type { PluginChangeEvent, PluginServiceOptions } from './types.ts';
 export interface PluginContext {
   db: Database;
   catalog: PluginServiceOptions['catalog'];
+  pinning: PluginServiceOptions['pinning'];
   supervisor: PluginServiceOptions['supervisor'];
   secrets: SecretBox;
   logger: Logger;
@@ -42,6 +43,7 @@ export function createPluginContext(options: PluginServiceOptions): PluginContex
   return {
     db: options.db,
     catalog: options.catalog,
+    pinning: options.pinning,
     supervisor,
     secrets: options.secrets,
     logger,

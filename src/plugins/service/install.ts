@@ -141,7 +141,7 @@ export async function addPlugin(context: PluginContext, sourceText: string, addO
     }
     sync =
       reservation === undefined
-        ? await commitExisting(context, existing!, prepared, { status: 'active', scope: scopeIds, values })
+        ? await commitExisting(context, existing!, prepared, { status: 'active', scope: scopeIds, values, firstDiscovery: true })
         : await commitReserved(context, reservation.id, prepared, scopeIds, values);
   } finally {
     reservation?.stop();

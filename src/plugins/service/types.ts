@@ -7,6 +7,7 @@
 import type { CredentialSpec } from '../../core/plugin-metadata.ts';
 import type { ToolRecord } from '../../core/tool.ts';
 import type { CatalogService } from '../../catalog/service.ts';
+import type { PinningService } from '../../trust/pinning/index.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { Supervisor } from '../../runtime/supervisor.ts';
 import type { TrustLevel, UpstreamSpec } from '../../runtime/types.ts';
@@ -53,6 +54,8 @@ export interface PluginServiceOptions {
    * secrets or settings. A throwing subscriber is logged and never undoes the write.
    */
   onChange?: (event: PluginChangeEvent) => void;
+  /** Tool pinning (issue #10): screens every listing; absent, tools are synced as served. */
+  pinning?: Pick<PinningService, 'screen' | 'apply' | 'committed'> | undefined;
   /** Bound on one discovery (start + handshake + lists), ms. Default 30 000. */
   discoveryTimeoutMs?: number;
   /** Bound on one git command, ms. Default 120 000. */

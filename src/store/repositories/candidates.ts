@@ -83,6 +83,8 @@ export async function listActiveCandidates(db: Queryable): Promise<SelectionCand
        LEFT JOIN tool_categories c ON c.id = t.category_id
       WHERE t.status = 'active' AND t.deleted_at IS NULL
         AND (t.plugin_id IS NULL OR p.deleted_at IS NULL)
+        -- A quarantined tool (tool pinning, migration 0052) is never a candidate until approved.
+        AND NOT EXISTS (SELECT 1 FROM tool_pins q WHERE q.plugin_id = t.plugin_id AND q.tool_name = t.name AND q.quarantined_at IS NOT NULL)
       ORDER BY t.pin_weight DESC, p.name NULLS FIRST, t.name, t.id`,
   );
   return rows.map(toCandidate);

@@ -46,10 +46,14 @@ export interface VerificationService {
   verify(plugin: string, options?: { onProgress?: (progress: PipelineProgress) => void; signal?: AbortSignal }): Promise<VerificationReport>;
   /** Queues a background verification of the installed version (deduplicated per plugin version). */
   enqueue(plugin: string, reason: string): Promise<JobRecord>;
+  /** After a committed install, update or sync: queues a verification when the plugin is active, else nothing. */
+  enqueueAfterInstall(pluginId: string): Promise<JobRecord | undefined>;
   /** The newest report of a plugin, or undefined when it was never verified. */
   latestReport(plugin: string): Promise<VerificationReport | undefined>;
   /** Reports of a plugin, newest first. */
   reports(plugin: string, options?: { limit?: number }): Promise<StoredReport[]>;
+  /** A background verification job by id (undefined for unknown ids and other kinds of job). */
+  job(id: string): Promise<JobRecord | undefined>;
   /** The hub's public key (PEM) and key id. */
   publicKey(): Promise<{ keyId: string; publicKeyPem: string }>;
 }
@@ -103,12 +107,20 @@ export function createVerificationService(options: VerificationServiceOptions): 
     return { reportJobId: report.jobId, overallScore: report.overallScore, trustLevel: report.recommendation.trustLevel };
   });
 
+  async function enqueue(reference: string, reason: string): Promise<JobRecord> {
+    if (options.jobs === undefined) throw new QuiverError(ErrorCodes.unavailable, 'background verification is not wired into this hub');
+    const plugin = await pluginIdOf(reference);
+    return options.jobs.enqueue(VERIFICATION_JOB_KIND, { pluginId: plugin.id, plugin: plugin.name, version: plugin.version, reason }, { dedupeKey: `verify:${plugin.id}:${plugin.version}` });
+  }
+
   return {
     verify,
-    async enqueue(reference, reason) {
-      if (options.jobs === undefined) throw new QuiverError(ErrorCodes.unavailable, 'background verification is not wired into this hub');
-      const plugin = await pluginIdOf(reference);
-      return options.jobs.enqueue(VERIFICATION_JOB_KIND, { pluginId: plugin.id, plugin: plugin.name, version: plugin.version, reason }, { dedupeKey: `verify:${plugin.id}:${plugin.version}` });
+    enqueue,
+    async enqueueAfterInstall(pluginId) {
+      if (options.jobs === undefined) return undefined;
+      const details = await plugins.show(pluginId).catch(() => undefined);
+      if (details === undefined || details.plugin.status !== 'active') return undefined;
+      return enqueue(pluginId, 'installed or updated');
     },
     async latestReport(reference) {
       const plugin = await pluginIdOf(reference);
@@ -117,6 +129,11 @@ export function createVerificationService(options: VerificationServiceOptions): 
     async reports(reference, listOptions = {}) {
       const plugin = await pluginIdOf(reference);
       return listReports(db, plugin.id, Math.max(1, Math.min(500, listOptions.limit ?? 50)));
+    },
+    async job(id) {
+      if (options.jobs === undefined || !/^[0-9a-f-]{36}$/i.test(id)) return undefined;
+      const job = await options.jobs.get(id);
+      return job?.kind === VERIFICATION_JOB_KIND ? job : undefined;
     },
     publicKey: () => hubPublicKey(db, secrets),
   };
