@@ -17,6 +17,7 @@ import { clientConfigCommand } from './client-config.ts';
 import { workspaceCommands } from './workspace.ts';
 import { selectionCommands } from './select.ts';
 import { embeddingsCommands } from './embeddings.ts';
+import { learnedExampleCommands } from './learned-examples.ts';
 
 /** All commands. */
-export const commands: CommandSpec[] = [serveCommand, ...pluginCommands, ...pluginEnvCommands, ...pinningCommands, importCommand, clientConfigCommand, ...workspaceCommands, ...toolsCommands, ...selectionCommands, ...embeddingsCommands, manifestCheckCommand, evalCommand, ...keysCommands, benchCommand];
+export const commands: CommandSpec[] = [serveCommand, ...pluginCommands, ...pluginEnvCommands, ...pinningCommands, importCommand, clientConfigCommand, ...workspaceCommands, ...toolsCommands, ...learnedExampleCommands, ...selectionCommands, ...embeddingsCommands, manifestCheckCommand, evalCommand, ...keysCommands, benchCommand];
