@@ -2,7 +2,7 @@
  * @module verification/stages/probe/run-probe
  * One probe run (issue #10, seed 000 §4.2 stages 4 and 6): start the plugin in the strictest
  * sandbox, list its tools following every `nextCursor`, make the planned calls (call-plan.ts)
- * a few at a time, each bounded by a timeout, restarting the plugin after a crash, then stop
+ * a few at a time (reads first, bad-argument calls after), each bounded by a timeout, restarting the plugin after a crash, then stop
  * it and collect resources, network counters and writes. Never throws for what the plugin
  * does; the returned `ProbeResult` says it.
  */
@@ -78,7 +78,7 @@ export async function runProbe(launch: UpstreamSpecInput | null, options: ProbeO
   const plan = planCalls(listing.tools, createSchemaCompiler(), options.maxValidCalls ?? 40);
   options.progress?.(`${listing.tools.length} tools listed; ${plan.calls.length} calls planned`);
   const watched = new Set([first]);
-  const calls = await runCalls(plan.calls, options.concurrency ?? 4, async (planned) => {
+  const callOne = async (planned: PlannedCall): Promise<ProbeCall | undefined> => {
     const plugin = await sessions.current();
     if (!plugin) return undefined;
     if (!watched.has(plugin)) {
@@ -91,9 +91,16 @@ export async function runProbe(launch: UpstreamSpecInput | null, options: ProbeO
     } finally {
       inFlight.delete(planned.tool);
     }
-  });
+  };
+  // Reads first, then the bad-argument calls: a plugin that crashes on bad arguments must not
+  // take reads still in flight down with it (they would count against its behaviour).
+  const concurrency = options.concurrency ?? 4;
+  const valid = await runCalls(plan.calls.filter((call) => call.kind === 'valid'), concurrency, callOne);
+  const bad = await runCalls(plan.calls.filter((call) => call.kind !== 'valid'), concurrency, callOne);
+  const calls = [...valid, ...bad];
   const totals = await sessions.finish();
-  const notRun = plan.calls.filter((_, index) => calls[index] === undefined).map((call) => ({ tool: call.tool, reason: 'not run: the plugin crashed and could not be restarted' }));
+  const ordered = [...plan.calls.filter((call) => call.kind === 'valid'), ...plan.calls.filter((call) => call.kind !== 'valid')];
+  const notRun = ordered.filter((_, index) => calls[index] === undefined).map((call) => ({ tool: call.tool, reason: 'not run: the plugin crashed and could not be restarted' }));
   return {
     started: true,
     ...(first.protocolVersion !== undefined ? { protocolVersion: first.protocolVersion } : {}),

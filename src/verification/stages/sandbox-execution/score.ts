@@ -7,7 +7,7 @@
  * |------------------------------------------------------|------------------------------|------------------|
  * | never completed the handshake in the sandbox         | `sandbox_start_failed`       | score 0          |
  * | process ended during the run (per crash)             | `sandbox_crash`              | 20 each, ≤ 50    |
- * | share of read calls answering with an error          | `sandbox_call_errors`        | 30 × share       |
+ * | share of read calls failing (error answer or crash)  | `sandbox_call_errors`        | 30 × share       |
  * | read call without an answer within the call timeout  | `sandbox_call_timeout`       | 5 each, ≤ 15     |
  * | any network attempt (TCP connect, UDP send, no route) | `sandbox_network_attempt`   | 30               |
  * | a file written or deleted in its own code folder     | `sandbox_code_write`         | 15               |
@@ -67,19 +67,18 @@ function behaviourFindings(probe: ProbeResult): Finding[] {
       issue: { severity: 'high', code: 'sandbox_crash', message: `the plugin process ended ${probe.crashes.length} time(s) during the run (${probe.crashes[0]!.reason})`, ...(during.length > 0 ? { location: during.map((tool) => `tool:${tool}`).join(',') } : {}) },
     });
   }
-  const answered = valid.filter((call) => call.outcome !== 'crash');
-  const errors = answered.filter((call) => call.outcome === 'tool-error' || call.outcome === 'protocol-error');
-  if (answered.length > 0 && errors.length > 0) {
+  const failed = valid.filter((call) => call.outcome === 'tool-error' || call.outcome === 'protocol-error' || call.outcome === 'crash');
+  if (failed.length > 0) {
     findings.push({
-      deduct: (30 * errors.length) / answered.length,
-      issue: { severity: errors.length * 2 > answered.length ? 'medium' : 'low', code: 'sandbox_call_errors', message: `${errors.length} of ${answered.length} read calls with valid arguments answered with an error`, location: errors.map((call) => `tool:${call.tool}`).join(',') },
+      deduct: (30 * failed.length) / valid.length,
+      issue: { severity: failed.length * 2 > valid.length ? 'medium' : 'low', code: 'sandbox_call_errors', message: `${failed.length} of ${valid.length} read calls with valid arguments failed (an error answer, or lost in a crash)`, location: [...new Set(failed.map((call) => `tool:${call.tool}`))].join(',') },
     });
   }
   const timeouts = valid.filter((call) => call.outcome === 'timeout');
   if (timeouts.length > 0) {
     findings.push({ deduct: Math.min(15, 5 * timeouts.length), issue: { severity: 'low', code: 'sandbox_call_timeout', message: `${timeouts.length} read call(s) gave no answer within the call timeout`, location: timeouts.map((call) => `tool:${call.tool}`).join(',') } });
   }
-  const latencies = answered.filter((call) => call.outcome !== 'timeout').map((call) => call.latencyMs).sort((a, b) => a - b);
+  const latencies = valid.filter((call) => call.outcome !== 'timeout' && call.outcome !== 'crash').map((call) => call.latencyMs).sort((a, b) => a - b);
   const p95 = percentile(latencies, 0.95) ?? 0;
   if (p95 > 2_000) findings.push({ deduct: 5, issue: { severity: 'low', code: 'sandbox_slow_calls', message: `read calls are slow: p95 ${Math.round(p95)} ms` } });
   if (valid.length === 0) findings.push({ deduct: 10, issue: { severity: 'low', code: 'sandbox_no_calls', message: 'no tool could be called safely, so behaviour under calls was not observed' } });

@@ -1,8 +1,8 @@
 /**
  * @module verification/stages/security-scan/poisoning
  * Tool poisoning detection (issue #10, security scan): text a plugin serves to the *model*
- * (tool names, titles, descriptions and every string inside inputSchema / outputSchema) that
- * tries to steer it instead of describing the tool. A pure function over tool definitions, so
+ * (tool names, titles, descriptions, annotations and every string inside inputSchema /
+ * outputSchema) that tries to steer it instead of describing the tool. A pure function over tool definitions, so
  * the verification stage and `quiver bench` (false alarms on real catalogs) share it.
  *
  * Kinds, each a high-precision rule (a finding is meant to be confirmed poisoning, so every
@@ -35,6 +35,8 @@ export interface PoisoningToolInput {
   description?: string | undefined;
   inputSchema?: unknown;
   outputSchema?: unknown;
+  /** MCP tool annotations (`title`, hints): clients show them, models read them. */
+  annotations?: unknown;
 }
 
 export type PoisoningKind = 'hidden-instruction' | 'invisible-unicode' | 'confusable-name' | 'sensitive-file' | 'exfiltration' | 'shadowing';
@@ -153,17 +155,27 @@ function mixedScriptWord(text: string): boolean {
   return text.split(/[^\p{L}\p{N}]+/u).some((word) => /\p{Script=Latin}/u.test(word) && /[\p{Script=Cyrillic}\p{Script=Greek}]/u.test(word));
 }
 
-function nameFindings(tool: PoisoningToolInput, field: 'name' | 'title', value: string, others: ReadonlySet<string>): PoisoningFinding[] {
+/** Skeleton → the distinct names having it, for look-alike checks in one pass. */
+function lookAlikeIndex(names: Iterable<string>): Map<string, Set<string>> {
+  const index = new Map<string, Set<string>>();
+  for (const name of names) {
+    const skeleton = nameSkeleton(name);
+    const group = index.get(skeleton) ?? new Set<string>();
+    group.add(name);
+    index.set(skeleton, group);
+  }
+  return index;
+}
+
+/** The other plugins' and the plugin's own skeleton indexes. */
+type SkeletonIndexes = ReadonlyArray<ReadonlyMap<string, ReadonlySet<string>>>;
+
+function nameFindings(tool: PoisoningToolInput, field: 'name' | 'title', value: string, skeletons: SkeletonIndexes): PoisoningFinding[] {
   const findings: PoisoningFinding[] = [];
   if (mixedScriptWord(value)) findings.push({ tool: tool.name, field, kind: 'confusable-name', rule: 'mixes Latin with Cyrillic or Greek letters in one word' });
-  if (field === 'name') {
-    const skeleton = nameSkeleton(value);
-    for (const other of others) {
-      if (other !== value && nameSkeleton(other) === skeleton) {
-        findings.push({ tool: tool.name, field, kind: 'confusable-name', rule: 'looks like another tool name but is spelled differently' });
-        break;
-      }
-    }
+  const skeleton = field === 'name' ? nameSkeleton(value) : undefined;
+  if (skeleton !== undefined && skeletons.some((index) => [...(index.get(skeleton) ?? [])].some((other) => other !== value))) {
+    findings.push({ tool: tool.name, field, kind: 'confusable-name', rule: 'looks like another tool name but is spelled differently' });
   }
   return findings;
 }
@@ -190,18 +202,27 @@ function schemaStrings(value: unknown, path: string, out: Array<{ path: string; 
   }
 }
 
-/** Mentions of another plugin's tool by a name that reads as an identifier (not a plain word like "search"). */
-function mentionsOtherTool(normalised: string, others: readonly string[]): boolean {
-  return others.some((name) => {
-    const lower = name.toLowerCase();
-    const identifierLike = /[_\-.]|\d|[a-z][A-Z]/.test(name) && lower.length >= 4;
-    if (!identifierLike) return false;
-    const escaped = lower.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    return new RegExp(`(^|[^a-z0-9_])${escaped}([^a-z0-9_]|$)`).test(normalised);
+/** Lower-cased names of other plugins' tools that read as identifiers (not plain words like "search"). */
+function identifierNames(others: readonly string[]): Set<string> {
+  return new Set(others.filter((name) => /[_\-.]|\d|[a-z][A-Z]/.test(name) && name.length >= 4).map((name) => name.toLowerCase()));
+}
+
+/** What shadowing by name checks: the other plugins' identifier-like names, minus the plugin's own tools. */
+interface OtherNames {
+  names: ReadonlySet<string>;
+  own: ReadonlySet<string>;
+}
+
+/** Whether normalised text names another plugin's tool as a whole token. */
+function mentionsOtherTool(normalised: string, others: OtherNames): boolean {
+  if (others.names.size === 0) return false;
+  return normalised.split(/[^a-z0-9_.\-]+/).some((raw) => {
+    const token = others.names.has(raw) ? raw : raw.replace(/[.\-]+$/, '');
+    return others.names.has(token) && !others.own.has(token);
   });
 }
 
-function textFindings(tool: PoisoningToolInput, field: string, text: string, prose: boolean, others: readonly string[]): PoisoningFinding[] {
+function textFindings(tool: PoisoningToolInput, field: string, text: string, prose: boolean, others: OtherNames): PoisoningFinding[] {
   const findings: PoisoningFinding[] = [];
   const hidden = invisibleRule(text);
   if (hidden !== undefined) findings.push({ tool: tool.name, field, kind: 'invisible-unicode', rule: hidden });
@@ -219,23 +240,41 @@ function textFindings(tool: PoisoningToolInput, field: string, text: string, pro
   return findings;
 }
 
+/** A detector for one hub: the other plugins' names are indexed once, then any plugin's tools are checked. */
+export type PoisoningDetector = (tools: readonly PoisoningToolInput[]) => PoisoningFinding[];
+
 /**
- * Poisoning findings over a plugin's tools; empty when the tools are clean. `otherToolNames`
- * are the other plugins' tools (shadowing and look-alike names); the plugin's own tool names
- * are compared with each other for look-alikes only.
+ * Builds a detector over `otherToolNames` (shadowing and look-alike names). A plugin's own tool
+ * names are never "other" (a tool may name its sibling), but are compared with each other and
+ * with the other names for look-alikes.
  */
-export function detectToolPoisoning(tools: readonly PoisoningToolInput[], options: PoisoningOptions = {}): PoisoningFinding[] {
-  const others = (options.otherToolNames ?? []).filter((name) => !tools.some((tool) => tool.name === name));
-  const allNames = new Set([...others, ...tools.map((tool) => tool.name)]);
-  const findings: PoisoningFinding[] = [];
-  for (const tool of tools) {
-    findings.push(...textFindings(tool, 'name', tool.name, false, others), ...nameFindings(tool, 'name', tool.name, allNames));
-    if (typeof tool.title === 'string') findings.push(...textFindings(tool, 'title', tool.title, true, others), ...nameFindings(tool, 'title', tool.title, allNames));
-    if (typeof tool.description === 'string') findings.push(...textFindings(tool, 'description', tool.description, true, others));
-    const strings: Array<{ path: string; text: string; prose: boolean }> = [];
-    schemaStrings(tool.inputSchema, 'inputSchema', strings);
-    schemaStrings(tool.outputSchema, 'outputSchema', strings);
-    for (const entry of strings) findings.push(...textFindings(tool, entry.path, entry.text, entry.prose, others));
-  }
+export function createPoisoningDetector(options: PoisoningOptions = {}): PoisoningDetector {
+  const otherNames = options.otherToolNames ?? [];
+  const names = identifierNames(otherNames);
+  const otherSkeletons = lookAlikeIndex(otherNames);
+  return (tools) => {
+    const ownNames = tools.map((tool) => tool.name);
+    const others: OtherNames = { names, own: new Set(ownNames.map((name) => name.toLowerCase())) };
+    const skeletons = [otherSkeletons, lookAlikeIndex(ownNames)];
+    const findings: PoisoningFinding[] = [];
+    for (const tool of tools) findings.push(...toolFindings(tool, others, skeletons));
+    return findings;
+  };
+}
+
+function toolFindings(tool: PoisoningToolInput, others: OtherNames, skeletons: SkeletonIndexes): PoisoningFinding[] {
+  const findings = [...textFindings(tool, 'name', tool.name, false, others), ...nameFindings(tool, 'name', tool.name, skeletons)];
+  if (typeof tool.title === 'string') findings.push(...textFindings(tool, 'title', tool.title, true, others), ...nameFindings(tool, 'title', tool.title, skeletons));
+  if (typeof tool.description === 'string') findings.push(...textFindings(tool, 'description', tool.description, true, others));
+  const strings: Array<{ path: string; text: string; prose: boolean }> = [];
+  schemaStrings(tool.inputSchema, 'inputSchema', strings);
+  schemaStrings(tool.outputSchema, 'outputSchema', strings);
+  schemaStrings(tool.annotations, 'annotations', strings);
+  for (const entry of strings) findings.push(...textFindings(tool, entry.path, entry.text, entry.prose, others));
   return findings;
+}
+
+/** Poisoning findings over one plugin's tools against the other plugins' tool names; empty when clean. */
+export function detectToolPoisoning(tools: readonly PoisoningToolInput[], options: PoisoningOptions = {}): PoisoningFinding[] {
+  return createPoisoningDetector(options)(tools);
 }

@@ -1,0 +1,143 @@
+/**
+ * The sandbox-execution and compatibility stages (issue #10) against real plugins in the real
+ * sandbox: the fixture corpus (probe-fixtures.ts) and the real npm servers installed in
+ * node_modules (server-everything, -memory, -sequential-thinking). Needs bubblewrap, cgroups
+ * and the code overlay: on a machine without them the suite skips, under CI it fails.
+ */
+import { describe, it, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger } from '../../src/core/logger.ts';
+import { detectHost, supervisorMarkerName, type HostCapabilities } from '../../src/runtime/sandbox.ts';
+import { processesWithEnv } from '../../src/runtime/process-tree.ts';
+import { createProbeRunner, type ProbeRunner } from '../../src/verification/stages/probe/index.ts';
+import { createSandboxExecutionStage } from '../../src/verification/stages/sandbox-execution/index.ts';
+import { createCompatibilityStage } from '../../src/verification/stages/compatibility/index.ts';
+import type { StageContext, StageResult, VerificationSubject } from '../../src/verification/types.ts';
+import { skipUnless } from '../helpers/requirements.ts';
+import { corpus, createFixture } from './probe-fixtures.ts';
+
+const host: HostCapabilities = detectHost();
+const missing = host.bubblewrapProblem ?? (host.cgroups.kind === 'none' ? `cgroups are unusable: ${host.cgroups.reason}` : undefined) ?? (host.overlay ? undefined : `the code overlay is unusable: ${host.overlayProblem}`);
+const skip = skipUnless(missing);
+
+function contextFor(subject: VerificationSubject): StageContext {
+  return { subject, settings: { registryUrl: 'https://registry.npmjs.org', licenseAllowList: [], stageTimeoutMs: 60_000 }, logger: silentLogger, signal: new AbortController().signal, progress: () => undefined };
+}
+
+/** Runs both stages on one subject with one runner; the probe must run once for both. */
+async function verify(subject: VerificationSubject, runner: ProbeRunner = createProbeRunner({ host })): Promise<{ sandbox: StageResult; compat: StageResult; runner: ProbeRunner; context: StageContext }> {
+  const context = contextFor(subject);
+  const [sandbox, compat] = await Promise.all([createSandboxExecutionStage(runner)(context), createCompatibilityStage(runner)(context)]);
+  return { sandbox, compat, runner, context };
+}
+
+const codes = (result: StageResult) => result.issues.map((issue) => issue.code);
+const probeTempFolders = () => readdirSync(tmpdir()).filter((name) => name.startsWith('quiver-probe-') && !name.startsWith('quiver-probe-fixture-'));
+
+describe('verification probe stages in the real sandbox', { skip }, () => {
+  let foldersBefore: string[];
+  before(() => {
+    foldersBefore = probeTempFolders();
+  });
+
+  it('scores a benign plugin high on both stages, calling only its safe tools, following pagination, once for both stages', { timeout: 60_000 }, async () => {
+    const { sandbox, compat, runner, context } = await verify(await createFixture(corpus.benign));
+    const probe = await runner.probe(context);
+    assert.equal(probe.starts, 1);
+    assert.equal(probe.listing.pages, 3, 'five tools served two per page');
+    assert.equal(probe.listing.tools.length, 5);
+    const called = [...new Set(probe.calls.filter((call) => call.kind === 'valid').map((call) => call.tool))].sort();
+    assert.deepEqual(called, ['echo', 'get_weather', 'list_notes']);
+    assert.deepEqual(probe.skipped.map((entry) => entry.tool).sort(), ['delete_note', 'send_note']);
+    assert.ok(probe.calls.filter((call) => call.kind === 'valid').every((call) => call.outcome === 'result'), JSON.stringify(probe.calls));
+    assert.ok(probe.calls.some((call) => call.kind !== 'valid'), 'bad-argument calls were made');
+    assert.ok(probe.calls.filter((call) => call.kind !== 'valid').every((call) => call.outcome === 'tool-error'));
+    assert.ok((probe.resources.peakMemoryBytes ?? 0) > 1_000_000, 'peak memory read from the cgroup');
+    assert.ok((probe.resources.cpuMs ?? -1) >= 0);
+    assert.equal(probe.network.source, 'netns-counters');
+    assert.equal(probe.network.tcpConnects + probe.network.udpDatagrams + probe.network.noRoute, 0);
+    assert.deepEqual(probe.writes.written, []);
+    assert.ok(sandbox.score >= 90, `sandbox ${sandbox.score}: ${codes(sandbox)}`);
+    assert.ok(compat.score >= 90, `compat ${compat.score}: ${codes(compat)}`);
+    assert.equal(compat.metrics?.listPages, 3);
+  });
+
+  it('deducts crashes of a plugin that crashes on half its calls and restarts it to go on', { timeout: 60_000 }, async () => {
+    const { sandbox, runner, context } = await verify(await createFixture(corpus.crashy));
+    const probe = await runner.probe(context);
+    assert.ok(probe.crashes.length >= 2, JSON.stringify(probe.crashes));
+    assert.ok(probe.starts >= 2, 'restarted after the first crash');
+    assert.ok(probe.calls.some((call) => call.outcome === 'result'), 'the calls that do not crash still answer');
+    assert.ok(probe.calls.filter((call) => call.outcome === 'crash').length >= 2, JSON.stringify(probe.calls));
+    assert.ok(codes(sandbox).includes('sandbox_crash'));
+    assert.ok(sandbox.score <= 50, `sandbox ${sandbox.score}`);
+  });
+
+  it('sees the network attempts of a plugin that phones home, though nothing leaves the sandbox', { timeout: 60_000 }, async () => {
+    const { sandbox, runner, context } = await verify(await createFixture(corpus.phoneHome));
+    const probe = await runner.probe(context);
+    assert.ok(probe.network.tcpConnects >= 1, `loopback connect counted: ${JSON.stringify(probe.network)}`);
+    assert.ok(probe.network.noRoute >= 1, `public address counted: ${JSON.stringify(probe.network)}`);
+    assert.ok(probe.network.udpDatagrams >= 1, `DNS lookup counted: ${JSON.stringify(probe.network)}`);
+    assert.ok(codes(sandbox).includes('sandbox_network_attempt'));
+    assert.ok(sandbox.score <= 70, `sandbox ${sandbox.score}`);
+  });
+
+  it('finds a write into the code folder in the overlay, and the installed folder stays untouched', { timeout: 60_000 }, async () => {
+    const subject = await createFixture(corpus.writer);
+    const { sandbox, runner, context } = await verify(subject);
+    const probe = await runner.probe(context);
+    assert.deepEqual(probe.writes.written, ['cache.json']);
+    assert.equal(existsSync(join(subject.codeDir!, 'cache.json')), false);
+    assert.ok(codes(sandbox).includes('sandbox_code_write'));
+    assert.ok(sandbox.score < 90);
+  });
+
+  it('counts the processes a plugin spawns while serving a call', { timeout: 60_000 }, async () => {
+    const { sandbox, runner, context } = await verify(await createFixture(corpus.spawner));
+    const probe = await runner.probe(context);
+    assert.ok(probe.resources.spawnedProcesses >= 1, JSON.stringify(probe.resources));
+    assert.ok(codes(sandbox).includes('sandbox_spawned_processes'));
+  });
+
+  it('fails the compatibility of a plugin whose output breaks its outputSchema and that crashes on bad arguments', { timeout: 60_000 }, async () => {
+    const { compat } = await verify(await createFixture(corpus.badContract));
+    assert.ok(codes(compat).includes('compat_output_mismatch'), String(codes(compat)));
+    assert.ok(codes(compat).includes('compat_bad_args_crash'), String(codes(compat)));
+    assert.ok(compat.score < 70, `compat ${compat.score}`);
+  });
+
+  it('scores 0 on both stages when the plugin does not start', { timeout: 60_000 }, async () => {
+    const { sandbox, compat } = await verify(await createFixture(corpus.deadOnStart));
+    assert.equal(sandbox.score, 0);
+    assert.equal(compat.score, 0);
+    assert.deepEqual(codes(sandbox), ['sandbox_start_failed']);
+    assert.match(sandbox.issues[0]!.message, /refusing to start/);
+    assert.deepEqual(codes(compat), ['compat_handshake_failed']);
+  });
+
+  for (const name of ['server-everything', 'server-memory', 'server-sequential-thinking']) {
+    it(`scores the real ${name} at least 70 on both stages`, { timeout: 90_000 }, async () => {
+      const folder = join(process.cwd(), 'node_modules', '@modelcontextprotocol', name);
+      const launch = { transport: 'stdio' as const, pluginId: name, pluginName: name, version: '0', trustLevel: 'OFFICIAL' as const, command: process.execPath, args: ['dist/index.js'], cwd: folder, codeDir: folder, readOnlyPaths: [join(process.cwd(), 'node_modules')] };
+      const subject: VerificationSubject = { pluginId: name, pluginName: name, version: '0', sourceType: 'npm', source: {}, codeDir: folder, manifest: null, intelligence: null, tools: [], otherToolNames: [], launch };
+      const began = Date.now();
+      const { sandbox, compat, runner, context } = await verify(subject);
+      const probe = await runner.probe(context);
+      assert.ok(probe.started, probe.startError);
+      assert.ok(probe.calls.some((call) => call.kind === 'valid' && call.outcome === 'result'));
+      assert.ok(sandbox.score >= 70, `sandbox ${sandbox.score}: ${JSON.stringify(sandbox.issues)}`);
+      assert.ok(compat.score >= 70, `compat ${compat.score}: ${JSON.stringify(compat.issues)}`);
+      console.log(`${name}: sandboxExecution ${sandbox.score}, compatibility ${compat.score}, probe ${probe.durationMs} ms (start ${probe.startMs} ms), both stages ${Date.now() - began} ms, peak ${Math.round((probe.resources.peakMemoryBytes ?? 0) / 1048576)} MiB, cpu ${probe.resources.cpuMs} ms`);
+    });
+  }
+
+  it('leaves no probe process or temporary folder behind', () => {
+    const names = [...Object.values(corpus).map((fixture) => fixture.name), 'server-everything', 'server-memory', 'server-sequential-thinking'];
+    assert.deepEqual(names.flatMap((name) => processesWithEnv(supervisorMarkerName, `verification-probe:${name}`)), []);
+    assert.deepEqual(probeTempFolders().filter((name) => !foldersBefore.includes(name)), []);
+  });
+});
