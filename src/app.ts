@@ -34,6 +34,9 @@ import { createOfflineEmbedder } from './retrieval/embedders/offline.ts';
 import { createOpenAICompatibleEmbedder } from './retrieval/embedders/openai-compatible.ts';
 import { createTransformersEmbedder } from './retrieval/embedders/transformers.ts';
 import { createEmbeddingWorker, type EmbeddingWorker } from './retrieval/embedding-worker.ts';
+import { createJobs, type Jobs } from './jobs/index.ts';
+import { createVerificationService, type VerificationService } from './verification/service/index.ts';
+import { stageRegistry } from './verification/stages/index.ts';
 import { createLearning, withLearnedExamples, type Learning } from './selection/learning/index.ts';
 import { learnedExampleRoutes } from './api/routes/learned-examples.ts';
 import { createPinningService, type PinningService } from './trust/pinning/index.ts';
@@ -60,6 +63,10 @@ export interface App {
   embedder: Embedder;
   /** Keeps tool embeddings current in the background; status and recompute on demand. */
   embeddings: EmbeddingWorker;
+  /** Background jobs in the database; servers start its worker (`jobs.start()`), one-shot commands only enqueue. */
+  jobs: Jobs;
+  /** Plugin verification and signed reports (issue #10). */
+  verification: VerificationService;
   /** The HTTP route modules of every part. */
   apiModules(): ApiRouteModule[];
   /** Stops timers, processes and the database. Safe to call twice. */
@@ -180,6 +187,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
         void notifyCatalogChanged(db, 'tools').catch((error) => logger.warn({ err: error }, 'pinning change notification failed'));
       },
     });
+    let verification: VerificationService | undefined;
     const secrets = createLazySecretBox(() => loadSecretKey({ configured: config.secretKey, homeDir: config.homeDir }).key);
     // Every committed change to installation, status, enablement, exposure, secrets or settings
     // drops the selection caches here and, through NOTIFY, in every replica and the gateway's
@@ -199,9 +207,29 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       secrets,
       pinning,
       logger: logger.child({ part: 'plugins' }),
-      onChange: () => {
+      onChange: (event) => {
         engine.invalidate('enablement');
         void notifyCatalogChanged(db, 'enablement').catch((error) => logger.warn({ err: error }, 'enablement notification failed'));
+        // Every install, update and sync is verified in the background (issue #10).
+        if (event.kind === 'installation' && event.pluginId !== undefined && config.verification.onInstall === 'background') {
+          void verification?.enqueueAfterInstall(event.pluginId).catch((error) => logger.warn({ err: error }, 'queueing a verification failed'));
+        }
+      },
+    });
+    const jobs = createJobs({ db, logger, pollMs: config.verification.jobsPollMs });
+    closers.unshift(() => jobs.close());
+    // A verdict writes the plugin's verified trust level, which decides its isolation: cached launch specs drop here and in every replica.
+    verification = createVerificationService({
+      db,
+      plugins,
+      secrets,
+      jobs,
+      stages: stageRegistry,
+      settings: { registryUrl: config.verification.registryUrl, licenseAllowList: config.verification.licenseAllowList, stageTimeoutMs: config.verification.stageTimeoutMs },
+      logger,
+      onVerified: () => {
+        engine.invalidate('enablement');
+        void notifyCatalogChanged(db, 'enablement').catch((error) => logger.warn({ err: error }, 'verification notification failed'));
       },
     });
 
@@ -236,10 +264,12 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       pinning,
       embedder,
       embeddings: embeddingWorker,
+      jobs,
+      verification,
       apiModules: () => [
         accessRoutes({ apiKeys }),
         catalogRoutes({ catalog, tenancy }),
-        pluginRoutes({ plugins, tenancy, health: pluginHealth, pinning }),
+        pluginRoutes({ plugins, tenancy, health: pluginHealth, pinning, verification }),
         selectionRoutes({ selection: engine, tenancy }),
         learnedExampleRoutes({ learning, tenancy }),
         embeddingRoutes({ embeddings: embeddingWorker }),

@@ -128,6 +128,8 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
       );
     });
     forwarding = await startCliForwarding(app, options.forward);
+    // Servers run queued background jobs (verification, issue #10); one-shot commands only enqueue.
+    app.jobs.start();
   } catch (error) {
     await close();
     throw error;
@@ -156,6 +158,7 @@ export async function serveStdio(
   let forwarding: ControlSocket | undefined;
   try {
     forwarding = await startCliForwarding(app, options.forward);
+    app.jobs.start();
     const running = await runStdioGateway({
       gateway: appGateway.gateway,
       identity: options.identity,

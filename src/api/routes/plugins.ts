@@ -24,11 +24,13 @@ import { settingsRoutes } from './plugins/settings.ts';
 import { workspaceRoutes } from './plugins/workspaces.ts';
 import { intelligenceRoutes } from './plugins/intelligence.ts';
 import { marketplaceRoutes } from './plugins/marketplace.ts';
+import { verificationRoutes } from './plugins/verification.ts';
+import type { VerificationService } from '../../verification/service/index.ts';
 import { approvalRoutes } from './plugins/approvals.ts';
 import type { PinningService } from '../../trust/pinning/index.ts';
 
 /** Routes under /api/v1/plugins, /api/v1/workspaces and /api/v1/marketplace. */
-export function pluginRoutes(services: { plugins: PluginService; tenancy?: TenantVisibility; health?: PluginHealthSource; pinning?: PinningService }): ApiRouteModule {
+export function pluginRoutes(services: { plugins: PluginService; tenancy?: TenantVisibility; health?: PluginHealthSource; pinning?: PinningService; verification?: VerificationService }): ApiRouteModule {
   const tenancy = services.tenancy ?? unrestrictedVisibility;
   const parts: PluginRouteParts = { plugins: services.plugins, tenancy, visibility: createPluginVisibility(services.plugins, tenancy) };
   return combineRouteModules([
@@ -38,6 +40,7 @@ export function pluginRoutes(services: { plugins: PluginService; tenancy?: Tenan
     healthRoutes(parts, services.health),
     // Tool pinning (issue #10): `/plugins/quarantine` is static, so it goes before `:id`.
     ...(services.pinning === undefined ? [] : [approvalRoutes(parts, services.pinning)]),
+    verificationRoutes(services.verification),
     lifecycleRoutes(parts),
     enablementRoutes(parts),
     settingsRoutes(parts),

@@ -17,7 +17,8 @@ import { clientConfigCommand } from './client-config.ts';
 import { workspaceCommands } from './workspace.ts';
 import { selectionCommands } from './select.ts';
 import { embeddingsCommands } from './embeddings.ts';
+import { verifyCommands } from './verify.ts';
 import { learnedExampleCommands } from './learned-examples.ts';
 
 /** All commands. */
-export const commands: CommandSpec[] = [serveCommand, ...pluginCommands, ...pluginEnvCommands, ...pinningCommands, importCommand, clientConfigCommand, ...workspaceCommands, ...toolsCommands, ...learnedExampleCommands, ...selectionCommands, ...embeddingsCommands, manifestCheckCommand, evalCommand, ...keysCommands, benchCommand];
+export const commands: CommandSpec[] = [serveCommand, ...pluginCommands, ...pluginEnvCommands, ...pinningCommands, importCommand, clientConfigCommand, ...workspaceCommands, ...toolsCommands, ...learnedExampleCommands, ...selectionCommands, ...embeddingsCommands, ...verifyCommands, manifestCheckCommand, evalCommand, ...keysCommands, benchCommand];
