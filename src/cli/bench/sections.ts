@@ -14,6 +14,7 @@ import { benchProductionGatewayOverhead } from './gateway-production.ts';
 import { benchGatewaySearch } from './gateway-search.ts';
 import { benchGatewayLoad } from './gateway-load.ts';
 import { benchPoisoning } from './poisoning.ts';
+import { benchLearning } from './learning.ts';
 
 /** One named benchmark. */
 export interface BenchSection {
@@ -35,6 +36,11 @@ export const benchSections: BenchSection[] = [
   },
   { name: 'tokenSavings', target: '≥ 95 % of schema tokens saved at K = 7 on ≥ 150 real tools', run: () => benchTokenSavings() },
   { name: 'bandit', target: 'within 5 % of the oracle after ~50 interactions per context (seed 001 §7.4)', run: async () => benchBandit() },
+  {
+    name: 'learning',
+    target: 'learned example queries (issue #13): search p99 while learning ≈ without; time from an outcome to the taught tool at rank 1',
+    run: () => benchLearning(),
+  },
   {
     name: 'differentialSync',
     target: '1,000 tools with 3 changed: ≤ 100 ms on PGlite, exactly 3 re-embedded',

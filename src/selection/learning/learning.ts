@@ -95,7 +95,23 @@ export function createLearning(options: LearningOptions): Learning {
     const result = await captureObservation({ db, settings, clock, isQuarantined: options.isQuarantined }, observation);
     for (const reason of result.skipped) counters.skipped[reason] = (counters.skipped[reason] ?? 0) + 1;
     counters.learned += result.learned.length;
-    if (result.learned.length > 0 && result.orgScope !== undefined) await scopes.reload(result.orgScope);
+    if (result.learned.length > 0 && result.orgScope !== undefined) markDirty(result.orgScope);
+  }
+
+  // Captures queued together rebuild their scope once, after the last of them (a rebuild reads
+  // the scope and embeds only its new examples).
+  const dirty = new Set<string>();
+  let rebuildQueued = false;
+  function markDirty(orgScope: string): void {
+    dirty.add(orgScope);
+    if (rebuildQueued) return;
+    rebuildQueued = true;
+    schedule(async () => {
+      rebuildQueued = false;
+      const touched = [...dirty];
+      dirty.clear();
+      for (const scope of touched) await scopes.reload(scope);
+    });
   }
 
   async function afterWrite(touched: Iterable<string>): Promise<void> {
