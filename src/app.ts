@@ -27,6 +27,7 @@ import { selectionRoutes } from './api/routes/selection.ts';
 import { embeddingRoutes } from './api/routes/embeddings.ts';
 import { uiRoutes } from './api/routes/ui.ts';
 import { createSelectionEngine, notifyCatalogChanged, type SelectionEngine } from './selection/index.ts';
+import type { RandomSource } from './selection/random.ts';
 import { createPersistentRetrieval } from './selection/persistent-retrieval.ts';
 import { createTenantVisibility } from './composition/tenant-visibility.ts';
 import type { Embedder } from './retrieval/embedders/embedder.ts';
@@ -106,6 +107,8 @@ export interface CreateAppOptions {
   logger?: Logger;
   /** An already-open, migrated database (tests run one body on every backend this way). */
   db?: Database;
+  /** Uniform source of the selection bandit (a seeded one makes `quiver eval --replay` reproducible). */
+  selectionRandom?: RandomSource;
 }
 
 /** Opens the store and wires every part. */
@@ -143,6 +146,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       logger: logger.child({ part: 'selection' }),
       retrieval: () => withLearnedExamples(createPersistentRetrieval({ db, embedder, logger }), learning),
       outcomeObserver: learning,
+      ...(options.selectionRandom ? { random: options.selectionRandom } : {}),
     });
     selection = engine;
     closers.unshift(() => engine.close());

@@ -2,25 +2,43 @@
  * @module cli/commands/eval
  * `quiver eval --tools tools.jsonl --queries queries.jsonl [--examples examples.jsonl]
  * [--k 1,3,5,10] [--json]` (DESIGN §5): retrieval quality on a catalog and labelled queries.
- * Thin wrapper: the work is in src/retrieval/eval. Exit 0 done, 2 bad usage or input.
+ * Thin wrapper: the work is in src/retrieval/eval; `--replay` (issue #13) is in eval-replay.ts.
+ * Exit 0 done, 2 bad usage or input.
  */
 import { invalidInput } from '../../core/errors.ts';
 import { describeOptions, type CommandSpec } from '../command.ts';
 import { evalOptions, executeEval } from '../../retrieval/eval/cli.ts';
+import { executeReplay, replayOptions } from './eval-replay.ts';
 
 export const evalCommand: CommandSpec = {
   path: ['eval'],
   summary: 'Measure retrieval (Recall@k, Comp@k, nDCG@10, MRR, latency) on tools.jsonl + queries.jsonl, fully offline.',
-  usage: '--tools tools.jsonl --queries queries.jsonl [--examples examples.jsonl] [--k 1,3,5,10] [--json]',
-  options: describeOptions(evalOptions, {
+  usage:
+    '--tools tools.jsonl --queries queries.jsonl [--examples examples.jsonl] [--k 1,3,5,10] [--json]\n' +
+    '       quiver eval --replay --tools tools.jsonl --queries queries.jsonl [--examples examples.jsonl | --cold] [--top-k 5] [--window 500] [--feedback-noise P] [--seed N] [--org ID] [--shuffle] [--no-feedback] [--json]',
+  options: {
+    ...describeOptions(evalOptions, {
     tools: { valueName: 'FILE', description: 'the catalog: one tool per line (id, name, description, parameters?)' },
     queries: { valueName: 'FILE', description: 'labelled queries: one per line (id, query, gold tool ids)' },
     examples: { valueName: 'FILE', description: 'known example queries per tool (tool_id, query), used as tool metadata' },
     k: { valueName: 'LIST', description: 'extra cut-offs for Recall@k, comma-separated', defaultHelp: '1,3,5,10 always reported' },
-  }),
+    }),
+    ...describeOptions(replayOptions, {
+    replay: 'replay the queries in order through the real selection path (in-memory store) with simulated outcomes; metrics per window',
+    window: { valueName: 'N', description: 'replay: queries per reported window', defaultHelp: '500' },
+    'top-k': { valueName: 'K', description: 'replay: tools offered per selection; the simulated model calls the gold tool when it is among them', defaultHelp: '5' },
+    'feedback-noise': { valueName: 'P', description: 'replay: share of outcomes that credit a wrong offered tool instead', defaultHelp: '0' },
+    seed: { valueName: 'N', description: 'replay: seed of the outcome simulation and the bandit', defaultHelp: '1' },
+    cold: 'replay: no written example queries in the catalog (cold start)',
+    org: { valueName: 'ID', description: 'replay: the organisation the stream runs as', defaultHelp: 'replay' },
+      shuffle: 'replay: in a seeded random order instead of the file order, so windows hold alike queries',
+      'no-feedback': 'replay: report no outcomes (the static ranking, to compare windows against)',
+    }),
+  },
   storeless: true,
   async run(context) {
     if (context.args.positionals.length > 0) throw invalidInput(`eval takes no positional arguments, got '${context.args.positionals[0]}'`);
+    if (context.args.values.replay === true) return executeReplay(context);
     const value = (name: string): string | undefined => {
       const v = context.args.values[name];
       return typeof v === 'string' ? v : undefined;

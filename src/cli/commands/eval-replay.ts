@@ -1,0 +1,103 @@
+/**
+ * @module cli/commands/eval-replay
+ * `quiver eval --replay` (issue #13): replays a labelled query stream through a real App on a
+ * fresh in-memory store (the user's data folder is never touched) and prints the metrics per
+ * window. The work is in src/selection/replay; this opens the App, loads the files, wires the
+ * settle step and prints. Exit 0 done, 2 bad usage or input.
+ */
+import { resolve } from 'node:path';
+import { createApp } from '../../app.ts';
+import { invalidInput } from '../../core/errors.ts';
+import { loadEvalData } from '../../retrieval/eval/load.ts';
+import { createSeededRandom } from '../../selection/random.ts';
+import { loadReplayCatalog, runReplay, type ReplayReport } from '../../selection/replay/replay.ts';
+import type { ReplayWindow } from '../../selection/replay/windows.ts';
+import type { CliContext } from '../command.ts';
+
+/** The replay options, in node:util parseArgs form. */
+export const replayOptions = {
+  replay: { type: 'boolean', default: false },
+  window: { type: 'string' },
+  'top-k': { type: 'string' },
+  'feedback-noise': { type: 'string' },
+  seed: { type: 'string' },
+  cold: { type: 'boolean', default: false },
+  org: { type: 'string' },
+  shuffle: { type: 'boolean', default: false },
+  'no-feedback': { type: 'boolean', default: false },
+} as const;
+
+/** Parses an integer option within bounds. */
+function integerOption(name: string, text: string | undefined, fallback: number, min: number, max: number): number {
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) throw invalidInput(`--${name} must be an integer from ${min} to ${max}, got '${text}'`);
+  return Number(text);
+}
+
+/** Parses --feedback-noise: a share in [0, 1]. */
+function shareOption(text: string | undefined): number {
+  if (text === undefined) return 0;
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value < 0 || value > 1) throw invalidInput(`--feedback-noise must be a number from 0 to 1, got '${text}'`);
+  return value;
+}
+
+const percent = (value: number): string => value.toFixed(3);
+
+/** The report as a readable table. */
+export function replayTable(report: ReplayReport): string {
+  const header = ['queries', 'n', 'R@1', 'R@3', 'R@5', 'MRR', 'called', 'noisy'];
+  const row = (label: string, w: ReplayWindow) => [label, String(w.n), percent(w['recall@1']), percent(w['recall@3']), percent(w['recall@5']), percent(w.mrr), percent(w.called), percent(w.noisy)];
+  const rows = [header, ...report.windows.map((w) => row(`${w.from}-${w.to}`, w)), row('all', report.overall)];
+  const widths = header.map((_, column) => Math.max(...rows.map((r) => r[column]!.length)));
+  const lines = rows.map((r) => r.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  '));
+  const title = `replay of ${report.queries} queries over ${report.tools} tools, top ${report.k}, ${report.cold ? 'cold (no written examples)' : 'with written examples'}, ${report.shuffled ? 'shuffled' : 'in file order'}, ${report.feedback ? `feedback noise ${report.noise}` : 'no feedback (static ranking)'}, seed ${report.seed}, ${report.durationMs} ms`;
+  return [title, ...lines].join('\n');
+}
+
+/** Runs `quiver eval --replay` from the parsed options of `quiver eval`. */
+export async function executeReplay(context: CliContext): Promise<number> {
+  const value = (name: string): string | undefined => {
+    const v = context.args.values[name];
+    return typeof v === 'string' ? v : undefined;
+  };
+  const tools = value('tools');
+  const queries = value('queries');
+  if (!tools || !queries) throw invalidInput('--tools and --queries are required (see quiver eval --help)');
+  if (value('k') !== undefined) throw invalidInput('--k lists cut-offs of plain eval; with --replay use --top-k (tools offered per selection)');
+  const cold = context.args.values.cold === true;
+  const settings = {
+    k: integerOption('top-k', value('top-k'), 5, 1, 50),
+    window: integerOption('window', value('window'), 500, 1, 1_000_000),
+    noise: shareOption(value('feedback-noise')),
+    seed: integerOption('seed', value('seed'), 1, 0, 2 ** 32 - 1),
+    orgId: value('org') ?? 'replay',
+    shuffle: context.args.values.shuffle === true,
+    feedback: context.args.values['no-feedback'] !== true,
+  };
+  const examples = value('examples');
+  const data = await loadEvalData({ tools: resolve(context.cwd, tools), queries: resolve(context.cwd, queries), examples: cold || !examples ? undefined : resolve(context.cwd, examples) });
+  for (const warning of data.warnings) context.io.stderr(`quiver eval: warning: ${warning}\n`);
+  if (cold && examples) context.io.stderr('quiver eval: warning: --cold: the --examples file is not loaded\n');
+  // A fresh in-memory store: the replay writes thousands of events and must not touch the data folder.
+  const config = context.config();
+  const app = await createApp({ ...config, store: { kind: 'memory' }, embeddings: { background: false, sweepIntervalMs: 0 } }, { selectionRandom: createSeededRandom(settings.seed) });
+  try {
+    const benchIdOf = await loadReplayCatalog(app.catalog, data.documents, { cold });
+    await app.embeddings.runNow();
+    const report = await runReplay({
+      engine: app.selection,
+      queries: data.queries,
+      benchIdOf,
+      settings,
+      cold,
+      // Learned examples of an outcome rank before the next query (deterministic windows).
+      settle: () => app.learning.flush(),
+      ...(context.json ? {} : { onWindow: (w: ReplayWindow) => context.io.stderr(`quiver eval: ${w.to} queries replayed, R@1 ${percent(w['recall@1'])} in the last window\n`) }),
+    });
+    context.io.stdout(context.json ? `${JSON.stringify(report)}\n` : `${replayTable(report)}\n`);
+    return 0;
+  } finally {
+    await app.close();
+  }
+}
