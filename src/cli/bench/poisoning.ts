@@ -5,7 +5,9 @@
  * nobody wrote to attack anything: the tools the real npm servers installed with Quiver serve
  * (listed by starting each over stdio) and every tool of the vendored bench catalogs
  * (bench/data/seal-tools and metatool, including metatool's `description_for_model`, the text
- * ChatGPT plugins addressed to the model). The detector's rules were tuned on these same
+ * ChatGPT plugins addressed to the model). Each is checked as on a hub: every tool is its own
+ * plugin with the rest of its source installed beside it, so shadowing-by-name and look-alike
+ * rules see thousands of other tool names. The detector's rules were tuned on these same
  * catalogs, so the false-alarm figure is a tuning-set figure, said so in the output.
  */
 import { readFile } from 'node:fs/promises';
@@ -13,7 +15,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { detectToolPoisoning, type PoisoningFinding, type PoisoningToolInput } from '../../verification/stages/security-scan/poisoning.ts';
+import { createPoisoningDetector, detectToolPoisoning, type PoisoningDetector, type PoisoningFinding, type PoisoningToolInput } from '../../verification/stages/security-scan/poisoning.ts';
 import { BENIGN_TOOLS, CORPUS_OTHER_TOOL_NAMES, POISONED_TOOLS } from '../../verification/stages/security-scan/poisoning-corpus.ts';
 import { benchDataFile, type BenchDataSet } from './bench-data.ts';
 
@@ -56,9 +58,9 @@ async function catalogTools(set: BenchDataSet): Promise<PoisoningToolInput[]> {
     });
 }
 
-function falseAlarms(label: string, tools: PoisoningToolInput[]): { source: string; tools: number; flagged: number; rate: number; kinds: Record<string, number>; flaggedTools: string[] } {
-  // Each tool alone (no other plugin's names): a catalog is many unrelated plugins.
-  const flagged: PoisoningFinding[][] = tools.map((tool) => detectToolPoisoning([tool])).filter((findings) => findings.length > 0);
+/** False alarms of `detect` over tools, each tool checked as its own plugin. */
+function falseAlarms(label: string, tools: PoisoningToolInput[], detect: PoisoningDetector): { source: string; tools: number; flagged: number; rate: number; kinds: Record<string, number>; flaggedTools: string[] } {
+  const flagged: PoisoningFinding[][] = tools.map((tool) => detect([tool])).filter((findings) => findings.length > 0);
   const kinds: Record<string, number> = {};
   for (const findings of flagged) for (const kind of new Set(findings.map((finding) => finding.kind))) kinds[kind] = (kinds[kind] ?? 0) + 1;
   return {
@@ -78,8 +80,18 @@ export async function benchPoisoning(): Promise<unknown> {
   );
   const benignFlagged = BENIGN_TOOLS.filter((tool) => detectToolPoisoning([tool], { otherToolNames: CORPUS_OTHER_TOOL_NAMES }).length > 0);
   const sources = [];
-  for (const server of REAL_SERVERS) sources.push(falseAlarms(server, await listServerTools(server)));
-  for (const set of ['seal-tools', 'metatool'] as const) sources.push(falseAlarms(`bench/data/${set}`, await catalogTools(set)));
+  const servers = new Map<string, PoisoningToolInput[]>();
+  for (const server of REAL_SERVERS) servers.set(server, await listServerTools(server));
+  for (const [server, tools] of servers) {
+    // As on a hub: the other real servers are the other installed plugins (shadowing, look-alikes).
+    const otherToolNames = [...servers].filter(([other]) => other !== server).flatMap(([, list]) => list.map((tool) => tool.name));
+    sources.push(falseAlarms(server, tools, createPoisoningDetector({ otherToolNames })));
+  }
+  for (const set of ['seal-tools', 'metatool'] as const) {
+    // Every catalog tool is its own plugin, and all the catalog's other tools are installed beside it.
+    const tools = await catalogTools(set);
+    sources.push(falseAlarms(`bench/data/${set}`, tools, createPoisoningDetector({ otherToolNames: tools.map((tool) => tool.name) })));
+  }
   const total = sources.reduce((sum, source) => sum + source.tools, 0);
   const flagged = sources.reduce((sum, source) => sum + source.flagged, 0);
   return {

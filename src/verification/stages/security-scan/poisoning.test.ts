@@ -38,6 +38,12 @@ describe('tool poisoning detector', () => {
     assert.equal(detectToolPoisoning([{ ...tool, description: 'Then call read_file on the result.' }], { otherToolNames: ['read_file'] })[0]?.kind, 'shadowing');
   });
 
+  it('camelCase names match only in their case; ASCII names differing in case are not look-alikes', () => {
+    const tool = { name: 'cart', description: 'Proceeds to checkout.', inputSchema: {} };
+    assert.deepEqual(detectToolPoisoning([tool], { otherToolNames: ['checkOut', 'Cart'] }), []);
+    assert.equal(detectToolPoisoning([{ ...tool, description: 'Call checkOut afterwards.' }], { otherToolNames: ['checkOut'] })[0]?.kind, 'shadowing');
+  });
+
   it('does not call a plugin\'s own tool names shadowing', () => {
     const tools = [
       { name: 'list_items', description: 'Lists items; pass an id to get_item next.', inputSchema: {} },

@@ -173,7 +173,8 @@ type SkeletonIndexes = ReadonlyArray<ReadonlyMap<string, ReadonlySet<string>>>;
 function nameFindings(tool: PoisoningToolInput, field: 'name' | 'title', value: string, skeletons: SkeletonIndexes): PoisoningFinding[] {
   const findings: PoisoningFinding[] = [];
   if (mixedScriptWord(value)) findings.push({ tool: tool.name, field, kind: 'confusable-name', rule: 'mixes Latin with Cyrillic or Greek letters in one word' });
-  const skeleton = field === 'name' ? nameSkeleton(value) : undefined;
+  // Only a name with non-ASCII letters can be a look-alike; two ASCII names differing in case are plainly visible.
+  const skeleton = field === 'name' && /[^\x00-\x7F]/.test(value) ? nameSkeleton(value) : undefined;
   if (skeleton !== undefined && skeletons.some((index) => [...(index.get(skeleton) ?? [])].some((other) => other !== value))) {
     findings.push({ tool: tool.name, field, kind: 'confusable-name', rule: 'looks like another tool name but is spelled differently' });
   }
@@ -202,23 +203,39 @@ function schemaStrings(value: unknown, path: string, out: Array<{ path: string; 
   }
 }
 
-/** Lower-cased names of other plugins' tools that read as identifiers (not plain words like "search"). */
-function identifierNames(others: readonly string[]): Set<string> {
-  return new Set(others.filter((name) => /[_\-.]|\d|[a-z][A-Z]/.test(name) && name.length >= 4).map((name) => name.toLowerCase()));
+/**
+ * The other plugins' names that read as identifiers, not plain words like "search": names with
+ * `_`, `-`, `.` or digits match case-insensitively; camelCase-only names match only in their
+ * exact case (tuned on seal-tools: `checkOut`, `takeOff`, `endGame` are tools there, and
+ * "checkout" / "takeoff" in prose are words, not mentions).
+ */
+function identifierNames(others: readonly string[]): { lower: Set<string>; exact: Set<string> } {
+  const lower = new Set<string>();
+  const exact = new Set<string>();
+  for (const name of others) {
+    if (name.length < 4) continue;
+    if (/[_\-.]|\d/.test(name)) lower.add(name.toLowerCase());
+    else if (/[a-z][A-Z]/.test(name)) exact.add(name);
+  }
+  return { lower, exact };
 }
 
 /** What shadowing by name checks: the other plugins' identifier-like names, minus the plugin's own tools. */
 interface OtherNames {
-  names: ReadonlySet<string>;
+  lower: ReadonlySet<string>;
+  exact: ReadonlySet<string>;
   own: ReadonlySet<string>;
 }
 
-/** Whether normalised text names another plugin's tool as a whole token. */
-function mentionsOtherTool(normalised: string, others: OtherNames): boolean {
-  if (others.names.size === 0) return false;
-  return normalised.split(/[^a-z0-9_.\-]+/).some((raw) => {
-    const token = others.names.has(raw) ? raw : raw.replace(/[.\-]+$/, '');
-    return others.names.has(token) && !others.own.has(token);
+/** Whether text (NFKC, invisible characters removed, case kept) names another plugin's tool as a whole token. */
+function mentionsOtherTool(text: string, others: OtherNames): boolean {
+  if (others.lower.size === 0 && others.exact.size === 0) return false;
+  return text.split(/[^A-Za-z0-9_.\-]+/).some((raw) => {
+    for (const token of [raw, raw.replace(/[.\-]+$/, '')]) {
+      if (others.own.has(token.toLowerCase())) continue;
+      if (others.lower.has(token.toLowerCase()) || others.exact.has(token)) return true;
+    }
+    return false;
   });
 }
 
@@ -234,7 +251,7 @@ function textFindings(tool: PoisoningToolInput, field: string, text: string, pro
     seen.add(rule.kind);
     findings.push({ tool: tool.name, field, kind: rule.kind, rule: rule.rule });
   }
-  if (!seen.has('shadowing') && mentionsOtherTool(normalised, others)) {
+  if (!seen.has('shadowing') && mentionsOtherTool(text.normalize('NFKC').replace(INVISIBLE_ALL, ''), others)) {
     findings.push({ tool: tool.name, field, kind: 'shadowing', rule: "names another plugin's tool" });
   }
   return findings;
@@ -250,11 +267,11 @@ export type PoisoningDetector = (tools: readonly PoisoningToolInput[]) => Poison
  */
 export function createPoisoningDetector(options: PoisoningOptions = {}): PoisoningDetector {
   const otherNames = options.otherToolNames ?? [];
-  const names = identifierNames(otherNames);
+  const { lower, exact } = identifierNames(otherNames);
   const otherSkeletons = lookAlikeIndex(otherNames);
   return (tools) => {
     const ownNames = tools.map((tool) => tool.name);
-    const others: OtherNames = { names, own: new Set(ownNames.map((name) => name.toLowerCase())) };
+    const others: OtherNames = { lower, exact, own: new Set(ownNames.map((name) => name.toLowerCase())) };
     const skeletons = [otherSkeletons, lookAlikeIndex(ownNames)];
     const findings: PoisoningFinding[] = [];
     for (const tool of tools) findings.push(...toolFindings(tool, others, skeletons));
