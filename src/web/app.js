@@ -3,6 +3,8 @@
 // Every piece of data goes into the page through textContent / createElement (never
 // parsed as markup), and the page's Content-Security-Policy forbids inline scripts and styles.
 
+import { learningPanel } from './learning.js';
+
 const KEY_STORAGE = 'quiver.apiKey';
 const REGISTRY = '/internal/tool-registry';
 const TOOL_STATUSES = ['draft', 'active', 'deprecated', 'retired'];
@@ -440,6 +442,7 @@ async function showToolDetail(target, toolId, afterChange) {
           await showToolDetail(target, toolId, afterChange);
           await afterChange();
         }),
+        learningPanel(tool, { api, h, table, badge, formatDate, loading, errorBox, toast, isAdmin }),
       ),
     );
   });
