@@ -3,6 +3,7 @@
 // Every piece of data goes into the page through textContent / createElement (never
 // parsed as markup), and the page's Content-Security-Policy forbids inline scripts and styles.
 
+import { renderTrust } from './trust.js';
 import { learningPanel } from './learning.js';
 
 const KEY_STORAGE = 'quiver.apiKey';
@@ -278,6 +279,8 @@ const VIEWS = {
   rules: renderRules,
   playground: renderPlayground,
   analytics: renderAnalytics,
+  // Trust view (issue #10) lives in trust.js; it gets this module's helpers.
+  trust: (root) => renderTrust(root, { api, h, table, badge, formatDate, formatNumber, loading, errorBox, toast, isAdmin, ApiError }),
 };
 
 function tabs() {

@@ -21,6 +21,8 @@ import { serveHttp, type HttpServer } from '../../src/composition/server.ts';
 import { commands } from '../../src/cli/commands/index.ts';
 import { GLOBAL_OPTIONS, type CliContext } from '../../src/cli/command.ts';
 import { listToolPins } from '../../src/store/repositories/tool-pins.ts';
+import { definitionHash } from '../../src/trust/pinning/index.ts';
+import { toolDefinitionHash } from '../../src/verification/report.ts';
 import { describeEachBackend } from '../helpers/backends.ts';
 import { openTempDir } from '../plugins/helpers.ts';
 import { createPinningPluginFolder, ORIGINAL_TOOLS, serveTools, type FixtureTool } from './pinning-fixture.ts';
@@ -84,7 +86,8 @@ describeEachBackend('tool pinning and rug-pull quarantine', (backend) => {
   before(async () => {
     home = await openTempDir('pinning');
     const db = await backend.open();
-    app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_DATABASE_URL: 'memory://', QUIVER_LOG_LEVEL: 'silent' }), { db });
+    // No background verification: pins change here only through what each test does.
+    app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_DATABASE_URL: 'memory://', QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off' }), { db });
     folder = await createPinningPluginFolder(home, 'weather-src');
     server = await serveHttp(app, { host: '127.0.0.1', port: 0 });
     mcpKey = (await app.apiKeys.create({ name: 'agent', scopes: ['mcp'] })).key;
@@ -228,5 +231,23 @@ describeEachBackend('tool pinning and rug-pull quarantine', (backend) => {
     await app.plugins.sync('weather');
     assert.deepEqual(await app.pinning.quarantined('weather'), []);
     assert.ok((await engineSelect('convert metric imperial units')).includes('weather__convert_units'));
+  });
+  it('a passed verification approves the served definitions it verified, and only those', async () => {
+    const lookup: FixtureTool = { ...POISONED, description: 'Weather for a city, third revision.' };
+    const convert: FixtureTool = { ...ORIGINAL_TOOLS[1]!, description: 'Convert units, second revision.' };
+    await serveTools(folder, [lookup, convert]);
+    await app.plugins.sync('weather');
+    assert.deepEqual((await app.pinning.quarantined('weather')).map((tool) => tool.tool), ['convert_units', 'lookup_weather']);
+    // The verification report's per-tool hash and the pin's hash are one function of the served definition.
+    assert.equal(definitionHash(lookup), toolDefinitionHash(lookup));
+    const pluginId = (await app.plugins.show('weather')).plugin.id;
+    // The verification saw lookup_weather as served now, and a different convert_units.
+    const result = await app.pinning.pinVerified(pluginId, { lookup_weather: toolDefinitionHash(lookup), convert_units: toolDefinitionHash(ORIGINAL_TOOLS[1]!) });
+    assert.deepEqual(result.approved, ['lookup_weather']);
+    assert.deepEqual((await app.pinning.quarantined('weather')).map((tool) => tool.tool), ['convert_units']);
+    const pin = (await listToolPins(app.db, pluginId)).find((row) => row.toolName === 'lookup_weather')!;
+    assert.deepEqual([pin.source, pin.approvedBy, pin.approvedHash], ['verification', 'verification', definitionHash(lookup)]);
+    assert.equal((await app.catalog.getToolByQualifiedName('weather__lookup_weather')).description, lookup.description);
+    assert.ok(!(await engineSelect('convert metric imperial units')).includes('weather__convert_units'));
   });
 });

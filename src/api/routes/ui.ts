@@ -19,6 +19,7 @@ const ASSETS: ReadonlyMap<string, string> = new Map([
   ['index.html', 'text/html; charset=utf-8'],
   ['app.js', 'text/javascript; charset=utf-8'],
   ['learning.js', 'text/javascript; charset=utf-8'],
+  ['trust.js', 'text/javascript; charset=utf-8'],
   ['styles.css', 'text/css; charset=utf-8'],
   ['favicon.svg', 'image/svg+xml'],
 ]);

@@ -70,8 +70,12 @@ export interface PinningService {
   quarantineOf(pluginName: string, toolName: string): Promise<QuarantinedToolRecord | undefined>;
   /** Approves the served definitions of quarantined tools (all of the plugin's when none are named). */
   approve(plugin: string, toolNames: readonly string[], by: string): Promise<ApprovalResult>;
-  /** A passed verification re-pins every listed tool of the plugin as served (issue #10: verification re-pins). */
-  pinVerified(pluginId: string): Promise<ApprovalResult>;
+  /**
+   * A passed verification re-pins (issue #10): every tool whose verified definition hash (the
+   * report's `subject.toolHashes`) is the one it serves is approved by `verification`; a tool
+   * served differently from what was verified stays as it is.
+   */
+  pinVerified(pluginId: string, verifiedHashes: Readonly<Record<string, string>>): Promise<ApprovalResult>;
 }
 
 /** The refusal of a call to a quarantined tool (`quarantined`, with the reason and how to approve). */
@@ -162,13 +166,15 @@ export function createPinningService(options: PinningServiceOptions): PinningSer
       if (unknown.length > 0) throw invalidInput(`not quarantined in plugin '${record.name}': ${unknown.join(', ')}`, { tools: unknown });
       return applyApproval(record, toolNames.length === 0 ? undefined : toolNames, by, 'admin');
     },
-    async pinVerified(pluginId) {
+    async pinVerified(pluginId, verifiedHashes) {
       const record = await requirePlugin(pluginId);
-      const result = await applyApproval(record, undefined, 'verification', 'verification');
-      // Tools already served as approved are re-pinned too: their approval is now the verification's.
+      const before = await listToolPins(db, record.id);
+      const verifiedServed = before.filter((pin) => pin.quarantinedAt !== null && pin.servedHash !== null && verifiedHashes[pin.toolName] === pin.servedHash);
+      const result = await applyApproval(record, verifiedServed.map((pin) => pin.toolName), 'verification', 'verification');
+      // Tools served as approved and verified as such: their approval is now the verification's.
       const pins = await listToolPins(db, record.id);
-      const repinned = pins.filter((pin) => pin.approvedHash !== null && pin.present && pin.source !== 'verification');
-      await upsertToolPins(db, repinned.map((pin) => ({ ...pin, source: 'verification', approvedBy: 'verification', approvedAt: now() })), now());
+      const repinned = pins.filter((pin) => pin.present && pin.quarantinedAt === null && pin.source !== 'verification' && pin.approvedHash !== null && verifiedHashes[pin.toolName] === pin.approvedHash);
+      await upsertToolPins(db, repinned.map((pin) => ({ ...pin, source: 'verification' as const, approvedBy: 'verification', approvedAt: now() })), now());
       return result;
     },
   };
