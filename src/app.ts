@@ -231,9 +231,13 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       stages: stageRegistry,
       settings: { registryUrl: config.verification.registryUrl, licenseAllowList: config.verification.licenseAllowList, stageTimeoutMs: config.verification.stageTimeoutMs },
       logger,
-      onVerified: () => {
+      onVerified: (pluginId, report) => {
         engine.invalidate('enablement');
         void notifyCatalogChanged(db, 'enablement').catch((error) => logger.warn({ err: error }, 'verification notification failed'));
+        // Tool pinning (issue #10): a passed verification re-pins the tool definitions it verified.
+        if (report.recommendation.approved) {
+          void pinning.pinVerified(pluginId, report.subject.toolHashes).catch((error) => logger.warn({ err: error, pluginId }, 're-pinning after verification failed'));
+        }
       },
     });
 
