@@ -14,6 +14,7 @@ import { benchProductionGatewayOverhead } from './gateway-production.ts';
 import { benchGatewaySearch } from './gateway-search.ts';
 import { benchGatewayLoad } from './gateway-load.ts';
 import { benchPoisoning } from './poisoning.ts';
+import { benchVerification } from './verification.ts';
 import { benchLearning } from './learning.ts';
 
 /** One named benchmark. */
@@ -79,4 +80,9 @@ export const benchSections: BenchSection[] = [
   { name: 'serveStartup', target: 'quiver serve on the embedded default ready ≤ 3 s', run: () => benchServeStartup() },
   { name: 'memory', target: '≤ 400 MB RSS with 10,000 tools loaded', run: () => benchMemory(10_000) },
   { name: 'poisoning', target: 'tool poisoning: every corpus case detected; false alarms on real servers and bench catalogs (issue #10)', run: () => benchPoisoning() },
+  {
+    name: 'verification',
+    target: 'plugin verify of a typical npm MCP server (server-memory): every stage and the total ≤ 30 s (seed: 87.8 s) (issue #10)',
+    run: () => benchVerification(3),
+  },
 ];
