@@ -4,6 +4,7 @@ import { benchPoisoning } from './poisoning.ts';
 
 interface Measured {
   corpus: { detected: number; total: number; missed: string[]; benignFlagged: number; benignTotal: number };
+  heldOut: { detected: number; total: number; missed: string[] };
   falseAlarms: { tools: number; flagged: number; rate: number; sources: Array<{ source: string; tools: number; flagged: number }> };
 }
 
@@ -12,6 +13,8 @@ describe('poisoning bench section', () => {
     const measured = (await benchPoisoning()) as Measured;
     assert.equal(measured.corpus.total, 13);
     assert.equal(measured.corpus.detected + measured.corpus.missed.length, measured.corpus.total);
+    assert.equal(measured.heldOut.total, 10);
+    assert.equal(measured.heldOut.detected + measured.heldOut.missed.length, measured.heldOut.total);
     assert.deepEqual(
       measured.falseAlarms.sources.map((source) => source.source),
       ['@modelcontextprotocol/server-everything', '@modelcontextprotocol/server-memory', '@modelcontextprotocol/server-sequential-thinking', 'bench/data/seal-tools', 'bench/data/metatool'],

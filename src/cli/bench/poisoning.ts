@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { createPoisoningDetector, detectToolPoisoning, type PoisoningDetector, type PoisoningFinding, type PoisoningToolInput } from '../../verification/stages/security-scan/poisoning.ts';
-import { BENIGN_TOOLS, CORPUS_OTHER_TOOL_NAMES, POISONED_TOOLS } from '../../verification/stages/security-scan/poisoning-corpus.ts';
+import { BENIGN_TOOLS, CORPUS_OTHER_TOOL_NAMES, HELD_OUT_POISONED_TOOLS, POISONED_TOOLS } from '../../verification/stages/security-scan/poisoning-corpus.ts';
 import { benchDataFile, type BenchDataSet } from './bench-data.ts';
 
 const REAL_SERVERS = ['@modelcontextprotocol/server-everything', '@modelcontextprotocol/server-memory', '@modelcontextprotocol/server-sequential-thinking'];
@@ -78,6 +78,9 @@ export async function benchPoisoning(): Promise<unknown> {
   const detected = POISONED_TOOLS.filter((entry) =>
     detectToolPoisoning([entry.tool], { otherToolNames: CORPUS_OTHER_TOOL_NAMES }).some((finding) => finding.kind === entry.expected),
   );
+  const heldOutDetected = HELD_OUT_POISONED_TOOLS.filter((entry) =>
+    detectToolPoisoning([entry.tool], { otherToolNames: CORPUS_OTHER_TOOL_NAMES }).some((finding) => finding.kind === entry.expected),
+  );
   const benignFlagged = BENIGN_TOOLS.filter((tool) => detectToolPoisoning([tool], { otherToolNames: CORPUS_OTHER_TOOL_NAMES }).length > 0);
   const sources = [];
   const servers = new Map<string, PoisoningToolInput[]>();
@@ -102,7 +105,12 @@ export async function benchPoisoning(): Promise<unknown> {
       benignFlagged: benignFlagged.length,
       benignTotal: BENIGN_TOOLS.length,
     },
+    heldOut: {
+      detected: heldOutDetected.length,
+      total: HELD_OUT_POISONED_TOOLS.length,
+      missed: HELD_OUT_POISONED_TOOLS.filter((entry) => !heldOutDetected.includes(entry)).map((entry) => entry.id),
+    },
     falseAlarms: { tools: total, flagged, rate: total === 0 ? 0 : Math.round((flagged / total) * 10_000) / 10_000, sources },
-    note: 'rules tuned on these real servers and bench catalogs (tuning-set false-alarm rate); the corpus is the detector\'s own regression set',
+    note: "rules tuned on these real servers and bench catalogs (tuning-set false-alarm rate); corpus = the detector's own regression set; heldOut = cases written after the rules and never tuned on",
   };
 }
