@@ -139,7 +139,17 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     });
     const embedder = createEmbedder(config.embedder);
     // Learned examples: the engine tells it each committed outcome; its overlays rank per organisation.
-    const learning = createLearning({ db, embedder, settings: config.learning, logger: logger.child({ part: 'learning' }) });
+    const learning = createLearning({
+      db,
+      embedder,
+      settings: config.learning,
+      logger: logger.child({ part: 'learning' }),
+      // A quarantined tool (issue #10) teaches nothing (a check that throws counts as quarantined).
+      isQuarantined: async (toolId) => {
+        const tool = await catalog.getTool(toolId);
+        return tool.pluginName !== null && (await pinning.quarantineOf(tool.pluginName, tool.name)) !== undefined;
+      },
+    });
     closers.unshift(() => learning.close());
     const engine = createSelectionEngine({
       db,

@@ -34,6 +34,16 @@ export function contributorOf(request: { userId: string | null; sessionId: strin
   return 'anonymous';
 }
 
+/** Fail closed: a tool whose quarantine cannot be checked teaches nothing. */
+async function quarantined(check: QuarantineCheck | undefined, toolId: string): Promise<boolean> {
+  if (!check) return false;
+  try {
+    return await check(toolId);
+  } catch {
+    return true;
+  }
+}
+
 /** Learns from one observation; returns the tools that learned and why the others did not. */
 export async function captureObservation(
   deps: { db: Database; settings: LearningSettings; clock: () => Date; isQuarantined?: QuarantineCheck | undefined },
@@ -53,7 +63,7 @@ export async function captureObservation(
   const result: CaptureResult = { orgScope, learned: [], skipped: [] };
   for (const toolId of new Set(observation.calledToolIds)) {
     if (flagged.has(toolId)) result.skipped.push('flagged');
-    else if (deps.isQuarantined && (await deps.isQuarantined(toolId))) result.skipped.push('quarantined');
+    else if (await quarantined(deps.isQuarantined, toolId)) result.skipped.push('quarantined');
     else if (await isLearningBlocked(db, orgScope, toolId)) result.skipped.push('blocked');
     else {
       const write = { orgScope, toolId, text, textKey: key, contributor: contributorOf(request), source: observation.source, at: deps.clock() };

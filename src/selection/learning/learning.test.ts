@@ -119,6 +119,28 @@ describeEachBackend('learned example queries (issue #13)', (backend) => {
     assert.equal(rows.find((row) => row.contributor === 'user:t7')!.hits, 2);
   });
 
+  it('a quarantined tool teaches nothing; a failing quarantine check counts as quarantined', async () => {
+    const quarantined = ids.get('stock_quote')!;
+    const checked = createLearning({
+      db,
+      embedder: createOfflineEmbedder(),
+      settings: { sweepIntervalMs: 0 },
+      isQuarantined: (toolId) => {
+        if (toolId === ids.get('tip_calculator')) throw new Error('pin store down');
+        return toolId === quarantined;
+      },
+    });
+    const request = { query: 'price of ACME shares and the tip for dinner', orgId: 'org-q', userId: 'q1', sessionId: null };
+    checked.observe({ eventId: 'e-q', source: 'api', request, calledToolIds: [quarantined, ids.get('tip_calculator')!, ids.get('bank_balance')!], success: true, flaggedToolIds: [] });
+    await checked.flush();
+    assert.equal(checked.stats().skipped.quarantined, 2);
+    assert.equal((await checked.list(quarantined)).length, 0);
+    assert.equal((await checked.list(ids.get('tip_calculator')!)).length, 0);
+    assert.equal((await checked.list(ids.get('bank_balance')!, 'org-q')).length, 1);
+    await checked.remove(ids.get('bank_balance')!);
+    await checked.close();
+  });
+
   it('redacts before storing', async () => {
     await teach('send the invoice to alice@example.com and call +44 20 7946 0958', 'send_email', 'org-d', 'r1');
     const [row] = await learning.list(ids.get('send_email')!, 'org-d');
