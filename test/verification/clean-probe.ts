@@ -29,7 +29,7 @@ export function cleanProbe(overrides: Partial<ProbeResult> = {}): ProbeResult {
     crashes: [],
     starts: 1,
     resources: { source: 'cgroup', peakMemoryBytes: 40 << 20, memoryLimitBytes: 512 << 20, cpuMs: 200, spawnedProcesses: 0, oomKills: 0 },
-    network: { source: 'netns-counters', tcpConnects: 0, udpDatagrams: 0, noRoute: 0 },
+    network: { source: 'netns-counters', tcpConnects: 0, udpDatagrams: 0, noRoute: 0, refused: [] },
     writes: { codeFolder: 'overlay', written: [], deleted: [], stateFiles: 1 },
     startMs: 300,
     durationMs: 1_000,

@@ -59,6 +59,7 @@ describe('verification probe stages in the real sandbox', { skip }, () => {
     assert.ok((probe.resources.cpuMs ?? -1) >= 0);
     assert.equal(probe.network.source, 'netns-counters');
     assert.equal(probe.network.tcpConnects + probe.network.udpDatagrams + probe.network.noRoute, 0);
+    assert.deepEqual(probe.network.refused, []);
     assert.deepEqual(probe.writes.written, []);
     assert.ok(sandbox.score >= 90, `sandbox ${sandbox.score}: ${codes(sandbox)}`);
     assert.ok(compat.score >= 90, `compat ${compat.score}: ${codes(compat)}`);
@@ -82,6 +83,7 @@ describe('verification probe stages in the real sandbox', { skip }, () => {
     assert.ok(probe.network.tcpConnects >= 1, `loopback connect counted: ${JSON.stringify(probe.network)}`);
     assert.ok(probe.network.noRoute >= 1, `public address counted: ${JSON.stringify(probe.network)}`);
     assert.ok(probe.network.udpDatagrams >= 1, `DNS lookup counted: ${JSON.stringify(probe.network)}`);
+    if (host.egressNet) assert.ok(probe.network.refused.some((entry) => entry.host === 'telemetry.example.com'), `the looked-up name is reported: ${JSON.stringify(probe.network.refused)}`);
     assert.ok(codes(sandbox).includes('sandbox_network_attempt'));
     assert.ok(sandbox.score <= 70, `sandbox ${sandbox.score}`);
   });

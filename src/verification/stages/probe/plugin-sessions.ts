@@ -42,12 +42,16 @@ export function createPluginSessions(first: SandboxedPlugin, launch: UpstreamSpe
   let starts = 1;
   let switching: Promise<SandboxedPlugin | undefined> | undefined;
   const resources: ProbeResources = { source: options.host.cgroups.kind === 'none' ? 'none' : 'cgroup', spawnedProcesses: 0, oomKills: 0 };
-  const network: ProbeNetwork = { source: 'none', tcpConnects: 0, udpDatagrams: 0, noRoute: 0 };
+  const network: ProbeNetwork = { source: 'none', tcpConnects: 0, udpDatagrams: 0, noRoute: 0, refused: [] };
   const writes: ProbeWrites = { codeFolder: first.launch.codeFolder ?? 'none', written: [], deleted: [], stateFiles: 0 };
 
   async function retire(plugin: SandboxedPlugin): Promise<void> {
     const readings = await plugin.stop();
     stopped.push(plugin);
+    for (const destination of plugin.refused()) {
+      const known = network.refused.some((entry) => entry.host === destination.host && entry.port === destination.port);
+      if (!known && network.refused.length < 50) network.refused.push(destination);
+    }
     const sample = readings.resources;
     if (sample) {
       if (sample.peakMemoryBytes !== undefined) resources.peakMemoryBytes = Math.max(resources.peakMemoryBytes ?? 0, sample.peakMemoryBytes);

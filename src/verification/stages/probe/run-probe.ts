@@ -45,7 +45,7 @@ const emptyResult = (durationMs: number, startError: string): ProbeResult => ({
   crashes: [],
   starts: 0,
   resources: { source: 'none', spawnedProcesses: 0, oomKills: 0 },
-  network: { source: 'none', tcpConnects: 0, udpDatagrams: 0, noRoute: 0 },
+  network: { source: 'none', tcpConnects: 0, udpDatagrams: 0, noRoute: 0, refused: [] },
   writes: { codeFolder: 'none', written: [], deleted: [], stateFiles: 0 },
   durationMs,
   warnings: [],

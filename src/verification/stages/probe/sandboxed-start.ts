@@ -7,6 +7,10 @@
  * the official SDK client for the handshake. It records the protocol version the server
  * answered, when the process ended, and its resources and network counters before the
  * cgroup goes away. Never runs a plugin unsandboxed: without bubblewrap the start fails.
+ *
+ * Where the host can build an allow-list namespace (runtime/sandbox-egress.ts), the plugin
+ * runs behind an EMPTY allow-list: still no way out, but the DNS stub and the proxy name each
+ * refused destination, which the report keeps beside the kernel's counts.
  */
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +21,7 @@ import { cgroupName, type CgroupHandle } from '../../../runtime/cgroup.ts';
 import { isolationPolicyFor } from '../../../runtime/isolation-policy.ts';
 import { ProcessTransport, type ExitInfo } from '../../../runtime/process-transport.ts';
 import { buildLaunch, defaultSearchPath, sandboxUid, type HostCapabilities, type LaunchDescription } from '../../../runtime/sandbox.ts';
+import { startSandboxEgress, type SandboxEgress } from '../../../runtime/sandbox-egress.ts';
 import { stdioSpecSchema, type StdioSpec, type UpstreamSpecInput } from '../../../runtime/types.ts';
 import { QUIVER_VERSION } from '../../../core/version.ts';
 import { monitorCgroup, type ResourceMonitor, type ResourceSample } from './resource-monitor.ts';
@@ -44,6 +49,8 @@ export interface SandboxedPlugin {
   stop(): Promise<{ resources: ResourceSample | undefined; network: NetworkCounts | undefined }>;
   /** The last few KB of stderr (plugin text: show it redacted and short). */
   stderrTail(): string;
+  /** Destinations the empty allow-list refused (names looked up, proxy requests); empty without one. */
+  refused(): Array<{ host: string; port: number }>;
 }
 
 /** How to start. */
@@ -88,7 +95,9 @@ export async function startSandboxed(launchInput: UpstreamSpecInput & { transpor
   starts += 1;
   let cgroup: CgroupHandle | undefined;
   let transport: ObservedTransport | undefined;
+  let egress: SandboxEgress | undefined;
   try {
+    egress = host.egressNet ? await startSandboxEgress({ label: `verification-probe:${spec.pluginName}`, allow: [] }) : undefined;
     cgroup = host.cgroups.kind === 'none' ? undefined : host.cgroups.create(cgroupName(`probe${randomBytes(3).toString('hex')}`, starts), policy.limits!);
     const launch = buildLaunch(spec, {
       host,
@@ -99,13 +108,15 @@ export async function startSandboxed(launchInput: UpstreamSpecInput & { transpor
       searchPath: options.searchPath ?? defaultSearchPath,
       marker: `verification-probe:${spec.pluginName}`,
       dangerouslyAllowUnsandboxed: false,
+      ...(egress ? { egress: egress.mount } : {}),
     });
     transport = new ObservedTransport({ command: launch.command, args: launch.args, env: launch.env, cwd: launch.cwd, ...(cgroup ? { cgroup } : {}), stopGraceMs: 300 });
-    return await connect(transport, launch.description, { root, stateDir, cgroup, options });
+    return await connect(transport, launch.description, { root, stateDir, cgroup, egress, options });
   } catch (error) {
     const stderr = transport?.stderrTail.trim() ?? '';
     await transport?.close();
     if (!transport) await cgroup?.remove();
+    await egress?.close();
     rmSync(root, { recursive: true, force: true });
     const message = error instanceof Error ? error.message : String(error);
     throw new Error(stderr ? `${message}; stderr: ${stderr.slice(-400)}` : message, { cause: error });
@@ -115,7 +126,7 @@ export async function startSandboxed(launchInput: UpstreamSpecInput & { transpor
 async function connect(
   transport: ObservedTransport,
   launch: LaunchDescription,
-  context: { root: string; stateDir: string; cgroup: CgroupHandle | undefined; options: SandboxedStartOptions },
+  context: { root: string; stateDir: string; cgroup: CgroupHandle | undefined; egress: SandboxEgress | undefined; options: SandboxedStartOptions },
 ): Promise<SandboxedPlugin> {
   const { cgroup, options } = context;
   const client = new Client({ name: 'quiver-verification', version: QUIVER_VERSION }, { capabilities: {} });
@@ -157,12 +168,14 @@ async function connect(
     ended,
     isRunning: () => running,
     stderrTail: () => transport.stderrTail,
+    refused: () => (context.egress?.decisions ?? []).filter((decision) => !decision.allowed).map(({ host, port }) => ({ host, port })),
     stop() {
       stopping ??= (async () => {
         const values = read();
         resources = undefined;
         await transport.close();
         await client.close().catch(() => undefined);
+        await context.egress?.close();
         return values;
       })();
       return stopping;

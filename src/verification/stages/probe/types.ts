@@ -63,6 +63,8 @@ export interface ProbeNetwork {
   udpDatagrams: number;
   /** Packets dropped for want of a route (any host outside the sandbox: it has no network). */
   noRoute: number;
+  /** Destinations the empty egress allow-list refused, by name (port 0: a DNS lookup); at most 50. */
+  refused: Array<{ host: string; port: number }>;
 }
 
 /** Files the plugin changed in its own code folder (through the overlay; paths relative to it). */

@@ -25,7 +25,8 @@ describe('sandbox-execution score', () => {
     const base = cleanProbe();
     const cases: Array<[Partial<typeof base>, string | string[], number]> = [
       [{ crashes: [{ reason: 'exited with code 1', during: ['echo'] }], calls: [{ tool: 'echo', kind: 'valid', outcome: 'crash', latencyMs: 2 }, base.calls[1]!] }, ['sandbox_crash', 'sandbox_call_errors'], 100 - 20 - 15],
-      [{ network: { source: 'netns-counters', tcpConnects: 1, udpDatagrams: 0, noRoute: 0 } }, 'sandbox_network_attempt', 70],
+      [{ network: { source: 'netns-counters', tcpConnects: 1, udpDatagrams: 0, noRoute: 0, refused: [] } }, 'sandbox_network_attempt', 70],
+      [{ network: { source: 'netns-counters', tcpConnects: 0, udpDatagrams: 0, noRoute: 0, refused: [{ host: 'telemetry.example.com', port: 0 }] } }, 'sandbox_network_attempt', 70],
       [{ writes: { codeFolder: 'overlay', written: ['cache.json'], deleted: [], stateFiles: 0 } }, 'sandbox_code_write', 85],
       [{ resources: { ...base.resources, spawnedProcesses: 1 } }, 'sandbox_spawned_processes', 90],
       [{ resources: { ...base.resources, spawnedProcesses: 6 } }, 'sandbox_spawned_processes', 80],
@@ -47,7 +48,7 @@ describe('sandbox-execution score', () => {
 
   it('ignores bad-argument calls (the compatibility stage judges them) and says what it could not measure', () => {
     assert.deepEqual(codes(cleanProbe({ calls: [...cleanProbe().calls, { tool: 'echo', kind: 'wrong-type', outcome: 'crash', latencyMs: 1 }] })), []);
-    const unmeasured = cleanProbe({ resources: { source: 'none', spawnedProcesses: 0, oomKills: 0 }, network: { source: 'none', tcpConnects: 0, udpDatagrams: 0, noRoute: 0 }, writes: { codeFolder: 'read-only', written: [], deleted: [], stateFiles: 0 } });
+    const unmeasured = cleanProbe({ resources: { source: 'none', spawnedProcesses: 0, oomKills: 0 }, network: { source: 'none', tcpConnects: 0, udpDatagrams: 0, noRoute: 0, refused: [] }, writes: { codeFolder: 'read-only', written: [], deleted: [], stateFiles: 0 } });
     assert.deepEqual(codes(unmeasured), ['sandbox_no_resource_data', 'sandbox_no_network_data', 'sandbox_code_folder_read_only']);
     assert.equal(scoreSandboxExecution(unmeasured).score, 100);
   });
@@ -56,7 +57,7 @@ describe('sandbox-execution score', () => {
     const worst = cleanProbe({
       crashes: [1, 2, 3].map(() => ({ reason: 'killed by SIGKILL', during: [] })),
       calls: [{ tool: 'echo', kind: 'valid', outcome: 'crash', latencyMs: 1 }],
-      network: { source: 'netns-counters', tcpConnects: 3, udpDatagrams: 1, noRoute: 2 },
+      network: { source: 'netns-counters', tcpConnects: 3, udpDatagrams: 1, noRoute: 2, refused: [] },
       writes: { codeFolder: 'overlay', written: ['a'], deleted: ['b'], stateFiles: 0 },
       resources: { source: 'cgroup', spawnedProcesses: 9, oomKills: 1, cpuMs: 5_000 },
     });

@@ -9,7 +9,7 @@
  * | process ended during the run (per crash)             | `sandbox_crash`              | 20 each, ≤ 50    |
  * | share of read calls failing (error answer or crash)  | `sandbox_call_errors`        | 30 × share       |
  * | read call without an answer within the call timeout  | `sandbox_call_timeout`       | 5 each, ≤ 15     |
- * | any network attempt (TCP connect, UDP send, no route) | `sandbox_network_attempt`   | 30               |
+ * | any network attempt (TCP connect, UDP send, no route, a name refused by the empty allow-list) | `sandbox_network_attempt` | 30 |
  * | a file written or deleted in its own code folder     | `sandbox_code_write`         | 15               |
  * | processes spawned after the handshake                | `sandbox_spawned_processes`  | 10 (20 if > 5)   |
  * | killed for memory (OOM)                              | `sandbox_out_of_memory`      | 25               |
@@ -48,7 +48,7 @@ export function sandboxMetrics(probe: ProbeResult): Record<string, unknown> {
     memoryLimitBytes: probe.resources.memoryLimitBytes ?? null,
     cpuMs: probe.resources.cpuMs ?? null,
     spawnedProcesses: probe.resources.spawnedProcesses,
-    network: { source: probe.network.source, tcpConnects: probe.network.tcpConnects, udpDatagrams: probe.network.udpDatagrams, noRoute: probe.network.noRoute },
+    network: { source: probe.network.source, tcpConnects: probe.network.tcpConnects, udpDatagrams: probe.network.udpDatagrams, noRoute: probe.network.noRoute, refused: probe.network.refused },
     codeFolder: probe.writes.codeFolder,
     codeFolderWrites: probe.writes.written.length + probe.writes.deleted.length,
     stateFiles: probe.writes.stateFiles,
@@ -89,8 +89,17 @@ function isolationFindings(probe: ProbeResult): Finding[] {
   const findings: Finding[] = [];
   const { network, writes, resources } = probe;
   const attempts = network.tcpConnects + network.udpDatagrams + network.noRoute;
-  if (attempts > 0) {
-    findings.push({ deduct: 30, issue: { severity: 'high', code: 'sandbox_network_attempt', message: `the plugin tried to use the network in a sandbox without one (${network.tcpConnects} TCP connects, ${network.udpDatagrams} UDP datagrams, ${network.noRoute} unroutable packets)` } });
+  if (attempts > 0 || network.refused.length > 0) {
+    const names = network.refused.map((entry) => (entry.port === 0 ? entry.host : `${entry.host}:${entry.port}`));
+    findings.push({
+      deduct: 30,
+      issue: {
+        severity: 'high',
+        code: 'sandbox_network_attempt',
+        message: `the plugin tried to use the network in a sandbox without one (${network.tcpConnects} TCP connects, ${network.udpDatagrams} UDP datagrams, ${network.noRoute} unroutable packets${names.length > 0 ? `; refused: ${names.slice(0, 5).join(', ')}` : ''})`,
+        ...(names.length > 0 ? { location: names.slice(0, 20).join(',') } : {}),
+      },
+    });
   }
   const changed = [...writes.written, ...writes.deleted.map((path) => `${path} (deleted)`)];
   if (changed.length > 0) {
