@@ -73,7 +73,7 @@ function stringRecord(field: unknown): Record<string, string> {
 
 /** Where Node would find `name` required from `fromDir`: the nearest node_modules up the folders. */
 async function resolveDependency(codeDir: string, fromDir: string, name: string): Promise<{ dir: string; manifest: RawManifest | 'unreadable' } | undefined> {
-  if (name.includes('..') || name.startsWith('/')) return undefined;
+  if (!PACKAGE_NAME.test(name) || name.includes('..')) return undefined;
   let dir = fromDir;
   for (;;) {
     const candidate = dir === '' ? `node_modules/${name}` : `${dir}/node_modules/${name}`;
@@ -85,10 +85,14 @@ async function resolveDependency(codeDir: string, fromDir: string, name: string)
   }
 }
 
+/** npm's rules for names and versions, loosely: anything else is not quoted into a report. */
+const PACKAGE_NAME = /^(@[a-z0-9][\w.~-]*\/)?[a-z0-9][\w.~-]{0,213}$/i;
+const PACKAGE_VERSION = /^[\w.+-]{1,64}$/;
+
 function toPackage(manifest: RawManifest, dir: string, own: boolean, fallbackName: string): InstalledPackage {
   return {
-    name: typeof manifest.name === 'string' ? manifest.name : fallbackName,
-    version: typeof manifest.version === 'string' ? manifest.version : '0.0.0',
+    name: typeof manifest.name === 'string' && PACKAGE_NAME.test(manifest.name) ? manifest.name : fallbackName,
+    version: typeof manifest.version === 'string' && PACKAGE_VERSION.test(manifest.version) ? manifest.version : '0.0.0',
     dir,
     own,
     license: manifest.license ?? manifest.licenses,
@@ -130,13 +134,13 @@ export async function readPackageTree(codeDir: string, options: { maxPackages?: 
     tree.packages.push(pkg);
     queue.push({ dir: pkg.dir, manifest });
   };
-  if (typeof root.name === 'string') visit(toPackage(root, ownDir, true, root.name), root);
+  if (typeof root.name === 'string') visit(toPackage(root, ownDir, true, ownDir === '' ? '(plugin)' : ownDir.replace(/^.*node_modules\//, '')), root);
   else if (ownDir !== '') return tree;
   else {
     // An install prefix: its dependencies are the plugin itself.
     for (const name of names(root.dependencies)) {
       const found = await resolveDependency(codeDir, '', name);
-      if (found === undefined) tree.missing.push(name);
+      if (found === undefined) tree.missing.push(PACKAGE_NAME.test(name) ? name : '(an invalid name)');
       else if (found.manifest === 'unreadable') tree.unreadable.push(`${found.dir}/package.json`);
       else if (!seen.has(found.dir)) visit(toPackage(found.manifest, found.dir, true, name), found.manifest);
     }
@@ -147,7 +151,7 @@ export async function readPackageTree(codeDir: string, options: { maxPackages?: 
     for (const name of new Set([...names(manifest.dependencies), ...optional])) {
       const found = await resolveDependency(codeDir, dir, name);
       if (found === undefined) {
-        if (!optional.has(name)) tree.missing.push(name);
+        if (!optional.has(name)) tree.missing.push(PACKAGE_NAME.test(name) ? name : '(an invalid name)');
         continue;
       }
       if (seen.has(found.dir)) continue;
