@@ -11,7 +11,7 @@ import pg from 'pg';
 import { describeEachBackend, type Backend } from '../../test/helpers/backends.ts';
 import type { Database } from '../store/database.ts';
 import { openStore } from '../store/open.ts';
-import { claimJob, enqueueJob, findJob } from './queue.ts';
+import { claimJob, enqueueJob, findJob, pruneFinishedJobs } from './queue.ts';
 import { createJobs, retryDelayMs, type Jobs } from './worker.ts';
 
 /** Three connections to one fresh database: three Database objects on PostgreSQL, one shared PGlite. */
@@ -166,6 +166,19 @@ describeEachBackend('job queue', (backend) => {
     await jobs!.runOnce();
     const later = await enqueueJob(db, kind, { v: 3 }, { dedupeKey: `${kind}:a` });
     assert.notEqual(later.id, first.id);
+  });
+
+  it('prunes finished jobs older than the retention, never queued or running ones', async () => {
+    const kind = `prune-${randomBytes(3).toString('hex')}`;
+    const [jobs] = workers(1);
+    jobs!.register(kind, async () => 'ok');
+    const finished = await jobs!.enqueue(kind, {});
+    await jobs!.runOnce();
+    const queued = await enqueueJob(db, kind, {}, { runAfter: new Date(Date.now() + 3_600_000) });
+    await sleep(50);
+    assert.ok((await pruneFinishedJobs(db, 10)) >= 1);
+    assert.equal(await findJob(db, finished.id), undefined);
+    assert.equal((await findJob(db, queued.id))?.status, 'queued');
   });
 
   it('the background loop runs an enqueued job and close() hands a running job back', async () => {

@@ -190,3 +190,12 @@ export async function abandonJob(db: Queryable, id: string, owner: string, error
   );
   return updated.affectedRows > 0;
 }
+
+/** Deletes done and failed jobs finished more than `olderThanMs` ago; returns how many. */
+export async function pruneFinishedJobs(db: Queryable, olderThanMs: number): Promise<number> {
+  const deleted = await db.query(
+    `DELETE FROM jobs WHERE status IN ('done', 'failed') AND finished_at < now() - $1::bigint * interval '1 millisecond'`,
+    [Math.round(olderThanMs)],
+  );
+  return deleted.affectedRows;
+}

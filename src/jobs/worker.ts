@@ -14,6 +14,7 @@ import type { Database } from '../store/database.ts';
 import {
   abandonJob,
   claimJob,
+  pruneFinishedJobs,
   completeJob,
   enqueueJob,
   failJob,
@@ -47,6 +48,8 @@ export interface JobsOptions {
   maxBackoffMs?: number;
   /** Names this worker in `lease_owner` (default host:pid:random). */
   owner?: string;
+  /** Finished jobs are deleted this long after they finished, ms (default 7 days; 0 keeps them). */
+  retentionMs?: number;
 }
 
 /** The job service of one process. */
@@ -83,6 +86,8 @@ export function createJobs(options: JobsOptions): Jobs {
   let running = false;
   let closed = false;
   let current: { controller: AbortController; done: Promise<void> } | undefined;
+  const retentionMs = options.retentionMs ?? 7 * 86_400_000;
+  let lastPruned = 0;
 
   async function execute(job: JobRecord, controller: AbortController): Promise<void> {
     const handler = handlers.get(job.kind)!;
@@ -152,6 +157,11 @@ export function createJobs(options: JobsOptions): Jobs {
     running = true;
     let ran = false;
     try {
+      // At most hourly: the table keeps finished jobs for a while (their result and error), not forever.
+      if (retentionMs > 0 && Date.now() - lastPruned > 3_600_000) {
+        lastPruned = Date.now();
+        await pruneFinishedJobs(db, retentionMs);
+      }
       ran = await runOnce();
     } catch (error) {
       logger.warn({ err: error }, 'job poll failed');
