@@ -171,6 +171,54 @@ describe('batch writer', () => {
     assert.equal(writer.size, 0);
   });
 
+  it('never writes in the turn of the event loop that asked for it, nor two batches in one turn', async () => {
+    const order: string[] = [];
+    const writer = createBatchWriter<number>({
+      // Like the embedded database: the statement holds the thread, the promise settles in microtasks.
+      write: async (batch) => {
+        order.push(`write ${batch.join(',')}`);
+        // A request that arrives during this write: the loop owes it a turn.
+        if (batch[0] === 0) setImmediate(() => order.push('request'));
+      },
+      flushMs: 60_000,
+      batchSize: 2,
+      maxQueue: 100,
+    });
+    writer.push(0);
+    writer.push(1);
+    // The push that filled a batch belongs to a request: its write waits for the next turn.
+    assert.deepEqual(order, []);
+    for (let n = 2; n < 6; n++) writer.push(n);
+    await writer.flush();
+    assert.deepEqual(order, ['write 0,1', 'request', 'write 2,3', 'write 4,5']);
+  });
+
+  it('a writer that flushes another one first does not run both writes in one turn', async () => {
+    const order: string[] = [];
+    const events = createBatchWriter<number>({
+      write: async () => {
+        order.push('events');
+        setImmediate(() => order.push('request'));
+      },
+      flushMs: 60_000,
+      batchSize: 10,
+      maxQueue: 100,
+    });
+    const outcomes = createBatchWriter<number>({
+      write: async () => {
+        await events.flush();
+        order.push('outcomes');
+      },
+      flushMs: 60_000,
+      batchSize: 10,
+      maxQueue: 100,
+    });
+    events.push(1);
+    outcomes.push(1);
+    await outcomes.flush();
+    assert.deepEqual(order, ['events', 'request', 'outcomes']);
+  });
+
   it('stores every good item of a batch with a bad one, and reports each bad item alone', async () => {
     const bad = new Set([3, 11, 12]);
     const target = rejectingWrite((n) => bad.has(n), () => invalidInput('the database refused a value'));

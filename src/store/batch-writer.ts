@@ -11,6 +11,14 @@
  * writing whatever arrived during the previous write (one or two items under a steady
  * stream of searches) made one write per couple of searches: 99 inserts for 300 searches.
  *
+ * A write never shares a turn of the event loop with other work (issue #18, the stdio
+ * `search_tools` p99): the embedded database runs each statement on the main thread, so a
+ * write started inside a request (the push that filled a batch) held that request's answer,
+ * a backlog written batch after batch held every request that arrived meanwhile until the
+ * last batch, and a writer that flushes another first (outcomes after their events) ran both
+ * writes back to back. So the loop runs once (I/O first) before each write and after a
+ * drain: a request waits for one batch at most, and `batchSize` bounds that wait.
+ *
  * A batch mixes the items of unrelated requests (and tenants), so one bad item must not take
  * the others down with it (issue #18, finding 2). When a write fails because of the data
  * (`isRowError`: the store's `invalid_input`, or a raw SQLSTATE of class 22, 23 or 54), the
@@ -62,6 +70,9 @@ export function isRowError(error: unknown): boolean {
   return typeof code === 'string' && ROW_SQLSTATE.test(code);
 }
 
+/** Resolves after the event loop has polled for I/O once (setImmediate runs after the poll phase). */
+export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** Creates a batch writer. */
 export function createBatchWriter<T>(options: BatchWriterOptions<T>): BatchWriter<T> {
   const batchSize = Math.max(1, options.batchSize);
@@ -96,15 +107,19 @@ export function createBatchWriter<T>(options: BatchWriterOptions<T>): BatchWrite
       timer = undefined;
     }
     let owed = all ? queue.length : 0;
+    let wrote = false;
     while (queue.length >= batchSize || (owed > 0 && queue.length > 0)) {
+      await yieldToEventLoop();
       const batch = queue.splice(0, batchSize);
       owed -= batch.length;
+      wrote = true;
       try {
         await writeIsolating(batch);
       } finally {
         options.onSettled?.(batch);
       }
     }
+    if (wrote) await yieldToEventLoop();
     armTimer();
   }
 
