@@ -26,6 +26,7 @@ import { createCatalogChanges } from './gateway-backend/catalog-changes.ts';
 import { createExposureModes } from './gateway-backend/exposure-modes.ts';
 import { createPassthroughMethods } from './gateway-backend/passthrough.ts';
 import { createToolMethods } from './gateway-backend/tools.ts';
+import { createPinGuard } from './gateway-backend/pin-guard.ts';
 import { createSessionVisibility } from './gateway-backend/visibility.ts';
 
 /** What the backend is built from. */
@@ -34,8 +35,8 @@ export interface GatewayBackendDeps {
   selection: SelectionEngine;
   plugins: PluginService;
   supervisor: Supervisor;
-  /** Tool pinning (issue #10): quarantined tools are refused with the reason. */
-  pinning?: Pick<PinningService, 'quarantineOf'> | undefined;
+  /** Tool pinning (issue #10): quarantined tools are refused with the reason; a restarted plugin's tools are screened before a call. */
+  pinning?: Pick<PinningService, 'quarantineOf' | 'screenServed'> | undefined;
   logger?: Logger;
   /** How long launch specs and plugin metadata are reused (ms, default 10 s); changes clear them at once. */
   cacheTtlMs?: number;
@@ -66,7 +67,14 @@ export function createGatewayBackend(deps: GatewayBackendDeps): GatewayBackend &
   return {
     exposureModeFor: (identity) => exposureModes.modeFor(identity),
     refreshExposureModes: () => exposureModes.refresh(),
-    ...createToolMethods({ selection: deps.selection, supervisor: deps.supervisor, visibility, caches, pinning: deps.pinning }),
+    ...createToolMethods({
+      selection: deps.selection,
+      supervisor: deps.supervisor,
+      visibility,
+      caches,
+      pinning: deps.pinning,
+      pinGuard: deps.pinning === undefined ? undefined : createPinGuard({ supervisor: deps.supervisor, pinning: deps.pinning }),
+    }),
     ...createCapabilityMethods({ plugins: deps.plugins, visibility, caches }),
     ...createPassthroughMethods({ supervisor: deps.supervisor, visibility, caches }),
 

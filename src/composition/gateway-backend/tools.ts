@@ -13,6 +13,7 @@ import { contextOf, type SessionVisibility } from './visibility.ts';
 import { parseQualifiedName } from '../../core/names.ts';
 import type { SelectionCandidate } from '../../store/repositories/candidates.ts';
 import { quarantinedError, type PinningService } from '../../trust/pinning/index.ts';
+import type { PinGuard } from './pin-guard.ts';
 
 /** What the tool methods are built from. */
 export interface ToolMethodsDeps {
@@ -22,6 +23,8 @@ export interface ToolMethodsDeps {
   caches: Pick<BackendCaches, 'specFor'>;
   /** Tool pinning (issue #10): the quarantine of a plugin tool, if any. */
   pinning?: Pick<PinningService, 'quarantineOf'> | undefined;
+  /** Tool pinning at run time: screens a restarted plugin's tools before a call reaches it. */
+  pinGuard?: PinGuard | undefined;
 }
 
 /** Creates `searchTools`, `listVisibleTools`, `getTool` and `callTool`. */
@@ -79,6 +82,7 @@ export function createToolMethods(deps: ToolMethodsDeps): Pick<GatewayBackend, '
         throw new QuiverError(ErrorCodes.unavailable, `tool '${qualifiedName}' has no plugin process to run it (it was registered through the catalog API)`);
       }
       const spec = await deps.caches.specFor(tool.pluginName);
+      await deps.pinGuard?.beforeCall(spec, tool.name, qualifiedName);
       const annotations = tool.annotations as { readOnlyHint?: boolean; idempotentHint?: boolean };
       return deps.supervisor.callTool(spec, tool.name, args, {
         ...(options.signal ? { signal: options.signal } : {}),

@@ -72,6 +72,41 @@ export function quarantineReason(pin: ToolPinRecord | undefined, definition: Too
   return `the plugin now serves a different ${parts.join(', ')} than was approved${by}; ${approve}`;
 }
 
+/**
+ * Screens what a running plugin serves (its process restarted since install or sync) without
+ * touching the catalog: a served definition that differs from its approved pin is quarantined
+ * (the catalog keeps the approved entry; the pending entry is the approved one with the served
+ * description, schemas and annotations, until a sync rebuilds it); nothing is released and
+ * unknown names are ignored (they are not in the catalog, so nothing can call them).
+ */
+export function planServed(pluginId: string, definitions: readonly ToolDefinition[], pins: readonly ToolPinRecord[], options: { pluginName: string; now: Date }): ToolPinRecord[] {
+  const byName = new Map(pins.map((pin) => [pin.toolName, pin]));
+  const writes: ToolPinRecord[] = [];
+  for (const definition of definitions) {
+    const pin = byName.get(definition.name);
+    const hash = definitionHash(definition);
+    if (pin?.approvedHash == null || pin.approvedHash === hash || pin.approvedEntry === null) continue;
+    if (pin.quarantinedAt !== null && pin.servedHash === hash) continue;
+    const entry = {
+      ...pin.approvedEntry,
+      description: definition.description ?? '',
+      parameters: definition.inputSchema,
+      annotations: definition.annotations ?? {},
+      ...(definition.outputSchema === undefined ? {} : { returnSchema: definition.outputSchema }),
+    };
+    writes.push({
+      ...pin,
+      pluginId,
+      quarantinedAt: pin.quarantinedAt ?? options.now,
+      quarantineReason: quarantineReason(pin, definition, options.pluginName),
+      servedHash: hash,
+      servedDefinition: definitionOf(definition) as unknown as Record<string, unknown>,
+      servedEntry: entry,
+    });
+  }
+  return writes;
+}
+
 /** Screens a listing against the stored pins (`firstDiscovery`: pin everything as served). */
 export function planPins(listing: ServedListing, pins: readonly ToolPinRecord[], options: { pluginName: string; firstDiscovery: boolean; now: Date }): PinPlan {
   const { pluginId } = listing;

@@ -21,7 +21,7 @@ import {
 import { approvedPins, catalogEntries } from './approval.ts';
 import type { ToolDefinition } from './definition.ts';
 import { diffDefinitions, type PartDiff } from './diff.ts';
-import { planPins, type PinPlan, type ServedListing } from './plan.ts';
+import { planPins, planServed, type PinPlan, type ServedListing } from './plan.ts';
 
 /** A quarantined tool as the API, CLI and UI show it. */
 export interface QuarantinedTool {
@@ -64,6 +64,12 @@ export interface PinningService {
   apply(queryable: Queryable, plan: PinPlan): Promise<void>;
   /** Reports a committed plan (drops the selection caches when quarantines changed). */
   committed(plan: PinPlan): void;
+  /**
+   * Screens the tools a running plugin serves against its pins (a restarted process may serve
+   * something else than was discovered): differing ones are quarantined; resolves to the names
+   * now quarantined among the served ones.
+   */
+  screenServed(plugin: { pluginId: string; pluginName: string }, definitions: readonly ToolDefinition[]): Promise<string[]>;
   /** Quarantined tools with their diffs, of one plugin (name or id) or of all. */
   quarantined(plugin?: string): Promise<QuarantinedTool[]>;
   /** The quarantine of a plugin tool, or undefined when it is served normally. */
@@ -153,6 +159,18 @@ export function createPinningService(options: PinningServiceOptions): PinningSer
       if (plan.quarantined.length > 0) logger.warn({ tools: plan.quarantined.map((q) => q.tool) }, 'tools quarantined: their served definitions differ from the approved ones');
       // A first pin, a quarantine or a release changes what selection may serve.
       changed();
+    },
+    async screenServed(plugin, definitions) {
+      const pins = await listToolPins(db, plugin.pluginId);
+      const writes = planServed(plugin.pluginId, definitions, pins, { pluginName: plugin.pluginName, now: now() });
+      if (writes.length > 0) {
+        await upsertToolPins(db, writes, now());
+        logger.warn({ plugin: plugin.pluginName, tools: writes.map((pin) => pin.toolName) }, 'tools quarantined: the running plugin serves definitions that differ from the approved ones');
+        changed();
+      }
+      const served = new Set(definitions.map((definition) => definition.name));
+      const written = new Map(writes.map((pin) => [pin.toolName, pin]));
+      return pins.map((pin) => written.get(pin.toolName) ?? pin).filter((pin) => pin.quarantinedAt !== null && served.has(pin.toolName)).map((pin) => pin.toolName);
     },
     async quarantined(plugin) {
       const pluginId = plugin === undefined ? undefined : (await requirePlugin(plugin)).id;
