@@ -87,7 +87,7 @@ async function secretIssues(context: StageContext, codeDir: string, ownDir: stri
   const issues: ScoredIssue[] = [];
   for (const file of files) {
     if (context.signal.aborted) throw context.signal.reason ?? new Error('security scan aborted');
-    const text = await readSourceFile(codeDir, file.path, { maxBytes: DEFAULT_CODE_FILE_LIMITS.maxFileBytes }).catch((error: unknown) => {
+    const text = await readSourceFile(codeDir, file.path, { maxBytes: Math.min(DEFAULT_CODE_FILE_LIMITS.maxFileBytes, file.size + 4096) }).catch((error: unknown) => {
       if (error instanceof SourceFileError) return undefined;
       throw error;
     });

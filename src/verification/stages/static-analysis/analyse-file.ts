@@ -171,7 +171,7 @@ function minifiedLine(text: string): number | undefined {
 
 /** Findings of one file's text (`fileName` picks the dialect by extension). */
 export function analyseSource(fileName: string, text: string): FileFinding[] {
-  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true, scriptKind(fileName));
+  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, false, scriptKind(fileName));
   const modules = importedModules(source);
   const has = (set: Set<string>) => [...modules.keys()].some((name) => set.has(name));
   const scope: Scope = {

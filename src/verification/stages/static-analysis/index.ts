@@ -83,7 +83,8 @@ async function analyseFiles(context: StageContext, codeDir: string, files: reado
     if (index > 0 && index % 500 === 0) context.progress(`static analysis: ${index} / ${files.length} files`);
     let text: string | undefined;
     try {
-      text = await readSourceFile(codeDir, file.path, { maxBytes: limits.maxFileBytes });
+      // Sized from the walk's lstat: readSourceFile allocates its cap up front.
+      text = await readSourceFile(codeDir, file.path, { maxBytes: Math.min(limits.maxFileBytes, file.size + 4096) });
     } catch (error) {
       if (!(error instanceof SourceFileError)) throw error;
     }
