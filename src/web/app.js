@@ -4,6 +4,7 @@
 // parsed as markup), and the page's Content-Security-Policy forbids inline scripts and styles.
 
 import { renderTrust } from './trust.js';
+import { accuracyChart } from './accuracy.js';
 import { learningPanel } from './learning.js';
 
 const KEY_STORAGE = 'quiver.apiKey';
@@ -844,7 +845,7 @@ async function loadAnalytics(target) {
         kpi('Avg saved', formatPercent(metrics.averageSavedFraction)),
       ),
       h('div', { className: 'charts' },
-        h('section', { className: 'card' }, h('h3', {}, 'Daily accuracy (hit rate)'), accuracyChart(accuracy.trend)),
+        h('section', { className: 'card' }, h('h3', {}, 'Accuracy over time'), accuracyChart(accuracy.trend)),
         h('section', { className: 'card' }, h('h3', {}, 'Selection methods'),
           metrics.methods.length === 0 ? h('p', { className: 'muted' }, 'No selections in this window.')
             : barChart(metrics.methods.map((m) => ({ label: shortMethod(m.method), value: m.count, title: m.method })), { title: 'Selections by method' })),
@@ -861,32 +862,6 @@ async function loadAnalytics(target) {
 /** `policy+page+hybrid:<model details>+thompson` → `policy+page+hybrid+thompson`. */
 function shortMethod(method) {
   return String(method).split('+').map((stage) => stage.split(':')[0]).join('+');
-}
-
-function accuracyChart(trend) {
-  const points = trend.filter((day) => day.hitRate !== null);
-  if (points.length === 0) return h('p', { className: 'muted' }, 'No reported outcomes with tool calls in this window.');
-  const width = 420;
-  const height = 200;
-  const pad = { left: 44, right: 12, top: 12, bottom: 28 };
-  const x = (index) => pad.left + (points.length === 1 ? (width - pad.left - pad.right) / 2 : (index * (width - pad.left - pad.right)) / (points.length - 1));
-  const y = (rate) => pad.top + (1 - rate) * (height - pad.top - pad.bottom);
-  const grid = [0, 0.5, 1].map((rate) => [
-    s('line', { x1: pad.left, x2: width - pad.right, y1: y(rate), y2: y(rate), class: 'grid' }),
-    s('text', { x: pad.left - 6, y: y(rate) + 4, 'text-anchor': 'end', class: 'axis' }, `${rate * 100}%`),
-  ]);
-  const path = points.map((day, index) => `${index === 0 ? 'M' : 'L'}${x(index).toFixed(1)},${y(day.hitRate).toFixed(1)}`).join(' ');
-  const labelEvery = Math.max(1, Math.ceil(points.length / 6));
-  return s('svg', { viewBox: `0 0 ${width} ${height}`, class: 'chart', role: 'img', 'aria-label': 'Daily hit rate' },
-    s('title', {}, 'Daily hit rate: a called tool was among the offered ones'),
-    grid,
-    s('path', { d: path, class: 'line' }),
-    points.map((day, index) => s('circle', { cx: x(index), cy: y(day.hitRate), r: 3.5, class: 'dot' },
-      s('title', {}, `${day.day}: ${formatPercent(day.hitRate)} (${day.hits}/${day.withCalls})`))),
-    points.map((day, index) => (index % labelEvery === 0 || index === points.length - 1
-      ? s('text', { x: x(index), y: height - 8, 'text-anchor': 'middle', class: 'axis' }, day.day.slice(5))
-      : null)),
-  );
 }
 
 function barChart(items, { unit = '', digits = 0, title = 'Bar chart' } = {}) {

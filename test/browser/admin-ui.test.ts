@@ -189,7 +189,10 @@ describe('admin UI in Chromium', { skip }, () => {
     const selections = page.locator('[data-kpi="selections"] .kpi-value');
     await selections.waitFor();
     assert.equal(await selections.textContent(), '1');
-    assert.equal(await page.locator('svg[aria-label="Daily hit rate"] circle.dot').count(), 1);
+    // Accuracy over time (src/web/accuracy.js): one point per measure on the one day with an outcome.
+    const accuracy = page.locator('svg[aria-label="Daily accuracy: hit rate, top-1 rate and MRR"]');
+    for (const series of ['series-hit', 'series-top1', 'series-mrr']) assert.equal(await accuracy.locator(`g.${series} circle.dot`).count(), 1, series);
+    assert.equal(await accuracy.locator('text', { hasText: 'Top-1 rate' }).count(), 1, 'the legend names the series');
     assert.ok((await page.locator('svg[aria-label="Selections by method"] rect.bar').count()) >= 1);
     await page.getByRole('cell', { name: 'weather/today' }).or(page.getByRole('columnheader', { name: 'weather/today' })).first().waitFor();
     await page.getByRole('row', { name: /weather__get_forecast/ }).first().waitFor();
@@ -273,7 +276,7 @@ describe('admin UI in Chromium', { skip }, () => {
         ['analytics', async () => {
           await page.getByRole('tab', { name: 'Analytics' }).click();
           await page.locator('[data-kpi="selections"] .kpi-value').waitFor();
-          await page.locator('svg[aria-label="Daily hit rate"]').waitFor();
+          await page.locator('svg[aria-label="Daily accuracy: hit rate, top-1 rate and MRR"]').waitFor();
         }],
       ];
       for (const [name, open] of views) {

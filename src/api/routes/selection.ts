@@ -46,7 +46,7 @@ const analyticsRequestSchema = analyticsQuerySchema.extend({ orgId: z.string().m
 const ANALYTICS_REPORTS = {
   metrics: 'Selection metrics: totals, latency p50/p95, method and outcome breakdowns, average tokens saved',
   heatmap: 'Tool × page × count of offered and called tools',
-  accuracy: 'Daily hit rate: a called tool was among the offered ones',
+  accuracy: 'Daily accuracy: hit rate (a called tool was among the offered ones), top-1 rate and MRR of the called tool in the offer',
   drift: 'Tools whose embedding is missing, stale or older than maxAgeDays',
 } as const;
 

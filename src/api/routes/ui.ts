@@ -18,6 +18,7 @@ import type { ApiRouteModule } from '../app.ts';
 const ASSETS: ReadonlyMap<string, string> = new Map([
   ['index.html', 'text/html; charset=utf-8'],
   ['app.js', 'text/javascript; charset=utf-8'],
+  ['accuracy.js', 'text/javascript; charset=utf-8'],
   ['learning.js', 'text/javascript; charset=utf-8'],
   ['trust.js', 'text/javascript; charset=utf-8'],
   ['styles.css', 'text/css; charset=utf-8'],

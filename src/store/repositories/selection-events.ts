@@ -258,19 +258,35 @@ export interface AccuracyDay {
   hitRate: number | null;
   /** Events whose calls succeeded / events with calls. */
   successRate: number | null;
+  /** Of the events with calls, those whose first ranked (not pinned) offered tool was called (issue #13: did ranking put it first?). */
+  top1: number;
+  /** top1 / withCalls (null when no calls). */
+  top1Rate: number | null;
+  /** Mean over events with calls of 1 / (rank of the best-ranked called tool in the ranked offer), 0 when none was ranked (null when no calls). */
+  mrr: number | null;
 }
 
-/** Daily hit rate (seed 001 §8.4 "retrieval accuracy trend"), by the day the selection was made (UTC). */
+/** Daily hit rate, top-1 rate and MRR (seed 001 §8.4 "retrieval accuracy trend"), by the day the selection was made (UTC). */
 export async function selectionAccuracy(db: Queryable, filter: EventFilter): Promise<AccuracyDay[]> {
   const params: unknown[] = [];
   const where = eventWhere(filter, 'e', params);
-  const { rows } = await db.query<{ day: string; outcomes: number; with_calls: number; hits: number; successes: number }>(
+  const { rows } = await db.query<{ day: string; outcomes: number; with_calls: number; hits: number; successes: number; top1: number; rr_sum: number | null }>(
     `SELECT to_char(date_trunc('day', e.created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day,
             count(*) AS outcomes,
             count(*) FILTER (WHERE cardinality(e.tools_called) > 0) AS with_calls,
             count(*) FILTER (WHERE e.called_tool_ids && e.selected_tool_ids) AS hits,
-            count(*) FILTER (WHERE cardinality(e.tools_called) > 0 AND e.tool_call_success) AS successes
+            count(*) FILTER (WHERE cardinality(e.tools_called) > 0 AND e.tool_call_success) AS successes,
+            count(*) FILTER (WHERE cardinality(e.tools_called) > 0 AND r.ranked[1] = ANY (e.called_tool_ids)) AS top1,
+            sum((SELECT max(1.0 / array_position(r.ranked, c)) FROM unnest(e.called_tool_ids) AS c))
+              FILTER (WHERE cardinality(e.tools_called) > 0) AS rr_sum
        FROM tool_selection_events e
+       -- The ranked offer: the offered tools in order without the always-pinned ones, which come
+       -- first whatever the request (seed 001 §5.6) and would hide the ranking's own first place.
+       CROSS JOIN LATERAL (
+         SELECT ARRAY(SELECT u.id FROM unnest(e.selected_tool_ids) WITH ORDINALITY AS u(id, n)
+                       WHERE NOT EXISTS (SELECT 1 FROM tools t WHERE t.id = u.id AND t.is_always_pinned)
+                       ORDER BY u.n) AS ranked
+       ) r
       WHERE ${where} AND e.outcome_at IS NOT NULL
       GROUP BY 1 ORDER BY 1`,
     params,
@@ -284,6 +300,10 @@ export async function selectionAccuracy(db: Queryable, filter: EventFilter): Pro
       hits: Number(r.hits),
       hitRate: withCalls === 0 ? null : Number(r.hits) / withCalls,
       successRate: withCalls === 0 ? null : Number(r.successes) / withCalls,
+      top1: Number(r.top1),
+      top1Rate: withCalls === 0 ? null : Number(r.top1) / withCalls,
+      // A called tool that was not offered has no rank: the sum skips it (max over nothing is NULL).
+      mrr: withCalls === 0 ? null : Number(r.rr_sum ?? 0) / withCalls,
     };
   });
 }
