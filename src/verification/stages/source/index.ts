@@ -32,7 +32,9 @@ async function npmSource(context: Parameters<Stage>[0]): Promise<StageResult> {
     metrics: {
       package: name,
       version: locked.version,
-      resolved: locked.resolved,
+      // npm may leave registry URLs out of the lockfile (omit-lockfile-registry-resolved): the registry names the tarball then.
+      resolved: locked.resolved ?? (registry.reachable ? registry.tarball : null),
+      resolvedFrom: locked.resolved !== null ? 'package-lock.json' : registry.reachable && registry.tarball !== null ? 'registry' : null,
       integrity: locked.integrity,
       lockedPackages: locked.lockedPackages,
       registry: registry.reachable ? { reachable: true, integrity: registry.integrity, attestations: registry.attestations } : { reachable: false, reason: registry.reason },

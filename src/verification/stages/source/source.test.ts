@@ -21,17 +21,17 @@ let root: string;
 const INTEGRITY = 'sha512-abc==';
 const documents: Record<string, unknown> = {
   '/@demo%2Fserver/1.2.3': { name: '@demo/server', version: '1.2.3', dist: { integrity: INTEGRITY, tarball: 'https://r/x.tgz', attestations: { url: 'https://r/att', provenance: { predicateType: 'https://slsa.dev/provenance/v1' } } } },
-  '/plain/2.0.0': { name: 'plain', version: '2.0.0', dist: { integrity: INTEGRITY } },
+  '/plain/2.0.0': { name: 'plain', version: '2.0.0', dist: { integrity: INTEGRITY, tarball: 'https://r/plain-2.0.0.tgz' } },
   '/tampered/1.0.0': { name: 'tampered', version: '1.0.0', dist: { integrity: 'sha512-other==' } },
 };
 
-async function npmInstallFolder(name: string, version: string): Promise<string> {
+async function npmInstallFolder(name: string, version: string, options: { resolved?: boolean } = {}): Promise<string> {
   const installRoot = await mkdtemp(join(root, 'npm-'));
   await mkdir(join(installRoot, 'node_modules', name), { recursive: true });
   await writeFile(join(installRoot, 'node_modules', name, 'index.js'), 'console.log(1)\n');
   await writeFile(
     join(installRoot, 'package-lock.json'),
-    JSON.stringify({ lockfileVersion: 3, packages: { '': { name: 'x' }, [`node_modules/${name}`]: { version, resolved: `https://r/${name}.tgz`, integrity: INTEGRITY }, 'node_modules/dep': { version: '1.0.0' } } }),
+    JSON.stringify({ lockfileVersion: 3, packages: { '': { name: 'x' }, [`node_modules/${name}`]: { version, ...(options.resolved === false ? {} : { resolved: `https://r/${name}.tgz` }), integrity: INTEGRITY }, 'node_modules/dep': { version: '1.0.0' } } }),
   );
   return installRoot;
 }
@@ -69,6 +69,7 @@ it('npm: records resolved and integrity, matches the registry and notes publishe
   assert.equal(result.cap, undefined);
   assert.equal(result.metrics?.['integrity'], INTEGRITY);
   assert.equal(result.metrics?.['resolved'], 'https://r/@demo/server.tgz');
+  assert.equal(result.metrics?.['resolvedFrom'], 'package-lock.json');
   assert.deepEqual((result.metrics?.['registry'] as { attestations: unknown }).attestations, { url: 'https://r/att', predicateType: 'https://slsa.dev/provenance/v1' });
   assert.ok(result.issues.some((issue) => issue.code === 'provenance_attested'));
   assert.ok(result.issues.some((issue) => issue.code === 'dependencies_without_integrity'));
@@ -77,9 +78,12 @@ it('npm: records resolved and integrity, matches the registry and notes publishe
 });
 
 it('npm: no provenance lowers the score; an integrity mismatch scores 0 and caps at UNVERIFIED', async () => {
-  const plain = await sourceStage(context(npmSubject(await npmInstallFolder('plain', '2.0.0'), 'plain')));
+  const plain = await sourceStage(context(npmSubject(await npmInstallFolder('plain', '2.0.0', { resolved: false }), 'plain')));
   assert.ok(plain.issues.some((issue) => issue.code === 'no_provenance'));
   assert.equal(plain.score, 88);
+  // The lockfile names no tarball here (as with omit-lockfile-registry-resolved): the registry's is reported.
+  assert.equal(plain.metrics?.['resolved'], 'https://r/plain-2.0.0.tgz');
+  assert.equal(plain.metrics?.['resolvedFrom'], 'registry');
   const tampered = await sourceStage(context(npmSubject(await npmInstallFolder('tampered', '1.0.0'), 'tampered')));
   assert.equal(tampered.score, 0);
   assert.equal(tampered.cap?.level, 'UNVERIFIED');
