@@ -91,8 +91,8 @@ const protectedFamilies: readonly (readonly [stem: string, words: readonly strin
   ['wellness', ['wellness']],
   ['importan', ['important', 'importance', 'importantly', 'unimportant']],
   ['general', ['general', 'generally']],
-  ['personal', ['personal', 'personally']],
-  ['personaliz', ['personalize', 'personalise', 'personalized', 'personalised', 'personalizing', 'personalising', 'personalization', 'personalisation']],
+  // "personal" and "personalize" stay one family (a personal touch is personalised content), apart from "person".
+  ['personal', ['personal', 'personally', 'personalize', 'personalise', 'personalized', 'personalised', 'personalizing', 'personalising', 'personalization', 'personalisation']],
   ['personality', ['personality', 'personalities']],
   ['publication', ['publication']],
   ['excellen', ['excellent', 'excellence', 'excellently']],
