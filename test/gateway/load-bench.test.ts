@@ -55,5 +55,9 @@ describe('gateway benches end to end (shortened)', { timeout: 300_000 }, () => {
     assert.equal(result.iterations, 30);
     assert.ok(result.searchP50Ms > 0 && result.searchP99Ms >= result.searchP50Ms);
     assert.ok(result.engine.p50Ms > 0 && result.engine.selectionsPerSecond > 0);
+    // The machine's share beside it: the server's CPU and run-queue wait, an idle process's loop delay.
+    if (process.platform === 'linux') assert.ok(result.server.cpuMs! > 0 && result.server.runQueueWaitMs! >= 0, JSON.stringify(result.server));
+    const idle = result.idleEventLoopDelay;
+    assert.ok(idle.p50Ms > 0 && idle.p99Ms >= idle.p50Ms && idle.maxMs >= idle.p99Ms, JSON.stringify(idle));
   });
 });

@@ -4,7 +4,10 @@
  * to `quiver serve --stdio` (search mode, production backend, embedded PGlite) in front of
  * real npm MCP servers, timing sequential searches over varied queries. Beside it, the
  * selection engine's own time per selection on the same data folder, in-process, with the
- * same queries and `k`, so the gateway's share of a search is visible.
+ * same queries and `k`, so the gateway's share of a search is visible. And the machine's share:
+ * the server's CPU time and its time waiting for a core during the timed searches, and an
+ * idle Node process's event-loop delay over the same window (issue #18: on 2 shared cores the
+ * slow 1 % of searches is mostly time the server spent runnable but not running).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -12,7 +15,8 @@ import { openStore } from '../../store/open.ts';
 import { createSelectionEngine } from '../../selection/index.ts';
 import { createPersistentRetrieval } from '../../selection/persistent-retrieval.ts';
 import { createOfflineEmbedder } from '../../retrieval/embedders/offline.ts';
-import { QUIVER_BIN, percentileMs, round3, withBenchHome, type BenchPlugin } from './bench-home.ts';
+import { QUIVER_BIN, percentileMs, processCpuSeconds, processRunQueueWaitSeconds, round3, withBenchHome, type BenchPlugin } from './bench-home.ts';
+import { startIdleProbe, type IdleProbeResult } from './idle-probe.ts';
 
 /** The two real npm servers the issue measured with (22 tools between them). */
 export const NPM_BENCH_PLUGINS: readonly BenchPlugin[] = [
@@ -46,6 +50,10 @@ export interface GatewaySearchBench {
   searchMeanMs: number;
   /** The selection engine alone on the same catalog and queries (in-process, warm). */
   engine: { p50Ms: number; p99Ms: number; meanMs: number; selectionsPerSecond: number };
+  /** The server during the timed searches: CPU used (all threads) and time runnable but waiting for a core (Linux). */
+  server: { cpuMs: number | null; runQueueWaitMs: number | null };
+  /** An idle Node process's event-loop delay over the same window: the machine's noise floor. */
+  idleEventLoopDelay: IdleProbeResult;
   setup: string;
 }
 
@@ -68,20 +76,28 @@ export async function benchGatewaySearch(options: GatewaySearchBenchOptions = {}
   const queries = options.queries ?? BENCH_QUERIES;
   return withBenchHome(options.plugins ?? NPM_BENCH_PLUGINS, async (home) => {
     const client = new Client({ name: 'bench-search', version: '1.0.0' });
-    await client.connect(
-      new StdioClientTransport({ command: process.execPath, args: [QUIVER_BIN, 'serve', '--stdio'], env: { ...home.env, ...options.serverEnv }, stderr: 'ignore' }),
-    );
+    const transport = new StdioClientTransport({ command: process.execPath, args: [QUIVER_BIN, 'serve', '--stdio'], env: { ...home.env, ...options.serverEnv }, stderr: 'ignore' });
+    await client.connect(transport);
     const times: number[] = [];
+    let server: GatewaySearchBench['server'] = { cpuMs: null, runQueueWaitMs: null };
+    let idleEventLoopDelay: IdleProbeResult | undefined;
     try {
       const search = async (i: number) => {
         const result = await client.callTool({ name: 'search_tools', arguments: { query: queries[i % queries.length]!, limit } });
         if (result.isError) throw new Error(`search_tools failed: ${JSON.stringify(result.content)}`);
       };
       for (let i = 0; i < warmup; i++) await search(i);
-      for (let i = 0; i < iterations; i++) {
-        const started = performance.now();
-        await search(i);
-        times.push(performance.now() - started);
+      const probe = await startIdleProbe();
+      const before = serverClock(transport.pid);
+      try {
+        for (let i = 0; i < iterations; i++) {
+          const started = performance.now();
+          await search(i);
+          times.push(performance.now() - started);
+        }
+      } finally {
+        server = serverClockSince(transport.pid, before);
+        idleEventLoopDelay = await probe.stop();
       }
     } finally {
       await client.close();
@@ -96,9 +112,24 @@ export async function benchGatewaySearch(options: GatewaySearchBenchOptions = {}
       searchP99Ms: percentileMs(times, 99),
       searchMeanMs: round3(times.reduce((sum, t) => sum + t, 0) / times.length),
       engine: engine.stats,
+      server,
+      idleEventLoopDelay: idleEventLoopDelay!,
       setup: 'SDK client -> stdio -> quiver serve --stdio (search mode, production backend, embedded PGlite) -> search_tools; engine: selectTools in-process on the same data folder',
     };
   });
+}
+
+/** The server's CPU and run-queue wait so far (seconds), undefined off Linux or without a pid. */
+function serverClock(pid: number | null | undefined) {
+  if (pid === null || pid === undefined) return { cpu: undefined, wait: undefined };
+  return { cpu: processCpuSeconds(pid), wait: processRunQueueWaitSeconds(pid) };
+}
+
+/** What the server used since `before`, in milliseconds (null when unknown). */
+function serverClockSince(pid: number | null | undefined, before: ReturnType<typeof serverClock>): GatewaySearchBench['server'] {
+  const now = serverClock(pid);
+  const since = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? null : Math.round((a - b) * 1000));
+  return { cpuMs: since(now.cpu, before.cpu), runQueueWaitMs: since(now.wait, before.wait) };
 }
 
 /** The engine's own per-selection time on the served data folder (the server has exited). */

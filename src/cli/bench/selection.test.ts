@@ -10,6 +10,7 @@ describe('selection bench functions', () => {
     assert.equal(result!.tools, 300);
     assert.equal(result!.warmDatabaseQueries, 0);
     assert.ok(result!.p50Ms > 0 && result!.p99Ms >= result!.p50Ms && result!.throughputPerSec > 0);
+    assert.ok(Number.isFinite(result!.cpuThroughputPerSec) && result!.cpuThroughputPerSec > 0);
   });
 
   it('reports token savings per provider', async () => {
