@@ -48,7 +48,8 @@ export async function withBenchHome<T>(plugins: readonly BenchPlugin[], body: (h
   const home = mkdtempSync(join(tmpdir(), 'quiver-bench-home-'));
   chmodSync(home, 0o755); // the sandbox user must reach the installed packages
   const dataDir = join(home, 'data');
-  const env = { ...(process.env as Record<string, string>), QUIVER_HOME: home, QUIVER_DATA_DIR: dataDir, QUIVER_LOG_LEVEL: 'silent' };
+  // Measured alone: no background verification (issue #10) of the installed plugins running beside it.
+  const env = { ...(process.env as Record<string, string>), QUIVER_HOME: home, QUIVER_DATA_DIR: dataDir, QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off' };
   const bench: BenchHome = { home, dataDir, env, quiver: (args) => runQuiver(args, env) };
   try {
     for (const plugin of plugins) await bench.quiver(['plugin', 'add', plugin.source, '--name', plugin.name, '--json']);

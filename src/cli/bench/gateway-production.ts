@@ -40,7 +40,8 @@ export async function benchProductionGatewayOverhead(options: { iterations?: num
   const warmup = options.warmup ?? 30;
   const home = mkdtempSync(join(tmpdir(), 'quiver-bench-gateway-'));
   chmodSync(home, 0o755); // the sandbox user must reach the installed package
-  const env = { ...(process.env as Record<string, string>), QUIVER_HOME: home, QUIVER_DATA_DIR: join(home, 'data'), QUIVER_LOG_LEVEL: 'silent' };
+  // Measured alone: no background verification (issue #10) of the installed plugins running beside it.
+  const env = { ...(process.env as Record<string, string>), QUIVER_HOME: home, QUIVER_DATA_DIR: join(home, 'data'), QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off' };
   const clients: Client[] = [];
   try {
     await quiver(['plugin', 'add', 'npm:@modelcontextprotocol/server-everything', '--name', 'everything', '--json'], env);
