@@ -87,7 +87,7 @@ export function createSupervisor(options: SupervisorOptions = {}): Supervisor {
       }
     },
     health: () => registry.all().map((entry) => healthOf(entry, settings)),
-    processes: () => registry.live().map((instance) => ({ pluginId: instance.entry.spec.pluginId, version: instance.entry.spec.version, pid: instance.connection?.pid })),
+    processes: () => registry.live().map((instance) => ({ pluginId: instance.entry.spec.pluginId, version: instance.entry.spec.version, pid: instance.connection?.pid, toolListChanges: instance.toolListChanges })),
     host: launcher.host,
     async close() {
       if (!gate.close()) return;

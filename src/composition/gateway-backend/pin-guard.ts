@@ -2,7 +2,8 @@
  * @module composition/gateway-backend/pin-guard
  * Tool pinning at run time (issue #10): a plugin's process may serve other definitions than
  * were discovered (its files changed and it restarted). Before a call reaches a process that
- * has not been screened yet (a new set of process ids), its tool list is read from the running
+ * has not been screened yet (a new set of process ids, or one that sent
+ * `notifications/tools/list_changed` since), its tool list is read from the running
  * plugin and screened against the pins; a tool that now differs is quarantined and this very
  * call is refused, so nothing runs under an unapproved definition. Later calls are refused by
  * visibility (the quarantined tool leaves the selection snapshot).
@@ -25,7 +26,7 @@ export function createPinGuard(deps: { supervisor: Pick<Supervisor, 'listTools' 
     deps.supervisor
       .processes()
       .filter((process) => process.pluginId === pluginId)
-      .map((process) => String(process.pid ?? 'remote'))
+      .map((process) => `${process.pid ?? 'remote'}:${process.toolListChanges}`)
       .sort()
       .join(',');
 

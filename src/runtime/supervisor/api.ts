@@ -136,8 +136,8 @@ export interface Supervisor {
   /** Clears a plugin's crash-loop flag, crash history and breakers. */
   reset(pluginId: string): void;
   health(): PluginHealth[];
-  /** Live plugin processes (pids of the launched leaders). */
-  processes(): Array<{ pluginId: string; version: string; pid: number | undefined }>;
+  /** Live plugin processes (pids of the launched leaders; tools/list_changed notifications each sent). */
+  processes(): Array<{ pluginId: string; version: string; pid: number | undefined; toolListChanges: number }>;
   /** What the host offers for isolation (probes on first use). */
   host(): HostCapabilities;
   /** The marker set as QUIVER_SUPERVISOR_ID in every process this supervisor starts. */

@@ -5,6 +5,7 @@
  * when retired by a settings change, and recycle a process that no longer answers a ping
  * (after a call timed out, and on the optional idle-ping interval): hung, not slow.
  */
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCodes, QuiverError, isQuiverError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import { sleep } from '../process-tree.ts';
@@ -66,6 +67,10 @@ export function createInstanceLifecycle(options: LifecycleOptions): InstanceLife
       throw gate.isClosed() ? closedError() : stoppedError(entry);
     }
     instance.connection = connection;
+    // A plugin announcing a new tool list: counted, so tool pinning screens it before the next call (issue #10).
+    connection.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      instance.toolListChanges += 1;
+    });
     instance.state = 'ready';
     entry.lastStartedAt = connection.startedAt;
     scheduleIdle(instance);
@@ -91,6 +96,7 @@ export function createInstanceLifecycle(options: LifecycleOptions): InstanceLife
       idleTimer: undefined,
       endReason: undefined,
       retire: false,
+      toolListChanges: 0,
     };
     entry.instances.push(instance);
     instance.ready = connect(instance);

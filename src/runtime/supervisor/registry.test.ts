@@ -40,6 +40,7 @@ function addInstance(entry: Entry, state: Instance['state'], options: { inFlight
     idleTimer: undefined,
     endReason: undefined,
     retire: false,
+    toolListChanges: 0,
   };
   entry.instances.push(instance);
   return instance;

@@ -29,6 +29,8 @@ export interface Instance {
   endReason: string | undefined;
   /** Settings changed: stop as soon as no request is in flight, take no new ones. */
   retire: boolean;
+  /** `notifications/tools/list_changed` received from this process (tool pinning re-screens on a change, issue #10). */
+  toolListChanges: number;
 }
 
 /** Everything the supervisor keeps about one plugin version (`pluginId@version`). */
