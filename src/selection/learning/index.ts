@@ -4,7 +4,7 @@
  * per-organisation ranking overlays, admin operations.
  */
 export { createLearning } from './learning.ts';
-export type { Learning, LearningOptions, LearningStats } from './learning.ts';
+export type { Learning, LearningOptions, LearningStats, AnalysedQuery } from './learning.ts';
 export { withLearnedExamples } from './retrieval.ts';
 export { redact, textKey } from './redact.ts';
 export { defaultLearningSettings, perContributorCap, orgScopeOf } from './settings.ts';

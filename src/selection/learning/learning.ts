@@ -21,7 +21,13 @@ import {
 } from '../../store/repositories/learned-examples.ts';
 import type { OutcomeObservation, OutcomeObserver } from '../engine/types.ts';
 import { captureObservation, type QuarantineCheck, type SkipReason } from './capture.ts';
-import type { ScopeOverlay } from './overlay.ts';
+import { contentTerms, type ScopeOverlay } from './overlay.ts';
+
+/** A request as the overlays score it. */
+export interface AnalysedQuery {
+  vector: Float32Array;
+  terms: readonly string[];
+}
 import { createScopeOverlays } from './scopes.ts';
 import { defaultLearningSettings, orgScopeOf, type LearningSettings } from './settings.ts';
 
@@ -52,8 +58,8 @@ export interface Learning extends OutcomeObserver {
   readonly settings: LearningSettings;
   /** A scope's overlay as built now (never waits; loads in the background when missing or stale). */
   overlayFor(orgId: string | null): ScopeOverlay | undefined;
-  /** A request's vector (memoised). */
-  embedQuery(query: string): Promise<Float32Array>;
+  /** A request's vector and content terms (memoised). */
+  analyseQuery(query: string): Promise<AnalysedQuery>;
   /** Resolves when every observation so far is written and ranks. */
   flush(): Promise<void>;
   /** A tool's examples, newest first; `orgId` undefined: every scope (admins). */
@@ -89,7 +95,7 @@ export function createLearning(options: LearningOptions): Learning {
     });
   };
   const scopes = createScopeOverlays({ db, embedder, scoring: settings, refreshMs: settings.refreshMs, now: () => clock().getTime(), logger, schedule });
-  const queryVectors = new Map<string, Float32Array>();
+  const analysed = new Map<string, AnalysedQuery>();
 
   async function capture(observation: OutcomeObservation): Promise<void> {
     const result = await captureObservation({ db, settings, clock, isQuarantined: options.isQuarantined }, observation);
@@ -138,13 +144,14 @@ export function createLearning(options: LearningOptions): Learning {
       schedule(() => capture(observation));
     },
     overlayFor: (orgId) => scopes.current(orgScopeOf(orgId)),
-    async embedQuery(query) {
-      const cached = queryVectors.get(query);
+    async analyseQuery(query) {
+      const cached = analysed.get(query);
       if (cached) return cached;
       const [vector] = await embedder.embed([query]);
-      if (queryVectors.size >= 512) queryVectors.delete(queryVectors.keys().next().value!);
-      queryVectors.set(query, vector!);
-      return vector!;
+      const result = { vector: vector!, terms: contentTerms(query) };
+      if (analysed.size >= 512) analysed.delete(analysed.keys().next().value!);
+      analysed.set(query, result);
+      return result;
     },
     async flush() {
       // Tasks may schedule more (a capture's reload); wait until the queue stands still.

@@ -8,6 +8,20 @@
  * hit, so a scope whose examples are all unrelated to a request changes nothing.
  */
 import { dot, meanVector } from '../../retrieval/embedders/embedder.ts';
+import { functionWords, terms } from '../../retrieval/tokenizer.ts';
+
+/**
+ * Above this many examples a scope scores only tools whose examples share a content word with
+ * the request (an inverted index), so a search's cost follows the matching tools, not the scope
+ * (10,000 examples at 384 dims are ~4 M multiply-adds per search otherwise). Smaller scopes
+ * score every tool, so a neural embedder's paraphrase matches are not cut off there.
+ */
+export const PREFILTER_ABOVE = 2_000;
+
+/** The content terms of a text (stemmed, function words left out). */
+export function contentTerms(text: string): string[] {
+  return [...new Set(terms(text).filter((term) => !functionWords.has(term)))];
+}
 
 /** One learned example, embedded. */
 export interface OverlayExample {
@@ -15,10 +29,14 @@ export interface OverlayExample {
   toolId: string;
   contributor: string;
   vector: Float32Array;
+  /** Content terms of its text (`contentTerms`), for the large-scope prefilter. */
+  terms: readonly string[];
 }
 
 interface ToolEntry {
-  vectors: Float32Array[];
+  /** Rows [start, end) of the scope's matrix hold this tool's example vectors. */
+  start: number;
+  end: number;
   mean: Float32Array;
   contributors: number;
 }
@@ -35,7 +53,19 @@ export interface ScopeOverlay {
   readonly size: number;
   readonly toolCount: number;
   /** Boost per tool (0…weight, as a multiple of the request's best base score), only tools above the similarity floor. */
-  boosts(query: Float32Array, candidateIds?: ReadonlySet<string>): Map<string, number>;
+  boosts(query: { vector: Float32Array; terms: readonly string[] }, candidateIds?: ReadonlySet<string>): Map<string, number>;
+}
+
+/** Largest dot product of `query` with rows [start, end) of a row-major matrix. */
+function nearestRow(matrix: Float32Array, dimensions: number, start: number, end: number, query: Float32Array): number {
+  let best = -1;
+  for (let row = start; row < end; row++) {
+    const offset = row * dimensions;
+    let sum = 0;
+    for (let i = 0; i < dimensions; i++) sum += matrix[offset + i]! * query[i]!;
+    if (sum > best) best = sum;
+  }
+  return best;
 }
 
 /**
@@ -44,17 +74,26 @@ export interface ScopeOverlay {
  * linearly from 0 at `minSimilarity` to `weight` at 1, scaled by how many distinct
  * contributors taught the tool (min(1, contributors × share)).
  */
-function boostOf(entry: ToolEntry, query: Float32Array, scoring: OverlayScoring): number {
-  let nearest = 0;
-  for (const vector of entry.vectors) nearest = Math.max(nearest, dot(query, vector));
-  const similarity = 0.5 * nearest + 0.5 * dot(query, entry.mean);
+function boostOf(similarity: number, contributors: number, scoring: OverlayScoring): number {
   if (similarity <= scoring.minSimilarity) return 0;
   const strength = Math.min(1, (similarity - scoring.minSimilarity) / (1 - scoring.minSimilarity));
-  const spread = Math.min(1, entry.contributors * scoring.contributorShare);
-  return scoring.weight * strength * spread;
+  return scoring.weight * strength * Math.min(1, contributors * scoring.contributorShare);
 }
 
-/** Builds a scope's overlay from its embedded examples. */
+/** Term → tools whose examples contain it. */
+function termPostings(examples: readonly OverlayExample[]): Map<string, Set<string>> {
+  const postings = new Map<string, Set<string>>();
+  for (const example of examples) {
+    for (const term of example.terms) {
+      const set = postings.get(term) ?? new Set<string>();
+      set.add(example.toolId);
+      postings.set(term, set);
+    }
+  }
+  return postings;
+}
+
+/** Builds a scope's overlay: its example vectors in one row-major matrix, grouped by tool. */
 export function buildOverlay(examples: readonly OverlayExample[], dimensions: number, scoring: OverlayScoring): ScopeOverlay {
   const grouped = new Map<string, OverlayExample[]>();
   for (const example of examples) {
@@ -62,19 +101,31 @@ export function buildOverlay(examples: readonly OverlayExample[], dimensions: nu
     list.push(example);
     grouped.set(example.toolId, list);
   }
+  // One contiguous matrix: scoring a scope is a linear walk, not a chase through many arrays.
+  const matrix = new Float32Array(examples.length * dimensions);
   const tools = new Map<string, ToolEntry>();
+  let row = 0;
   for (const [toolId, list] of grouped) {
-    const vectors = list.map((example) => example.vector);
-    tools.set(toolId, { vectors, mean: meanVector(vectors, dimensions), contributors: new Set(list.map((example) => example.contributor)).size });
+    const start = row;
+    for (const example of list) matrix.set(example.vector, row++ * dimensions);
+    tools.set(toolId, { start, end: row, mean: meanVector(list.map((example) => example.vector), dimensions), contributors: new Set(list.map((example) => example.contributor)).size });
   }
+  const postings = examples.length > PREFILTER_ABOVE ? termPostings(examples) : undefined;
+  const scored = (queryTerms: readonly string[]): Iterable<[string, ToolEntry]> => {
+    if (!postings) return tools;
+    const ids = new Set<string>();
+    for (const term of queryTerms) for (const toolId of postings.get(term) ?? []) ids.add(toolId);
+    return [...ids].map((toolId) => [toolId, tools.get(toolId)!] as [string, ToolEntry]);
+  };
   return {
     size: examples.length,
     toolCount: tools.size,
     boosts(query, candidateIds) {
       const out = new Map<string, number>();
-      for (const [toolId, entry] of tools) {
+      for (const [toolId, entry] of scored(query.terms)) {
         if (candidateIds && !candidateIds.has(toolId)) continue;
-        const boost = boostOf(entry, query, scoring);
+        const similarity = 0.5 * nearestRow(matrix, dimensions, entry.start, entry.end, query.vector) + 0.5 * dot(query.vector, entry.mean);
+        const boost = boostOf(similarity, entry.contributors, scoring);
         if (boost > 0) out.set(toolId, boost);
       }
       return out;

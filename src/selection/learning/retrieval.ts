@@ -24,7 +24,7 @@ async function baseScores(base: SelectionRetrieval, query: string, found: Found,
 }
 
 /** Wraps `base` with the learned-example overlay of each request's organisation. */
-export function withLearnedExamples(base: SelectionRetrieval, learning: Pick<Learning, 'overlayFor' | 'embedQuery'>): SelectionRetrieval {
+export function withLearnedExamples(base: SelectionRetrieval, learning: Pick<Learning, 'overlayFor' | 'analyseQuery'>): SelectionRetrieval {
   return {
     method: base.method,
     build: (documents) => base.build(documents),
@@ -36,7 +36,7 @@ export function withLearnedExamples(base: SelectionRetrieval, learning: Pick<Lea
       if (!overlay || overlay.size === 0) return base.search(query, options);
       let boosts: Map<string, number>;
       try {
-        boosts = overlay.boosts(await learning.embedQuery(query), options.candidateIds);
+        boosts = overlay.boosts(await learning.analyseQuery(query), options.candidateIds);
       } catch {
         const found = await base.search(query, options);
         return { results: found.results, warnings: [...(found.warnings ?? []), 'learned examples could not be scored; shared ranking kept'] };

@@ -9,7 +9,7 @@ import type { Logger } from '../../core/logger.ts';
 import type { Database } from '../../store/database.ts';
 import type { Embedder } from '../../retrieval/embedders/embedder.ts';
 import { loadScopeExamples } from '../../store/repositories/learned-examples.ts';
-import { buildOverlay, type OverlayExample, type OverlayScoring, type ScopeOverlay } from './overlay.ts';
+import { buildOverlay, contentTerms, type OverlayExample, type OverlayScoring, type ScopeOverlay } from './overlay.ts';
 
 /** The scopes' overlays and their (re)loading. */
 export interface ScopeOverlays {
@@ -47,7 +47,7 @@ export function createScopeOverlays(deps: {
       const embedded = await deps.embedder.embed(batch.map((row) => row.text));
       batch.forEach((row, i) => vectors.set(keyOf(row), embedded[i]!));
     }
-    const examples: OverlayExample[] = rows.map((row) => ({ id: row.id, toolId: row.toolId, contributor: row.contributor, vector: vectors.get(keyOf(row))! }));
+    const examples: OverlayExample[] = rows.map((row) => ({ id: row.id, toolId: row.toolId, contributor: row.contributor, vector: vectors.get(keyOf(row))!, terms: contentTerms(row.text) }));
     built.set(orgScope, { overlay: buildOverlay(examples, deps.embedder.dimensions, deps.scoring), at: deps.now() });
     // Bound the cache: past twice what the scopes hold, keep only this scope's vectors (the
     // others re-embed on their next reload; deleted, trimmed and expired examples go for good).
