@@ -135,6 +135,21 @@ describe('security scan stage', () => {
     }
   });
 
+  it('a registry that never answers ends as unavailable within half the stage time, not as a stage timeout', async () => {
+    const { createServer } = await import('node:http');
+    const hanging = createServer(() => undefined);
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = hanging.address() as { port: number };
+      const { result } = await scan({ name: 'hanging', tools: [echoTool] }, {}, { registryUrl: `http://127.0.0.1:${port}`, stageTimeoutMs: 1_000 });
+      assert.equal(result.cap?.level, 'COMMUNITY');
+      assert.match(result.issues[0]!.message, /is unreachable \(timed out\)/);
+    } finally {
+      hanging.closeAllConnections();
+      hanging.close();
+    }
+  });
+
   it('poisoning outranks the advisory cap', async () => {
     const entry = POISONED_TOOLS[0]!;
     const { result } = await scan({ name: 'both', tools: [entry.tool as never] }, {}, { registryUrl: 'http://127.0.0.1:9' });

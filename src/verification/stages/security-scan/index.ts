@@ -48,7 +48,8 @@ async function advisoryIssues(context: StageContext, packages: readonly Installe
   for (const pkg of packages) versions[pkg.name] = [...new Set([...(versions[pkg.name] ?? []), pkg.version])];
   if (Object.keys(versions).length === 0) return { issues: [], queried: 0 };
   context.progress(`security scan: advisories for ${packages.length} packages`);
-  const lookup = await lookupAdvisories(context.settings.registryUrl, versions, context.signal, context.settings.stageTimeoutMs);
+  // Half the stage's time at most: a hanging registry must end as "unavailable", not as a stage timeout.
+  const lookup = await lookupAdvisories(context.settings.registryUrl, versions, context.signal, Math.min(20_000, Math.floor(context.settings.stageTimeoutMs / 2)));
   if (!lookup.ok) return { issues: [{ severity: 'medium', code: 'advisories-unavailable', message: `known vulnerabilities could not be checked: ${lookup.reason}`, points: 0 }], unavailable: lookup.reason, queried: packages.length };
   const issues: ScoredIssue[] = [];
   for (const [name, advisories] of Object.entries(lookup.advisories)) {
