@@ -8,6 +8,12 @@ import { sourceStage } from './source/index.ts';
 import { schemaValidationStage } from './schema-validation/index.ts';
 import { staticAnalysisStage } from './static-analysis/index.ts';
 import { securityScanStage } from './security-scan/index.ts';
+import { createProbeRunner } from './probe/index.ts';
+import { createSandboxExecutionStage } from './sandbox-execution/index.ts';
+import { createCompatibilityStage } from './compatibility/index.ts';
+
+/** One sandboxed probe run per verification subject, read by both stages that need the plugin running. */
+const probeRunner = createProbeRunner();
 
 /** The implemented stages, by name. */
 export const stageRegistry: Partial<Record<StageName, Stage>> = {
@@ -15,4 +21,6 @@ export const stageRegistry: Partial<Record<StageName, Stage>> = {
   schemaValidation: schemaValidationStage,
   staticAnalysis: staticAnalysisStage,
   securityScan: securityScanStage,
+  sandboxExecution: createSandboxExecutionStage(probeRunner),
+  compatibility: createCompatibilityStage(probeRunner),
 };

@@ -22,7 +22,7 @@ export interface ProbeOptions {
   host: HostCapabilities;
   /** Handshake limit per start, ms (default 15 000). */
   startTimeoutMs?: number;
-  /** Limit of one tools/list page or tools/call, ms (default 5 000). */
+  /** Limit of one tools/list page or tools/call, ms (default 3 000: reads answer well within it). */
   callTimeoutMs?: number;
   /** Calls in flight at once (default 4). */
   concurrency?: number;
@@ -73,7 +73,7 @@ export async function runProbe(launch: UpstreamSpecInput | null, options: ProbeO
   const inFlight = new Set<string>();
   const watch = (plugin: typeof first) => void plugin.ended.then((reason) => crashes.push({ reason, during: [...inFlight] }));
   watch(first);
-  const callTimeoutMs = options.callTimeoutMs ?? 5_000;
+  const callTimeoutMs = options.callTimeoutMs ?? 3_000;
   const listing = await listTools(first.client, callTimeoutMs, options.maxPages ?? 50, options.signal);
   const plan = planCalls(listing.tools, createSchemaCompiler(), options.maxValidCalls ?? 40);
   options.progress?.(`${listing.tools.length} tools listed; ${plan.calls.length} calls planned`);
