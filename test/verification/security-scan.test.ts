@@ -33,11 +33,14 @@ async function scan(plugin: CorpusPlugin, extra: Parameters<typeof subjectFor>[2
 }
 
 describe('security scan stage', () => {
-  it('a benign plugin: 100, no cap, and the registry was asked about the whole installed tree', async () => {
-    const { result } = await scan({ name: 'benign', tools: [echoTool], dependencies: [{ name: 'helper', version: '1.2.3', license: 'ISC' }] });
+  it('a benign plugin: 100, no cap; the registry is asked about its dependencies, and about the plugin itself only when it came from npm', async () => {
+    const plugin = { name: 'benign', tools: [echoTool], dependencies: [{ name: 'helper', version: '1.2.3', license: 'ISC' }] };
+    const { result } = await scan(plugin);
     assert.deepEqual(result.issues, []);
     assert.equal(result.score, 100);
     assert.equal(result.cap, undefined);
+    assert.deepEqual(registry.requests.at(-1), { helper: ['1.2.3'] });
+    await scan(plugin, { sourceType: 'npm' });
     assert.deepEqual(registry.requests.at(-1), { benign: ['1.0.0'], helper: ['1.2.3'] });
   });
 
@@ -121,13 +124,13 @@ describe('security scan stage', () => {
   });
 
   it('advisories unreachable or failing: an issue saying so and the verdict capped at COMMUNITY', async () => {
-    const closed = await scan({ name: 'offline', tools: [echoTool] }, {}, { registryUrl: 'http://127.0.0.1:9' });
+    const closed = await scan({ name: 'offline', tools: [echoTool] }, { sourceType: 'npm' }, { registryUrl: 'http://127.0.0.1:9' });
     assert.equal(closed.result.cap?.level, 'COMMUNITY');
     assert.match(closed.result.issues[0]!.message, /known vulnerabilities could not be checked: the advisory endpoint of 127\.0\.0\.1:9 is unreachable/);
     assert.equal(closed.result.score, 100);
     const failing = await startAdvisoryServer({}, { status: 503 });
     try {
-      const answered = await scan({ name: 'failing', tools: [echoTool] }, {}, { registryUrl: failing.url });
+      const answered = await scan({ name: 'failing', tools: [echoTool] }, { sourceType: 'npm' }, { registryUrl: failing.url });
       assert.equal(answered.result.cap?.level, 'COMMUNITY');
       assert.match(answered.result.issues[0]!.message, /answered HTTP 503/);
     } finally {
@@ -141,7 +144,7 @@ describe('security scan stage', () => {
     await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = hanging.address() as { port: number };
-      const { result } = await scan({ name: 'hanging', tools: [echoTool] }, {}, { registryUrl: `http://127.0.0.1:${port}`, stageTimeoutMs: 1_000 });
+      const { result } = await scan({ name: 'hanging', tools: [echoTool] }, { sourceType: 'npm' }, { registryUrl: `http://127.0.0.1:${port}`, stageTimeoutMs: 1_000 });
       assert.equal(result.cap?.level, 'COMMUNITY');
       assert.match(result.issues[0]!.message, /is unreachable \(timed out\)/);
     } finally {
@@ -152,7 +155,7 @@ describe('security scan stage', () => {
 
   it('poisoning outranks the advisory cap', async () => {
     const entry = POISONED_TOOLS[0]!;
-    const { result } = await scan({ name: 'both', tools: [entry.tool as never] }, {}, { registryUrl: 'http://127.0.0.1:9' });
+    const { result } = await scan({ name: 'both', tools: [entry.tool as never] }, { sourceType: 'npm' }, { registryUrl: 'http://127.0.0.1:9' });
     assert.equal(result.cap?.level, 'UNVERIFIED');
   });
 });

@@ -10,6 +10,8 @@
  * - secrets: 15 per finding (high), at most 45 together;
  * - licences: the plugin's own licence disallowed 15 (high), a dependency's 6 (medium), the
  *   plugin's own licence unknown 2 (low), a dependency's unknown 0 (info); at most 30 together.
+ * The registry is asked about every installed dependency, and about the plugin's own package
+ * only when it was installed from npm (a folder or git plugin's name may be private).
  * When the advisories cannot be fetched the issue says so and the verdict is capped at
  * COMMUNITY; the score only counts what was found (the cap says what could not be checked).
  */
@@ -45,12 +47,15 @@ function poisoningIssues(context: StageContext): ScoredIssue[] {
 
 async function advisoryIssues(context: StageContext, packages: readonly InstalledPackage[]): Promise<{ issues: ScoredIssue[]; unavailable?: string; queried: number }> {
   const versions: Record<string, string[]> = {};
-  for (const pkg of packages) versions[pkg.name] = [...new Set([...(versions[pkg.name] ?? []), pkg.version])];
+  // A folder or git plugin's own name is not sent: it may be private, and the registry's
+  // advisories are about a published package of that name, not this code.
+  const published = packages.filter((pkg) => !pkg.own || context.subject.sourceType === 'npm');
+  for (const pkg of published) versions[pkg.name] = [...new Set([...(versions[pkg.name] ?? []), pkg.version])];
   if (Object.keys(versions).length === 0) return { issues: [], queried: 0 };
-  context.progress(`security scan: advisories for ${packages.length} packages`);
+  context.progress(`security scan: advisories for ${published.length} packages`);
   // Half the stage's time at most: a hanging registry must end as "unavailable", not as a stage timeout.
   const lookup = await lookupAdvisories(context.settings.registryUrl, versions, context.signal, Math.min(20_000, Math.floor(context.settings.stageTimeoutMs / 2)));
-  if (!lookup.ok) return { issues: [{ severity: 'medium', code: 'advisories-unavailable', message: `known vulnerabilities could not be checked: ${lookup.reason}`, points: 0 }], unavailable: lookup.reason, queried: packages.length };
+  if (!lookup.ok) return { issues: [{ severity: 'medium', code: 'advisories-unavailable', message: `known vulnerabilities could not be checked: ${lookup.reason}`, points: 0 }], unavailable: lookup.reason, queried: published.length };
   const issues: ScoredIssue[] = [];
   for (const [name, advisories] of Object.entries(lookup.advisories)) {
     for (const advisory of advisories) {
@@ -63,7 +68,7 @@ async function advisoryIssues(context: StageContext, packages: readonly Installe
       });
     }
   }
-  return { issues, queried: packages.length };
+  return { issues, queried: published.length };
 }
 
 function licenceIssues(context: StageContext, packages: readonly InstalledPackage[]): ScoredIssue[] {
