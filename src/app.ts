@@ -38,6 +38,7 @@ import { createEmbeddingWorker, type EmbeddingWorker } from './retrieval/embeddi
 import { createJobs, type Jobs } from './jobs/index.ts';
 import { createVerificationService, type VerificationService } from './verification/service/index.ts';
 import { stageRegistry } from './verification/stages/index.ts';
+import { runPipelineIsolated } from './verification/isolated/index.ts';
 import { createLearning, withLearnedExamples, type Learning } from './selection/learning/index.ts';
 import { learnedExampleRoutes } from './api/routes/learned-examples.ts';
 import { createPinningService, type PinningService } from './trust/pinning/index.ts';
@@ -239,6 +240,8 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       secrets,
       jobs,
       stages: stageRegistry,
+      // In a child process: parsing and watching a plugin must not stall the gateway's event loop.
+      runPipeline: runPipelineIsolated,
       settings: { registryUrl: config.verification.registryUrl, licenseAllowList: config.verification.licenseAllowList, stageTimeoutMs: config.verification.stageTimeoutMs },
       logger,
       onVerified: (pluginId, report) => {

@@ -12,7 +12,7 @@ import { silentLogger, type Logger } from '../../core/logger.ts';
 import type { Jobs, JobRecord } from '../../jobs/index.ts';
 import type { SecretBox } from '../../plugins/secret-box.ts';
 import type { Database } from '../../store/database.ts';
-import { runPipeline, type PipelineProgress } from '../pipeline.ts';
+import { runPipeline, type PipelineProgress, type PipelineResult, type RunPipelineOptions } from '../pipeline.ts';
 import { buildReport, newReportJobId, type VerificationReport } from '../report.ts';
 import { hubPublicKey, loadHubSigningKey, signReport } from '../signing.ts';
 import { buildSubject, type SubjectSource } from '../subject.ts';
@@ -32,6 +32,11 @@ export interface VerificationServiceOptions {
   settings: VerificationSettings;
   /** The stages to run (stages/index.ts `stageRegistry`); missing ones are recorded `not_run`. */
   stages: Partial<Record<StageName, Stage>>;
+  /**
+   * Runs the pipeline: in this process by default; the app passes `runPipelineIsolated`
+   * (verification/isolated), which runs the registered stages in a child process.
+   */
+  runPipeline?: (options: RunPipelineOptions) => Promise<PipelineResult>;
   /** When given, background runs are queued here and its worker runs them. */
   jobs?: Jobs;
   logger?: Logger;
@@ -68,7 +73,7 @@ export function createVerificationService(options: VerificationServiceOptions): 
     const subject = await buildSubject(plugins, reference);
     const key = await loadHubSigningKey(db, secrets);
     const createdAt = now();
-    const pipeline = await runPipeline({
+    const pipeline = await (options.runPipeline ?? runPipeline)({
       subject,
       stages: options.stages,
       settings: options.settings,
