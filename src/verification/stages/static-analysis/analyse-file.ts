@@ -123,7 +123,10 @@ function checkCall(node: ts.CallExpression, scope: Scope): void {
   }
   if (name === undefined) return;
   if (scope.process && PROCESS_CALLS.has(name)) {
-    const fixed = isFixed(first) && (name.startsWith('exec') && !name.startsWith('execFile') ? true : isFixed(second) || (second !== undefined && ts.isObjectLiteralExpression(second)));
+    // exec / execSync take one shell string; spawn, execFile and fork take (command, args?, options?).
+    const shellString = name === 'exec' || name === 'execSync';
+    const argsFixed = shellString || isFixed(second) || (second !== undefined && ts.isObjectLiteralExpression(second));
+    const fixed = isFixed(first) && argsFixed;
     scope.findings.push({ code: fixed ? 'process-spawn' : 'dynamic-process', line: scope.line(node), detail: name });
   } else if (name === 'eval' && (ts.isIdentifier(node.expression) || /^(globalThis|window|global|self)\.eval$/.test(node.expression.getText(scope.source)))) {
     scope.findings.push({ code: 'eval', line: scope.line(node) });
