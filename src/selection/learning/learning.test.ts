@@ -157,6 +157,12 @@ describeEachBackend('learned example queries (issue #13)', (backend) => {
     assert.deepEqual(await learning.blocks(toolId), ['org-a']);
     await learning.setEnabled(toolId, true, 'org-a');
     assert.equal((await ranking(PARAPHRASE, 'org-a'))[0], 'convert_currency');
+    // Without an organisation: every scope, at once.
+    await learning.setEnabled(toolId, false);
+    assert.deepEqual(await learning.blocks(toolId), [null]);
+    assert.deepEqual(await scores(PARAPHRASE, 'org-a'), await scores(PARAPHRASE, 'org-none'));
+    await learning.setEnabled(toolId, true);
+    assert.equal((await ranking(PARAPHRASE, 'org-a'))[0], 'convert_currency');
   });
 
   it('retention deletes examples not seen for retentionDays; deleting restores the original ranking', async () => {

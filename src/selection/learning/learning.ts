@@ -171,7 +171,7 @@ export function createLearning(options: LearningOptions): Learning {
       const orgScope = orgId === undefined ? null : orgScopeOf(orgId);
       await setLearningBlocked(db, orgScope, toolId, !enabled);
       // A block hides the tool's examples from ranking: rebuild what is loaded.
-      if (orgScope === null) scopes.clear();
+      if (orgScope === null) await scopes.reloadAll();
       else await afterWrite([orgScope]);
     },
     blocks: (toolId) => learningBlocks(db, toolId),

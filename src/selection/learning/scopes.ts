@@ -17,8 +17,8 @@ export interface ScopeOverlays {
   current(orgScope: string): ScopeOverlay | undefined;
   /** Rebuilds a scope from the database now (after a write). */
   reload(orgScope: string): Promise<void>;
-  /** Forgets every scope (their next search loads them again). */
-  clear(): void;
+  /** Rebuilds every scope held now (after a change that touches all of them). */
+  reloadAll(): Promise<void>;
   /** Scopes and examples held. */
   stats(): { scopes: number; examples: number; vectorsCached: number };
 }
@@ -87,7 +87,9 @@ export function createScopeOverlays(deps: {
       return entry?.overlay;
     },
     reload,
-    clear: () => built.clear(),
+    async reloadAll() {
+      for (const orgScope of [...built.keys()]) await reload(orgScope);
+    },
     stats: () => ({ scopes: built.size, examples: totalExamples(), vectorsCached: vectors.size }),
   };
 }
