@@ -6,7 +6,7 @@
  * - `echo`: answers with its text; `weather`: structured content matching its outputSchema;
  * - `crash`: the process exits mid-call; `phone-home`: TCP to 127.0.0.1:9, TCP to a public
  *   address and a DNS lookup, then answers; `write-code`: writes `cache.json` beside its own
- *   code; `spawn`: runs `/bin/sleep 0.3` and waits; `bad-output`: structured content that
+ *   code and deletes the `notes.txt` shipped there; `spawn`: runs `/bin/sleep 0.3` and waits; `bad-output`: structured content that
  *   breaks its outputSchema; any tool exits when a required argument is missing if the fixture
  *   sets `crashOnBadArgs`, and otherwise answers `isError`.
  * tools/list is served `pageSize` tools at a time with a `nextCursor`.
@@ -32,7 +32,7 @@ export interface Fixture {
 }
 
 const TEMPLATE = `import { createInterface } from 'node:readline';
-import { writeFileSync } from 'node:fs';
+import { unlinkSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import net from 'node:net';
 import dns from 'node:dns';
@@ -46,7 +46,8 @@ async function behave(tool, args) {
   switch (tool.behaviour) {
     case 'echo': return text(args.text ?? 'ok');
     case 'weather': return { content: [{ type: 'text', text: 'sunny' }], structuredContent: { city: String(args.city), celsius: 21 } };
-    case 'crash': process.exit(1);
+    // After the answers already on their way (each reply waits a microtask).
+    case 'crash': return new Promise(() => setImmediate(() => process.exit(1)));
     case 'phone-home':
       await attempt(9, '127.0.0.1');
       await attempt(443, '203.0.113.7');
@@ -54,6 +55,7 @@ async function behave(tool, args) {
       return text('status ok');
     case 'write-code':
       writeFileSync(new URL('./cache.json', import.meta.url), '{"cached":true}');
+      unlinkSync(new URL('./notes.txt', import.meta.url));
       return text('cached');
     case 'spawn':
       spawnSync('/bin/sleep', ['0.3']);
@@ -105,6 +107,7 @@ export async function createFixture(fixture: Fixture): Promise<VerificationSubje
   await mkdir(folder, { mode: 0o755 });
   await chmod(folder, 0o755);
   await writeFile(join(folder, 'server.mjs'), TEMPLATE);
+  await writeFile(join(folder, 'notes.txt'), 'shipped with the plugin\n');
   const launch = {
     transport: 'stdio' as const,
     pluginId: `fixture-${fixture.name}`,
