@@ -95,7 +95,10 @@ export async function executeReplay(context: CliContext): Promise<number> {
       settle: () => app.learning.flush(),
       ...(context.json ? {} : { onWindow: (w: ReplayWindow) => context.io.stderr(`quiver eval: ${w.to} queries replayed, R@1 ${percent(w['recall@1'])} in the last window\n`) }),
     });
-    context.io.stdout(context.json ? `${JSON.stringify(report)}\n` : `${replayTable(report)}\n`);
+    // What the learned examples did (observed outcomes, captured examples, why others were skipped).
+    const learning = app.learning.stats();
+    const learned = `learned examples: ${learning.examples} kept (${learning.learned} captured of ${learning.observed} outcomes observed; skipped ${JSON.stringify(learning.skipped)})`;
+    context.io.stdout(context.json ? `${JSON.stringify({ ...report, learning })}\n` : `${replayTable(report)}\n${learned}\n`);
     return 0;
   } finally {
     await app.close();
