@@ -43,7 +43,7 @@ async function verify(tools: Parameters<typeof buildCorpusPlugin>[0]['tools'], n
 
 describe('static analysis and security scan through the pipeline', () => {
   it('a poisoned plugin is capped at UNVERIFIED by the security scan, whatever its score', async () => {
-    const { pipeline, verdict, mine, progress } = await verify([POISONED_TOOLS[0]!.tool as never], 'poisoned');
+    const { pipeline, verdict, mine, progress } = await verify([POISONED_TOOLS[0]!.tool], 'poisoned');
     assert.equal(pipeline.stages.securityScan.status, 'passed');
     assert.equal(pipeline.stages.staticAnalysis.status, 'passed');
     assert.equal(pipeline.stages.staticAnalysis.score, 100);

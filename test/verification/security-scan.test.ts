@@ -46,7 +46,7 @@ describe('security scan stage', () => {
 
   for (const entry of POISONED_TOOLS) {
     it(`poisoned tool (${entry.id}): critical ${entry.expected} issue and the verdict capped at UNVERIFIED`, async () => {
-      const { result } = await scan({ name: `poison-${entry.id}`, tools: [echoTool, entry.tool as never] }, { otherToolNames: [...CORPUS_OTHER_TOOL_NAMES] });
+      const { result } = await scan({ name: `poison-${entry.id}`, tools: [echoTool, entry.tool] }, { otherToolNames: [...CORPUS_OTHER_TOOL_NAMES] });
       const issue = result.issues.find((candidate) => candidate.code === `poisoning-${entry.expected}`);
       assert.ok(issue, `expected poisoning-${entry.expected}: ${JSON.stringify(result.issues)}`);
       assert.equal(issue.severity, 'critical');
@@ -155,7 +155,7 @@ describe('security scan stage', () => {
 
   it('poisoning outranks the advisory cap', async () => {
     const entry = POISONED_TOOLS[0]!;
-    const { result } = await scan({ name: 'both', tools: [entry.tool as never] }, { sourceType: 'npm' }, { registryUrl: 'http://127.0.0.1:9' });
+    const { result } = await scan({ name: 'both', tools: [entry.tool] }, { sourceType: 'npm' }, { registryUrl: 'http://127.0.0.1:9' });
     assert.equal(result.cap?.level, 'UNVERIFIED');
   });
 });

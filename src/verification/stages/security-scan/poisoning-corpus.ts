@@ -9,11 +9,18 @@
  */
 import type { PoisoningKind, PoisoningToolInput } from './poisoning.ts';
 
+/** A corpus tool: what a plugin serves (shaped like the verification subject's tools). */
+export interface CorpusTool extends PoisoningToolInput {
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+}
+
 /** One labelled poisoned tool: the kind a detector must report for it. */
 export interface PoisonedToolCase {
   id: string;
   expected: PoisoningKind;
-  tool: PoisoningToolInput;
+  tool: CorpusTool;
 }
 
 const numbers = { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] };
@@ -126,7 +133,7 @@ export const POISONED_TOOLS: readonly PoisonedToolCase[] = [
 export const CORPUS_OTHER_TOOL_NAMES: readonly string[] = ['send_email', 'read_file', 'search'];
 
 /** Benign tools that look a little like attacks (mention files, URLs, other tools politely). */
-export const BENIGN_TOOLS: readonly PoisoningToolInput[] = [
+export const BENIGN_TOOLS: readonly CorpusTool[] = [
   { name: 'read_text_file', description: 'Read the complete contents of a file as text. Only works within allowed directories.', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } },
   { name: 'fetch_url', description: 'Fetches a URL such as https://example.com and returns its text. Use it for public pages.', inputSchema: { type: 'object', properties: { url: { type: 'string', format: 'uri' } } } },
   { name: 'send_message', description: 'Sends a Slack message to a channel. Returns the message timestamp.', inputSchema: { type: 'object', properties: { channel: { type: 'string' }, text: { type: 'string' } } } },
