@@ -42,6 +42,8 @@ import { runPipelineIsolated } from './verification/isolated/index.ts';
 import { createLearning, withLearnedExamples, type Learning } from './selection/learning/index.ts';
 import { learnedExampleRoutes } from './api/routes/learned-examples.ts';
 import { createPinningService, type PinningService } from './trust/pinning/index.ts';
+import { createTrustService } from './trust/service.ts';
+import type { TrustService } from './trust/types.ts';
 
 /** Everything a front needs, wired. */
 export interface App {
@@ -62,6 +64,8 @@ export interface App {
   learning: Learning;
   /** Tool pinning: approved definitions, quarantines and approvals (issue #10). */
   pinning: PinningService;
+  /** Effective trust, admin grants, enforced egress allow-lists, reports and dynamic trust (issue #10). */
+  trust: TrustService;
   embedder: Embedder;
   /** Keeps tool embeddings current in the background; status and recompute on demand. */
   embeddings: EmbeddingWorker;
@@ -157,6 +161,8 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       logger: logger.child({ part: 'selection' }),
       retrieval: () => withLearnedExamples(createPersistentRetrieval({ db, embedder, logger }), learning),
       outcomeObserver: learning,
+      // Trust (issue #10): `trust` is created below; selections only run once the app is built.
+      trustFactor: (pluginId) => trust.rankingFactor(pluginId),
       ...(options.selectionRandom ? { random: options.selectionRandom } : {}),
     });
     selection = engine;
@@ -180,6 +186,29 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     // the recorder flushes, then the database closes.
     const callEvents = createCallEventRecorder({ db, retentionDays: config.timing.callEventRetentionDays, logger: logger.child({ part: 'call-events' }) });
     closers.unshift(() => callEvents.close());
+    // Trust (issue #10): a grant, cap, egress rule or runtime-trust crossing drops cached launch
+    // specs here and in every replica; the plugin restarts with its new isolation on its next call.
+    const trust = createTrustService({
+      db,
+      logger: logger.child({ part: 'trust' }),
+      settings: {
+        runtimeThreshold: config.trust.runtimeThreshold,
+        windowMs: config.trust.windowHours * 3_600_000,
+        minCalls: config.trust.minCalls,
+        evaluateIntervalMs: config.trust.evaluateIntervalMs,
+        egressLogDays: config.trust.egressLogDays,
+      },
+      onChange: () => {
+        engine.invalidate('enablement');
+        void notifyCatalogChanged(db, 'enablement').catch((error) => logger.warn({ err: error }, 'trust change notification failed'));
+      },
+      requestReverification: async (pluginId, reason) => {
+        // `verification` is wired below; a crossing before then has nothing to queue.
+        await verification?.enqueue(pluginId, reason);
+      },
+    });
+    closers.unshift(() => trust.close());
+    trust.start();
     const supervisor = createSupervisor({
       logger: logger.child({ part: 'runtime' }),
       onCall: (event) => callEvents.record(event),
@@ -188,6 +217,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       sandbox: {
         dangerouslyAllowUnsandboxed: config.dangerouslyAllowUnsandboxed,
         stateRoot: join(config.homeDir, 'state'),
+        onEgressDecision: (decision) => trust.recordDecision(decision),
       },
     });
     closers.unshift(() => supervisor.close());
@@ -221,6 +251,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       buildTimeoutMs: config.timing.buildTimeoutMs,
       secrets,
       pinning,
+      launchTrust: (pluginId) => trust.launchTrust(pluginId),
       logger: logger.child({ part: 'plugins' }),
       onChange: (event) => {
         engine.invalidate('enablement');
@@ -283,6 +314,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       selection: engine,
       learning,
       pinning,
+      trust,
       embedder,
       embeddings: embeddingWorker,
       jobs,
@@ -290,7 +322,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       apiModules: () => [
         accessRoutes({ apiKeys }),
         catalogRoutes({ catalog, tenancy }),
-        pluginRoutes({ plugins, tenancy, health: pluginHealth, pinning, verification }),
+        pluginRoutes({ plugins, tenancy, health: pluginHealth, pinning, verification, trust }),
         selectionRoutes({ selection: engine, tenancy }),
         learnedExampleRoutes({ learning, tenancy }),
         embeddingRoutes({ embeddings: embeddingWorker }),

@@ -62,6 +62,8 @@ export interface QuiverConfig {
   verification: VerificationConfig;
   /** MCP gateway limits (issue #18): sessions per tenant and in all, idle expiry, bounded work. */
   mcp: McpLimits;
+  /** Dynamic trust and the egress decision log (issue #10): `QUIVER_TRUST_*`. */
+  trust: TrustConfig;
   /** Learned example queries (issue #13, DESIGN §3.10): selection/learning. */
   learning: LearningConfig;
 }
@@ -94,6 +96,20 @@ export interface VerificationConfig {
 
 /** Licences accepted by default: permissive ones. */
 export const DEFAULT_LICENSE_ALLOW_LIST = ['MIT', 'ISC', 'Apache-2.0', 'BSD-2-Clause', 'BSD-3-Clause', '0BSD', 'Unlicense', 'CC0-1.0', 'BlueOak-1.0.0', 'Python-2.0'];
+
+/** Dynamic trust (seed 000 §4.3) and the egress decision log (`QUIVER_TRUST_*`). */
+export interface TrustConfig {
+  /** A runtime trust score below this lowers a plugin one level at its next start (QUIVER_TRUST_RUNTIME_THRESHOLD, 0–100, default 50). */
+  runtimeThreshold: number;
+  /** Hours of behaviour the runtime score reads (QUIVER_TRUST_WINDOW_HOURS, default 24). */
+  windowHours: number;
+  /** Calls in the window before error rate and latency variance count (QUIVER_TRUST_MIN_CALLS, default 10). */
+  minCalls: number;
+  /** How often every plugin's runtime trust is recomputed, ms; 0: on demand only (QUIVER_TRUST_EVALUATE_INTERVAL_MS, default 300,000). */
+  evaluateIntervalMs: number;
+  /** Days egress decisions are kept (QUIVER_TRUST_EGRESS_LOG_DAYS, default 14). */
+  egressLogDays: number;
+}
 
 /** Session and load limits of the MCP gateway. */
 export interface McpLimits {
@@ -180,6 +196,11 @@ const envSchema = z.object({
   QUIVER_MCP_MAX_CONCURRENT_SEARCHES: z.coerce.number().int().min(1).max(100_000).default(64),
   QUIVER_MCP_MAX_QUEUED_SEARCHES: z.coerce.number().int().min(0).max(1_000_000).default(1024),
   QUIVER_MCP_MAX_WAIT_MS: z.coerce.number().int().min(1).max(600_000).default(5000),
+  QUIVER_TRUST_RUNTIME_THRESHOLD: z.coerce.number().int().min(0).max(100).default(50),
+  QUIVER_TRUST_WINDOW_HOURS: z.coerce.number().positive().max(24 * 365).default(24),
+  QUIVER_TRUST_MIN_CALLS: z.coerce.number().int().min(1).max(1_000_000).default(10),
+  QUIVER_TRUST_EVALUATE_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(300_000),
+  QUIVER_TRUST_EGRESS_LOG_DAYS: z.coerce.number().int().min(1).max(3650).default(14),
   QUIVER_LEARNING_ENABLED: z.enum(['0', '1', 'true', 'false', 'yes', 'no']).optional(),
   QUIVER_LEARNING_PER_TOOL_CAP: z.coerce.number().int().min(1).max(10_000).default(50),
   QUIVER_LEARNING_CONTRIBUTOR_SHARE: z.coerce.number().gt(0).max(1).default(0.34),
@@ -269,6 +290,13 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
       maxConcurrentSearches: values.QUIVER_MCP_MAX_CONCURRENT_SEARCHES,
       maxQueuedSearches: values.QUIVER_MCP_MAX_QUEUED_SEARCHES,
       maxWaitMs: values.QUIVER_MCP_MAX_WAIT_MS,
+    },
+    trust: {
+      runtimeThreshold: values.QUIVER_TRUST_RUNTIME_THRESHOLD,
+      windowHours: values.QUIVER_TRUST_WINDOW_HOURS,
+      minCalls: values.QUIVER_TRUST_MIN_CALLS,
+      evaluateIntervalMs: values.QUIVER_TRUST_EVALUATE_INTERVAL_MS,
+      egressLogDays: values.QUIVER_TRUST_EGRESS_LOG_DAYS,
     },
     learning: {
       enabled: values.QUIVER_LEARNING_ENABLED === undefined || ['1', 'true', 'yes'].includes(values.QUIVER_LEARNING_ENABLED),

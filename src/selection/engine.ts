@@ -87,7 +87,7 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
   const outcomes = createOutcomes({ db, logger, clock, now, events, arms, observer: options.outcomeObserver, ...batches });
   const banditOptions = { poolFactor: options.bandit?.poolFactor ?? 2, relevanceStrength: options.bandit?.relevanceStrength ?? 8, exploration: options.bandit?.exploration ?? true };
   const sampler = createSampler(options.random ?? Math.random);
-  const selectTools = createPipeline({ visibility, pageSets, catalog, retrieval, arms, formatting, events, outcomes, sampler, banditOptions, logger, clock });
+  const selectTools = createPipeline({ visibility, pageSets, catalog, retrieval, arms, formatting, events, outcomes, sampler, banditOptions, logger, clock, trustFactor: options.trustFactor });
 
   function invalidate(kind: CacheKind): void {
     catalog.invalidate(kind);

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { effectiveTrust, rankingFactor } from './effective.ts';
+import { effectiveTrust, rankingFactor, trustRankingFactor } from './effective.ts';
 import { runtimeTrustScore } from './dynamic.ts';
 import { parseEgressTarget } from './egress-target.ts';
 
@@ -34,6 +34,14 @@ describe('effective trust (verdict → grant or cap → dynamic trust)', () => {
     assert.equal(rankingFactor('UNVERIFIED', false, settings), 0.85);
     assert.ok(Math.abs(rankingFactor('COMMUNITY', true, settings) - 0.7) < 1e-9);
     assert.ok(rankingFactor('UNVERIFIED', true, settings) < rankingFactor('UNVERIFIED', false, settings));
+  });
+
+  it('does not penalise a plugin nobody has judged yet, but does one verified or capped low, and one misbehaving at runtime', () => {
+    const settings = { fullFrom: 'COMMUNITY' as const, step: 0.15, runtimePenalty: 0.3 };
+    assert.equal(trustRankingFactor({ verifiedLevel: null, defaultLevel: 'UNVERIFIED' }, settings), 1);
+    assert.equal(trustRankingFactor({ verifiedLevel: 'UNVERIFIED', defaultLevel: 'UNVERIFIED' }, settings), 0.85);
+    assert.equal(trustRankingFactor({ verifiedLevel: 'OFFICIAL', defaultLevel: 'UNVERIFIED', grant: { kind: 'cap', level: 'UNVERIFIED' } }, settings), 0.85);
+    assert.ok(Math.abs(trustRankingFactor({ verifiedLevel: null, defaultLevel: 'UNVERIFIED', runtime: { score: 10, belowThreshold: true } }, settings) - 0.7) < 1e-9);
   });
 });
 

@@ -63,6 +63,17 @@ export function effectiveTrust(inputs: TrustInputs): EffectiveTrust {
 }
 
 /**
+ * The ranking factor of a plugin from everything known about its trust: its level before
+ * dynamic trust (a plugin neither verified nor granted is unknown, not known to be bad: no
+ * level penalty), then the runtime penalty when its runtime trust is below the threshold.
+ */
+export function trustRankingFactor(inputs: TrustInputs, settings: { fullFrom: TrustLevel; step: number; runtimePenalty: number }): number {
+  const unknown = inputs.verifiedLevel === null && inputs.grant === undefined;
+  const level = unknown ? settings.fullFrom : effectiveTrust({ ...inputs, runtime: undefined }).level;
+  return rankingFactor(level, inputs.runtime?.belowThreshold ?? false, settings);
+}
+
+/**
  * The ranking factor of a plugin's tools (≤ 1, never raising): 1 at or above `fullFrom`, then
  * `step` less per level below it, and a further `runtimePenalty` when its runtime trust is below
  * the threshold.

@@ -25,7 +25,7 @@ import {
   listTrustGrants,
 } from '../store/repositories/trust.ts';
 import { createDecisionLog } from './decision-log.ts';
-import { effectiveTrust, rankingFactor, type TrustInputs } from './effective.ts';
+import { effectiveTrust, trustRankingFactor, type TrustInputs } from './effective.ts';
 import { parseEgressTarget } from './egress-target.ts';
 import { evaluateRuntimeTrust } from './runtime-trust.ts';
 import { defaultTrustSettings, type LaunchTrust, type TrustService, type TrustServiceOptions, type TrustView } from './types.ts';
@@ -71,6 +71,7 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
     }
   };
   const runtimeDeps = { db, logger, now, settings, changed, requestReverification };
+  const rankingSettings = { fullFrom: settings.rankingFullFrom, ...rankingSteps };
 
   async function requirePlugin(reference: string): Promise<PluginRecord> {
     const record = isUuid(reference) ? await findPluginRecordById(db, reference) : await findPluginRecordByName(db, reference);
@@ -96,7 +97,7 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
       const grant = grants.get(record.id);
       const run = runtime.get(record.id);
       const inputs = { verifiedLevel: verifiedLevelOf(record), defaultLevel, grant: grant ? { kind: grant.kind as 'grant' | 'cap', level: grant.level as TrustLevel } : undefined, runtime: run };
-      next.set(record.id, rankingFactor(effectiveTrust(inputs).level, run?.belowThreshold ?? false, { fullFrom: settings.rankingFullFrom, ...rankingSteps }));
+      next.set(record.id, trustRankingFactor(inputs, rankingSettings));
     }
     factors = next;
   }
@@ -125,7 +126,7 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
       effective,
       isolation: { sandbox: policy.sandbox, network: policy.network },
       egressRules: launch.rules,
-      rankingFactor: rankingFactor(effective.level, inputs.runtime?.belowThreshold ?? false, { fullFrom: settings.rankingFullFrom, ...rankingSteps }),
+      rankingFactor: trustRankingFactor(inputs, rankingSettings),
       history: grants,
     };
   }
@@ -210,7 +211,8 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
     },
 
     rankingFactor(pluginId) {
-      return factors.get(pluginId) ?? rankingFactor(defaultLevel, false, { fullFrom: settings.rankingFullFrom, ...rankingSteps });
+      // A plugin not seen by the last refresh is unknown, not known to be bad.
+      return factors.get(pluginId) ?? 1;
     },
 
     start() {

@@ -28,9 +28,11 @@ import { verificationRoutes } from './plugins/verification.ts';
 import type { VerificationService } from '../../verification/service/index.ts';
 import { approvalRoutes } from './plugins/approvals.ts';
 import type { PinningService } from '../../trust/pinning/index.ts';
+import { trustRoutes } from './plugins/trust.ts';
+import type { TrustService } from '../../trust/types.ts';
 
 /** Routes under /api/v1/plugins, /api/v1/workspaces and /api/v1/marketplace. */
-export function pluginRoutes(services: { plugins: PluginService; tenancy?: TenantVisibility; health?: PluginHealthSource; pinning?: PinningService; verification?: VerificationService }): ApiRouteModule {
+export function pluginRoutes(services: { plugins: PluginService; tenancy?: TenantVisibility; health?: PluginHealthSource; pinning?: PinningService; verification?: VerificationService; trust?: TrustService }): ApiRouteModule {
   const tenancy = services.tenancy ?? unrestrictedVisibility;
   const parts: PluginRouteParts = { plugins: services.plugins, tenancy, visibility: createPluginVisibility(services.plugins, tenancy) };
   return combineRouteModules([
@@ -41,6 +43,8 @@ export function pluginRoutes(services: { plugins: PluginService; tenancy?: Tenan
     // Tool pinning (issue #10): `/plugins/quarantine` is static, so it goes before `:id`.
     ...(services.pinning === undefined ? [] : [approvalRoutes(parts, services.pinning)]),
     verificationRoutes(services.verification),
+    // Trust, egress and reports (issue #10): every path is below `:id`.
+    ...(services.trust === undefined ? [] : [trustRoutes(parts, services.trust)]),
     lifecycleRoutes(parts),
     enablementRoutes(parts),
     settingsRoutes(parts),

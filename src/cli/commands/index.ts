@@ -12,6 +12,7 @@ import { evalCommand } from './eval.ts';
 import { pluginCommands } from './plugin.ts';
 import { pluginEnvCommands } from './plugin-env.ts';
 import { pinningCommands } from './pinning.ts';
+import { trustCommands } from './trust.ts';
 import { importCommand } from './import.ts';
 import { clientConfigCommand } from './client-config.ts';
 import { workspaceCommands } from './workspace.ts';
@@ -21,4 +22,4 @@ import { verifyCommands } from './verify.ts';
 import { learnedExampleCommands } from './learned-examples.ts';
 
 /** All commands. */
-export const commands: CommandSpec[] = [serveCommand, ...pluginCommands, ...pluginEnvCommands, ...pinningCommands, importCommand, clientConfigCommand, ...workspaceCommands, ...toolsCommands, ...learnedExampleCommands, ...selectionCommands, ...embeddingsCommands, ...verifyCommands, manifestCheckCommand, evalCommand, ...keysCommands, benchCommand];
+export const commands: CommandSpec[] = [serveCommand, ...pluginCommands, ...pluginEnvCommands, ...pinningCommands, ...trustCommands, importCommand, clientConfigCommand, ...workspaceCommands, ...toolsCommands, ...learnedExampleCommands, ...selectionCommands, ...embeddingsCommands, ...verifyCommands, manifestCheckCommand, evalCommand, ...keysCommands, benchCommand];

@@ -29,6 +29,8 @@ export interface PluginContext {
   stateRoot: string | undefined;
   /** Trust level of plugins not yet verified. */
   trustLevel: TrustLevel;
+  /** Effective trust and allow-list at launch (issue #10), when the trust service is wired. */
+  launchTrust: PluginServiceOptions['launchTrust'];
   /** What every install hands to `prepareInstall`. */
   installer: InstallerSettings;
   /** Reports a committed write. Call it after the transaction, never before: a rollback must not invalidate. */
@@ -51,6 +53,7 @@ export function createPluginContext(options: PluginServiceOptions): PluginContex
     cacheDir: options.cacheDir,
     stateRoot: options.stateRoot,
     trustLevel,
+    launchTrust: options.launchTrust,
     installer: {
       cacheDir: options.cacheDir,
       discoverer: supervisor,

@@ -104,7 +104,10 @@ export function createLaunchEnvPart(context: PluginContext): LaunchEnvPart {
         readOnlyPaths: context.installer.readOnlyPaths,
         trustLevel: (record.trustLevel as TrustLevel | null) ?? context.trustLevel,
       });
-      return parseUpstreamSpec(spec);
+      // Effective trust (grants, caps, dynamic trust) and the enforced allow-list (issue #10).
+      const trust = await context.launchTrust?.(record.id);
+      if (trust === undefined) return parseUpstreamSpec(spec);
+      return parseUpstreamSpec({ ...spec, trustLevel: trust.trustLevel, ...(spec.transport === 'stdio' && trust.egress !== undefined ? { egress: trust.egress } : {}) });
     },
   };
 }

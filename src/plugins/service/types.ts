@@ -54,6 +54,11 @@ export interface PluginServiceOptions {
    * secrets or settings. A throwing subscriber is logged and never undoes the write.
    */
   onChange?: (event: PluginChangeEvent) => void;
+  /**
+   * The trust a plugin starts with and its egress allow-list (issue #10, trust service); absent,
+   * the verified level (or the default) and no allow-list.
+   */
+  launchTrust?: ((pluginId: string) => Promise<{ trustLevel: TrustLevel; egress: Array<{ host: string; port: number }> | undefined }>) | undefined;
   /** Tool pinning (issue #10): screens every listing; absent, tools are synced as served. */
   pinning?: Pick<PinningService, 'screen' | 'apply' | 'committed'> | undefined;
   /** Bound on one discovery (start + handshake + lists), ms. Default 30 000. */

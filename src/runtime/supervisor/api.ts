@@ -92,6 +92,8 @@ export interface Discovery {
   prompts: Prompt[];
   launch: LaunchDescription | undefined;
   durationMs: number;
+  /** Listings the server answered with an error (resources or prompts): installed without them. */
+  warnings?: string[];
 }
 
 /** What a plugin version is doing, as `health()` reports it. */

@@ -6,6 +6,7 @@
  * stops one that is still running.
  */
 import type { Clock, UpstreamSpecInput } from '../types.ts';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { listAllPrompts, listAllResources, listAllTools, type UpstreamConnection } from '../upstream-client.ts';
 import type { Discovery } from './api.ts';
 import { classifyFailure } from './classify.ts';
@@ -60,11 +61,21 @@ export function createDiscoverer(options: DiscovererOptions): Discoverer {
       aborted.catch(() => undefined);
       const made = await Promise.race([connecting, aborted]);
       const listOptions = { timeoutMs: deadline.remaining() + 1_000, signal: deadline.signal };
+      const warnings: string[] = [];
+      // A server may answer resources/list or prompts/list with an error when they need its
+      // backend (server-postgres lists tables, which a sandbox without its allow-list cannot
+      // reach): its tools still install; the error is a warning. A crash still fails discovery.
+      const orWarning = <T>(what: string, listing: Promise<T[]>): Promise<T[]> =>
+        listing.catch((error: unknown) => {
+          if (!(error instanceof McpError)) throw error;
+          warnings.push(`${what} failed: ${error.message}`);
+          return [];
+        });
       const [tools, resources, prompts] = await Promise.race([
         Promise.all([
           made.client.getServerCapabilities()?.tools ? listAllTools(made.client, listOptions) : Promise.resolve([]),
-          listAllResources(made.client, listOptions),
-          listAllPrompts(made.client, listOptions),
+          orWarning('resources/list', listAllResources(made.client, listOptions)),
+          orWarning('prompts/list', listAllPrompts(made.client, listOptions)),
         ]),
         aborted,
       ]);
@@ -77,6 +88,7 @@ export function createDiscoverer(options: DiscovererOptions): Discoverer {
         prompts,
         launch: made.launch,
         durationMs: clock.now() - startedAt,
+        ...(warnings.length > 0 ? { warnings } : {}),
       };
     } catch (error) {
       throw classifyFailure({ spec: entry.spec, redact: entry.redact, what: 'discovery', signal: deadline.signal }, error);

@@ -23,6 +23,7 @@ import type { Formatting } from './formatting.ts';
 import type { Outcomes } from './outcomes.ts';
 import type { PageSets } from './page-sets.ts';
 import type { Visibility } from './visibility.ts';
+import { applyTrustFactors } from './trust-ranking.ts';
 import {
   selectToolsInputSchema,
   type CatalogSnapshot,
@@ -47,6 +48,8 @@ export interface PipelineParts {
   events: EventLog;
   outcomes: Outcomes;
   sampler: ReturnType<typeof createSampler>;
+  /** Trust factor of a plugin's tools (issue #10): lowers, never raises, a tool's relevance. */
+  trustFactor?: ((pluginId: string) => number) | undefined;
   banditOptions: { poolFactor: number; relevanceStrength: number; exploration: boolean };
   logger: Logger;
   clock: () => Date;
@@ -174,7 +177,9 @@ export function createPipeline(parts: PipelineParts): (input: SelectToolsInput, 
     const contextMs = lap();
 
     const k = request.k;
-    const { ranked, retrieved } = await retrieve(parts, current, pageSet, request.query, Math.max(k, Math.ceil(k * parts.banditOptions.poolFactor)), warnings, context.orgId ?? null);
+    const { ranked: relevant, retrieved } = await retrieve(parts, current, pageSet, request.query, Math.max(k, Math.ceil(k * parts.banditOptions.poolFactor)), warnings, context.orgId ?? null);
+    // Trust (issue #10): a low-trust plugin's tools rank lower, never higher.
+    const ranked = parts.trustFactor === undefined ? relevant : applyTrustFactors(relevant, (id) => current.byId.get(id)?.pluginId ?? undefined, parts.trustFactor);
     const retrievalMs = lap();
 
     const contextKey = banditContextKey({ orgId: context.orgId, tier: context.tier, page });

@@ -171,6 +171,8 @@ export interface SelectionEngineOptions {
   listen?: boolean;
   /** Told of every committed outcome (learned example queries, issue #13); never on the search path. */
   outcomeObserver?: OutcomeObserver;
+  /** Ranking factor (≤ 1) of a plugin's tools from its trust (issue #10); absent, every factor is 1. */
+  trustFactor?: (pluginId: string) => number;
 }
 
 /** A committed outcome as the learning from use sees it (DESIGN §3.10). */
