@@ -7,7 +7,7 @@
  */
 import { it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
+import { mkdtempSync, rmSync, chmodSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -127,6 +127,13 @@ describeEachBackend('verification in the app', (backend) => {
     const pem = await quiver('verify-report', 'public-key');
     assert.match(pem.stdout, /^-----BEGIN PUBLIC KEY-----/);
     await assert.rejects(quiver('plugin', 'verification', 'nope'), /not found/i);
+    writeFileSync(join(root, 'broken.json'), '{"jobId": "ver-');
+    writeFileSync(join(root, 'hub.pem'), pem.stdout);
+    const broken = await quiver('verify-report', 'check', 'broken.json', '--public-key', 'hub.pem');
+    assert.equal(broken.code, 1);
+    assert.match(broken.stderr, /INVALID: broken.json is not valid JSON/);
+    writeFileSync(join(root, 'latest.json'), shown.stdout);
+    assert.equal((await quiver('verify-report', 'check', 'latest.json', '--public-key', 'hub.pem')).code, 0, 'relative paths resolve against the caller');
   });
 
   it('the API queues a run (202), shows reports to admins only and serves the public key', { timeout: 180_000 }, async () => {

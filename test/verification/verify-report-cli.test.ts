@@ -1,8 +1,8 @@
 /**
  * Signed reports through the real `quiver` binary on an embedded data folder: `plugin verify
  * --json` prints progress per stage and the report, `verify-report check` accepts it offline
- * with the exported public key and refuses it once one byte of a value is changed (or the
- * signature, or the key). Then, while `quiver serve` owns the folder, an install through it is
+ * with the exported public key and refuses it once one byte of a value is changed, or against
+ * another key. Then, while `quiver serve` owns the folder, an install through it is
  * verified in the background by the server's job worker.
  */
 import { describe, it, before, after } from 'node:test';
@@ -40,7 +40,7 @@ describe('verify-report check through the real CLI', { timeout: 300_000 }, () =>
     assert.equal(verified.code, 0, verified.stderr);
     for (const stage of STAGE_ORDER) assert.match(verified.stderr, new RegExp(`verify: ${stage} (…|\\d+)`), `progress of ${stage}`);
     const reportText = verified.stdout;
-    const report = JSON.parse(reportText) as { overallScore: number; pluginId: string; signature: string };
+    const report = JSON.parse(reportText) as { overallScore: number; pluginId: string };
     assert.equal(report.pluginId, 'echo-plugin');
     const reportFile = join(root, 'report.json');
     writeFileSync(reportFile, reportText);
@@ -64,21 +64,13 @@ describe('verify-report check through the real CLI', { timeout: 300_000 }, () =>
     assert.equal(altered.code, 1);
     assert.match(altered.stderr, /INVALID: signature does not match the report content/);
 
-    // One byte of the signature.
-    const signatureAt = reportText.lastIndexOf(report.signature.slice(-8));
-    const flipped = reportText[signatureAt] === 'A' ? 'B' : 'A';
-    writeFileSync(alteredFile, `${reportText.slice(0, signatureAt)}${flipped}${reportText.slice(signatureAt + 1)}`);
-    assert.equal((await runBinary(['verify-report', 'check', alteredFile, '--public-key', keyFile], env)).code, 1);
-
-    // Another key, and a file that is not JSON.
+    // Another key (a flipped signature byte and a file that is not JSON are unit-tested in signing.test.ts).
     const otherKey = join(root, 'other.pem');
     const { generateKeyPairSync } = await import('node:crypto');
     writeFileSync(otherKey, generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString());
     const foreign = await runBinary(['verify-report', 'check', reportFile, '--public-key', otherKey, '--json'], env);
     assert.equal(foreign.code, 1);
     assert.equal(JSON.parse(foreign.stdout).valid, false);
-    writeFileSync(alteredFile, reportText.slice(0, 10));
-    assert.equal((await runBinary(['verify-report', 'check', alteredFile, '--public-key', keyFile], env)).code, 1);
   });
 
   it('while quiver serve runs, an install through it is verified in the background', async () => {
