@@ -18,10 +18,10 @@ import { hubPublicKey, loadHubSigningKey, signReport } from '../signing.ts';
 import { buildSubject, type SubjectSource } from '../subject.ts';
 import type { Stage, StageName, VerificationSettings } from '../types.ts';
 import { computeVerdict } from '../verdict.ts';
+import { VERIFICATION_JOB_KIND, verificationJobHandler } from './job.ts';
 import { listReports, storeReport, type StoredReport } from './store.ts';
 
-/** The job kind of a background verification. */
-export const VERIFICATION_JOB_KIND = 'verification.run';
+export { VERIFICATION_JOB_KIND };
 
 /** Options of `createVerificationService`. */
 export interface VerificationServiceOptions {
@@ -101,16 +101,7 @@ export function createVerificationService(options: VerificationServiceOptions): 
     return { id: plugin.id, name: plugin.name, version: plugin.version ?? 'local' };
   }
 
-  options.jobs?.register(VERIFICATION_JOB_KIND, async ({ job, signal }) => {
-    const payload = job.payload as { pluginId?: string; version?: string };
-    if (typeof payload.pluginId !== 'string') throw new Error('verification job without pluginId');
-    const current = await plugins.show(payload.pluginId).catch(() => undefined);
-    // Removed, or moved on to another version whose own job verifies it: nothing to do.
-    if (current === undefined || current.plugin.status === 'removed') return { skipped: 'plugin removed' };
-    if ((current.plugin.version ?? 'local') !== payload.version) return { skipped: `plugin is now at version ${current.plugin.version ?? 'local'}` };
-    const report = await verify(payload.pluginId, { signal });
-    return { reportJobId: report.jobId, overallScore: report.overallScore, trustLevel: report.recommendation.trustLevel };
-  });
+  options.jobs?.register(VERIFICATION_JOB_KIND, verificationJobHandler(plugins, verify));
 
   async function enqueue(reference: string, reason: string): Promise<JobRecord> {
     if (options.jobs === undefined) throw new QuiverError(ErrorCodes.unavailable, 'background verification is not wired into this hub');
