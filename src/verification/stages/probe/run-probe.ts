@@ -11,10 +11,10 @@ import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { HostCapabilities } from '../../../runtime/sandbox.ts';
 import type { UpstreamSpecInput } from '../../../runtime/types.ts';
-import { planCalls, type PlannedCall } from './call-plan.ts';
+import { planCalls, type CallPlan, type PlannedCall } from './call-plan.ts';
 import { createSchemaCompiler } from './json-schema.ts';
-import { createPluginSessions, type PluginSessions } from './plugin-sessions.ts';
-import { startSandboxed } from './sandboxed-start.ts';
+import { createPluginSessions, type PluginSessions, type SessionTotals } from './plugin-sessions.ts';
+import { startSandboxed, type SandboxedPlugin } from './sandboxed-start.ts';
 import type { ProbeCall, ProbeCrash, ProbeResult, ProbeTool } from './types.ts';
 
 /** Limits of a probe run (defaults keep a typical npm server well under 30 s). */
@@ -69,38 +69,16 @@ export async function runProbe(launch: UpstreamSpecInput | null, options: ProbeO
   const startMs = Date.now() - began;
   options.progress?.(`started in the sandbox in ${startMs} ms`);
   const sessions = createPluginSessions(first, launch, { host: options.host, startTimeoutMs, maxRestarts: options.maxRestarts ?? 3, ...(options.signal ? { signal: options.signal } : {}) });
-  const crashes: ProbeCrash[] = [];
-  const inFlight = new Set<string>();
-  const watch = (plugin: typeof first) => void plugin.ended.then((reason) => crashes.push({ reason, during: [...inFlight] }));
-  watch(first);
-  const callTimeoutMs = options.callTimeoutMs ?? 3_000;
-  const listing = await listTools(first.client, callTimeoutMs, options.maxPages ?? 50, options.signal);
-  const plan = planCalls(listing.tools, createSchemaCompiler(), options.maxValidCalls ?? 40);
-  options.progress?.(`${listing.tools.length} tools listed; ${plan.calls.length} calls planned`);
-  const watched = new Set([first]);
-  const callOne = async (planned: PlannedCall): Promise<ProbeCall | undefined> => {
-    const plugin = await sessions.current();
-    if (!plugin) return undefined;
-    if (!watched.has(plugin)) {
-      watched.add(plugin);
-      watch(plugin);
-    }
-    inFlight.add(planned.tool);
-    try {
-      return await callTool(plugin.client, planned, callTimeoutMs, options.signal, plugin.isRunning);
-    } finally {
-      inFlight.delete(planned.tool);
-    }
-  };
-  // Reads first, then the bad-argument calls: a plugin that crashes on bad arguments must not
-  // take reads still in flight down with it (they would count against its behaviour).
-  const concurrency = options.concurrency ?? 4;
-  const valid = await runCalls(plan.calls.filter((call) => call.kind === 'valid'), concurrency, callOne);
-  const bad = await runCalls(plan.calls.filter((call) => call.kind !== 'valid'), concurrency, callOne);
-  const calls = [...valid, ...bad];
-  const totals = await sessions.finish();
-  const ordered = [...plan.calls.filter((call) => call.kind === 'valid'), ...plan.calls.filter((call) => call.kind !== 'valid')];
-  const notRun = ordered.filter((_, index) => calls[index] === undefined).map((call) => ({ tool: call.tool, reason: 'not run: the plugin crashed and could not be restarted' }));
+  let exercised: Exercised;
+  let totals: SessionTotals;
+  try {
+    exercised = await exercise(first, sessions, options);
+  } finally {
+    // Whatever happened above, no process, cgroup or folder of the probe outlives it.
+    totals = await sessions.finish();
+  }
+  const { listing, plan, calls, crashes } = exercised;
+  const notRun = plan.calls.filter((_, index) => calls[index] === undefined).map((call) => ({ tool: call.tool, reason: 'not run: the plugin crashed and could not be restarted' }));
   return {
     started: true,
     ...(first.protocolVersion !== undefined ? { protocolVersion: first.protocolVersion } : {}),
@@ -118,6 +96,49 @@ export async function runProbe(launch: UpstreamSpecInput | null, options: ProbeO
     durationMs: Date.now() - began,
     warnings: first.launch.warnings,
   };
+}
+
+/** What exercising the plugin produced; `calls[i]` answers `plan.calls[i]` (undefined: not run). */
+interface Exercised {
+  listing: ProbeResult['listing'];
+  plan: CallPlan;
+  calls: Array<ProbeCall | undefined>;
+  crashes: ProbeCrash[];
+}
+
+/** Lists the tools and makes the planned calls, restarting the plugin after a crash. */
+async function exercise(first: SandboxedPlugin, sessions: PluginSessions, options: ProbeOptions): Promise<Exercised> {
+  const crashes: ProbeCrash[] = [];
+  const inFlight = new Set<string>();
+  const watched = new Set<SandboxedPlugin>();
+  const watch = (plugin: SandboxedPlugin): void => {
+    if (watched.has(plugin)) return;
+    watched.add(plugin);
+    void plugin.ended.then((reason) => crashes.push({ reason, during: [...inFlight] }));
+  };
+  watch(first);
+  const callTimeoutMs = options.callTimeoutMs ?? 3_000;
+  const listing = await listTools(first.client, callTimeoutMs, options.maxPages ?? 50, options.signal);
+  const planned = planCalls(listing.tools, createSchemaCompiler(), options.maxValidCalls ?? 40);
+  // Reads first, then the bad-argument calls: a plugin that crashes on bad arguments must not
+  // take reads still in flight down with it (they would count against its behaviour).
+  const plan = { ...planned, calls: [...planned.calls.filter((call) => call.kind === 'valid'), ...planned.calls.filter((call) => call.kind !== 'valid')] };
+  options.progress?.(`${listing.tools.length} tools listed; ${plan.calls.length} calls planned`);
+  const callOne = async (call: PlannedCall): Promise<ProbeCall | undefined> => {
+    const plugin = await sessions.current();
+    if (!plugin) return undefined;
+    watch(plugin);
+    inFlight.add(call.tool);
+    try {
+      return await callTool(plugin.client, call, callTimeoutMs, options.signal, plugin.isRunning);
+    } finally {
+      inFlight.delete(call.tool);
+    }
+  };
+  const concurrency = options.concurrency ?? 4;
+  const valid = await runCalls(plan.calls.filter((call) => call.kind === 'valid'), concurrency, callOne);
+  const bad = await runCalls(plan.calls.filter((call) => call.kind !== 'valid'), concurrency, callOne);
+  return { listing, plan, calls: [...valid, ...bad], crashes };
 }
 
 function serverInfoOf(client: Client): { serverInfo?: { name: string; version: string } } {

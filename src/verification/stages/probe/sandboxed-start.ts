@@ -62,8 +62,6 @@ export interface SandboxedStartOptions {
   signal?: AbortSignal;
 }
 
-let starts = 0;
-
 /** A fresh state folder the sandbox user can write, under a root it can traverse. */
 function makeStateDir(host: HostCapabilities): { root: string; stateDir: string } {
   const root = mkdtempSync(join(tmpdir(), 'quiver-probe-'));
@@ -92,13 +90,12 @@ export async function startSandboxed(launchInput: UpstreamSpecInput & { transpor
   const { root, stateDir } = makeStateDir(host);
   const spec = probeSpec(launchInput, stateDir);
   const policy = isolationPolicyFor('UNVERIFIED', spec.limits);
-  starts += 1;
   let cgroup: CgroupHandle | undefined;
   let transport: ObservedTransport | undefined;
   let egress: SandboxEgress | undefined;
   try {
     egress = host.egressNet ? await startSandboxEgress({ label: `verification-probe:${spec.pluginName}`, allow: [] }) : undefined;
-    cgroup = host.cgroups.kind === 'none' ? undefined : host.cgroups.create(cgroupName(`probe${randomBytes(3).toString('hex')}`, starts), policy.limits!);
+    cgroup = host.cgroups.kind === 'none' ? undefined : host.cgroups.create(cgroupName(`probe${randomBytes(4).toString('hex')}`, 1), policy.limits!);
     const launch = buildLaunch(spec, {
       host,
       policy,
