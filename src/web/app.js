@@ -446,8 +446,8 @@ async function showToolDetail(target, toolId, afterChange) {
           await showToolDetail(target, toolId, afterChange);
           await afterChange();
         }),
-        learningPanel(tool, { api, h, table, badge, formatDate, loading, errorBox, toast, isAdmin }),
       ),
+      learningPanel(tool, { api, h, table, badge, formatDate, loading, errorBox, toast, isAdmin }),
     );
   });
 }

@@ -10,7 +10,8 @@ const REGISTRY = '/internal/tool-registry';
 export function learningPanel(tool, ui) {
   const { h } = ui;
   const body = h('div', {}, ui.loading());
-  const panel = h('section', { className: 'learning', 'aria-labelledby': 'learning-title' }, h('h4', { id: 'learning-title' }, 'Learned example queries'), body);
+  // Its own card beside the tool's article, so the article's tables stay the tool's own.
+  const panel = h('section', { className: 'card learning', 'aria-labelledby': 'learning-title' }, h('h4', { id: 'learning-title' }, 'Learned example queries'), body);
   const path = `${REGISTRY}/tools/${encodeURIComponent(tool.id)}/learned-examples`;
   const reload = async () => {
     try {
