@@ -90,12 +90,14 @@ describeEachBackend('trust service', (backend) => {
         errorClass: index < failures ? 'tool_error' : null, sessionId: null, createdAt: at,
       }));
     await insertPluginCallEvents(db, [...events(ids.flaky!, 'flaky', 18), ...events(ids.steady!, 'steady', 0)]);
+    assert.deepEqual((await trust.view('flaky')).isolation, { sandbox: false, network: 'host' });
     const rows = await trust.evaluate();
     const flaky = rows.find((row) => row.pluginId === ids.flaky)!;
     const steady = rows.find((row) => row.pluginId === ids.steady)!;
     assert.ok(flaky.score < 50 && flaky.belowThreshold, `flaky scored ${flaky.score}`);
     assert.equal(steady.score, 100);
     assert.equal((await trust.launchTrust(ids.flaky!)).trustLevel, 'COMMUNITY');
+    assert.deepEqual((await trust.view('flaky')).isolation, { sandbox: true, network: 'allow-list' }, 'sandboxed at its next start');
     assert.equal((await trust.launchTrust(ids.steady!)).trustLevel, 'ENTERPRISE');
     assert.ok(changes.some((change) => change.kind === 'runtime' && change.pluginId === ids.flaky));
     assert.deepEqual(reverify.filter(([id]) => id === ids.flaky).length, 1);

@@ -53,12 +53,13 @@ function describeView(view: TrustView): string {
 const trust: CommandSpec = {
   path: ['plugin', 'trust'],
   summary: 'Show a plugin\'s effective trust, or grant (--level), cap (--cap) or clear (--clear) it with a reason.',
-  usage: 'NAME [--level L | --cap L | --clear] [--reason WHY]',
+  usage: 'NAME [--level L | --cap L | --clear] [--reason WHY] [--evaluate]',
   options: {
     level: { type: 'string', valueName: 'L', description: `grant this level (${levelHelp})` },
     cap: { type: 'string', valueName: 'L', description: 'limit the level to at most this one' },
     clear: { type: 'boolean', default: false, description: 'remove the grant or cap in force' },
     reason: { type: 'string', valueName: 'WHY', description: 'why (required for a change; recorded with who)' },
+    evaluate: { type: 'boolean', default: false, description: 'recompute its runtime trust from recent behaviour first' },
   },
   async run(context) {
     const [name] = context.args.positionals;
@@ -69,6 +70,7 @@ const trust: CommandSpec = {
     const chosen = [level !== undefined, cap !== undefined, clear].filter(Boolean).length;
     if (chosen > 1) throw invalidInput('choose one of --level, --cap and --clear');
     const service = trustService(await context.openApp());
+    if (context.args.values['evaluate'] === true) await service.evaluate(name);
     let view: TrustView;
     if (chosen === 0) view = await service.view(name);
     else {

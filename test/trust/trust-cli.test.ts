@@ -1,0 +1,75 @@
+/**
+ * `quiver plugin trust|allow|deny|egress|report` as users type them (issue #10), through the
+ * real CLI runner against an app on every backend.
+ */
+import { it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describeEachBackend } from '../helpers/backends.ts';
+import { createApp, type App } from '../../src/app.ts';
+import { commands } from '../../src/cli/commands/index.ts';
+import { runCli } from '../../src/cli/run-cli.ts';
+import { loadConfig } from '../../src/config.ts';
+
+describeEachBackend('quiver plugin trust commands', (backend) => {
+  let app: App;
+  let home: string;
+
+  async function quiver(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    let stdout = '';
+    let stderr = '';
+    const code = await runCli(argv, commands, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) }, { QUIVER_LOG_LEVEL: 'silent' }, { app, cwd: home });
+    return { code, stdout, stderr };
+  }
+
+  before(async () => {
+    home = mkdtempSync(join(tmpdir(), 'quiver-trust-cli-'));
+    app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_LOG_LEVEL: 'silent', QUIVER_TRUST_EVALUATE_INTERVAL_MS: '0' }), { db: await backend.open() });
+    await app.catalog.syncPlugin({ pluginId: 'notes', version: '1.0.0', tools: [{ name: 'add_note', description: 'Add a note' }] });
+  });
+  after(async () => {
+    await app.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('shows, grants and caps trust; a change needs a reason and one of --level, --cap, --clear', async () => {
+    const shown = await quiver('plugin', 'trust', 'notes');
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, /^notes: UNVERIFIED \(sandbox, network none\)\n {2}not verified: default UNVERIFIED/);
+    assert.equal((await quiver('plugin', 'trust', 'notes', '--level', 'COMMUNITY')).code, 2);
+    assert.equal((await quiver('plugin', 'trust', 'notes', '--level', 'COMMUNITY', '--cap', 'OFFICIAL', '--reason', 'x')).code, 2);
+    assert.match((await quiver('plugin', 'trust', 'notes', '--level', 'trusted', '--reason', 'x')).stderr, /not a trust level/);
+    const granted = await quiver('plugin', 'trust', 'notes', '--level', 'enterprise', '--reason', 'internal tool');
+    assert.equal(granted.code, 0, granted.stderr);
+    assert.match(granted.stdout, /^notes: ENTERPRISE \(no sandbox, host network\)/m);
+    assert.match(granted.stdout, /grant\s+ENTERPRISE\s+cli(:\S+)?\s+internal tool/);
+    assert.match(granted.stdout, /restarts with this isolation on its next call/);
+  });
+
+  it('an allow-list on ENTERPRISE keeps it sandboxed; UNVERIFIED is told its rules do not apply', async () => {
+    const allowed = await quiver('plugin', 'allow', 'notes', 'notes.example:8443', '--reason', 'sync');
+    assert.equal(allowed.code, 0, allowed.stderr);
+    assert.match(allowed.stdout, /^allowed notes → notes\.example:8443/);
+    assert.doesNotMatch(allowed.stdout, /note:/);
+    assert.match((await quiver('plugin', 'trust', 'notes')).stdout, /^notes: ENTERPRISE \(sandbox, network allow-list\)/);
+    const egress = await quiver('plugin', 'egress', 'notes');
+    assert.match(egress.stdout, /allow-list enforced\nHOST\s+PORT\s+WHO\s+WHY\s+ADDED\nnotes\.example\s+8443\s+cli\S*\s+sync/);
+    assert.equal((await quiver('plugin', 'trust', 'notes', '--cap', 'UNVERIFIED', '--reason', 'suspicious')).code, 0);
+    assert.match((await quiver('plugin', 'allow', 'notes', '10.0.0.9:5432')).stdout, /note: notes does not run in an allow-list sandbox/);
+    assert.match((await quiver('plugin', 'deny', 'notes', '10.0.0.9:5432')).stdout, /^removed 10\.0\.0\.9:5432/);
+    assert.match((await quiver('plugin', 'deny', 'notes', '10.0.0.9:5432')).stdout, /was not on notes's allow-list/);
+    assert.equal((await quiver('plugin', 'egress', 'notes', '--limit', '0')).code, 2);
+  });
+
+  it('report lowers runtime trust and --evaluate recomputes it', async () => {
+    assert.equal((await quiver('plugin', 'report', 'notes')).code, 2);
+    const reported = await quiver('plugin', 'report', 'notes', '--reason', 'sent my notes elsewhere', '--json');
+    assert.equal(reported.code, 0, reported.stderr);
+    assert.equal(JSON.parse(reported.stdout).runtime.score, 90);
+    const evaluated = JSON.parse((await quiver('plugin', 'trust', 'notes', '--evaluate', '--json')).stdout);
+    assert.equal(evaluated.runtime.score, 90);
+    assert.equal(evaluated.runtime.factors.userReports, 1);
+  });
+});
