@@ -1,39 +1,28 @@
 /**
  * @module verification/stages/probe/run-probe
  * One probe run (issue #10, seed 000 §4.2 stages 4 and 6): start the plugin in the strictest
- * sandbox, list its tools following every `nextCursor`, make the planned calls (call-plan.ts)
- * a few at a time (reads first, bad-argument calls after), each bounded by a timeout, restarting the plugin after a crash, then stop
- * it and collect resources, network counters and writes. Never throws for what the plugin
- * does; the returned `ProbeResult` says it.
+ * sandbox, exercise it (exercise.ts: paginated listing, reads, bad-argument calls), restarting
+ * it after a crash, then stop it and collect resources, network counters and writes. A remote
+ * plugin is exercised over HTTP with nothing to observe around it (remote-probe.ts). Never
+ * throws for what the plugin does; the returned `ProbeResult` says it.
  */
 import { setMaxListeners } from 'node:events';
-import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { HostCapabilities } from '../../../runtime/sandbox.ts';
 import type { UpstreamSpecInput } from '../../../runtime/types.ts';
-import { planCalls, type CallPlan, type PlannedCall } from './call-plan.ts';
-import { createSchemaCompiler } from './json-schema.ts';
-import { createPluginSessions, type PluginSessions, type SessionTotals } from './plugin-sessions.ts';
-import { startSandboxed, type SandboxedPlugin } from './sandboxed-start.ts';
-import type { ProbeCall, ProbeCrash, ProbeResult, ProbeTool } from './types.ts';
+import { exercise, type Exercised, type ExerciseOptions, type ProbeTarget } from './exercise.ts';
+import { createPluginSessions, type SessionTotals } from './plugin-sessions.ts';
+import { connectRemote } from './remote-probe.ts';
+import { startSandboxed } from './sandboxed-start.ts';
+import type { ProbeCall, ProbeResult } from './types.ts';
 
 /** Limits of a probe run (defaults keep a typical npm server well under 30 s). */
-export interface ProbeOptions {
+export interface ProbeOptions extends ExerciseOptions {
   host: HostCapabilities;
   /** Handshake limit per start, ms (default 15 000). */
   startTimeoutMs?: number;
-  /** Limit of one tools/list page or tools/call, ms (default 3 000: reads answer well within it). */
-  callTimeoutMs?: number;
-  /** Calls in flight at once (default 4). */
-  concurrency?: number;
-  /** Read calls at most (default 40). */
-  maxValidCalls?: number;
   /** Restarts after crashes (default 3). */
   maxRestarts?: number;
-  /** Pages of tools/list followed at most (default 50). */
-  maxPages?: number;
-  signal?: AbortSignal;
-  progress?: (message: string) => void;
 }
 
 const emptyResult = (durationMs: number, startError: string): ProbeResult => ({
@@ -51,15 +40,17 @@ const emptyResult = (durationMs: number, startError: string): ProbeResult => ({
   warnings: [],
 });
 
-/** Runs the probe of one plugin launch. */
+/** Runs the probe of one plugin launch: sandboxed for a local process, over HTTP for a remote one. */
 export async function runProbe(launch: UpstreamSpecInput | null, options: ProbeOptions): Promise<ProbeResult> {
-  const began = Date.now();
-  if (launch === null || launch.transport !== 'stdio') {
-    return emptyResult(0, launch === null ? 'the plugin has no local launch to run in the sandbox' : 'a remote plugin cannot be run in the sandbox');
-  }
-  const startTimeoutMs = options.startTimeoutMs ?? 15_000;
+  if (launch === null) return emptyResult(0, 'the plugin has no launch to probe (not active, or a credential is missing)');
   // Every call in flight listens to the signal: more than Node's default of 10 is expected here.
   if (options.signal) setMaxListeners(64, options.signal);
+  return launch.transport === 'http' ? probeRemote(launch, options) : probeSandboxed(launch, options);
+}
+
+async function probeSandboxed(launch: UpstreamSpecInput & { transport: 'stdio' }, options: ProbeOptions): Promise<ProbeResult> {
+  const began = Date.now();
+  const startTimeoutMs = options.startTimeoutMs ?? 15_000;
   let first;
   try {
     first = await startSandboxed(launch, { host: options.host, startTimeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
@@ -77,68 +68,52 @@ export async function runProbe(launch: UpstreamSpecInput | null, options: ProbeO
     // Whatever happened above, no process, cgroup or folder of the probe outlives it.
     totals = await sessions.finish();
   }
+  return { ...assemble(exercised, first, startMs, began), launch: first.launch, ...totals, warnings: first.launch.warnings };
+}
+
+async function probeRemote(launch: UpstreamSpecInput & { transport: 'http' }, options: ProbeOptions): Promise<ProbeResult> {
+  const began = Date.now();
+  let target;
+  try {
+    target = await connectRemote(launch, options.startTimeoutMs ?? 15_000, options.signal);
+  } catch (error) {
+    return { ...emptyResult(Date.now() - began, (error as Error).message.slice(0, 600)), remote: true };
+  }
+  const startMs = Date.now() - began;
+  const connected = target;
+  let exercised: Exercised;
+  try {
+    exercised = await exercise(connected, { current: async () => (connected.isRunning() ? connected : undefined) }, options);
+  } finally {
+    await connected.close();
+  }
+  const empty = emptyResult(0, '');
+  return {
+    ...assemble(exercised, connected, startMs, began),
+    remote: true,
+    starts: 1,
+    resources: empty.resources,
+    network: empty.network,
+    writes: empty.writes,
+    warnings: ['a remote plugin runs outside Quiver: its resources, network use and writes cannot be observed'],
+  };
+}
+
+/** The MCP half of a result, common to both kinds of plugin. */
+function assemble(exercised: Exercised, target: ProbeTarget, startMs: number, began: number): Omit<ProbeResult, 'starts' | 'resources' | 'network' | 'writes' | 'warnings'> {
   const { listing, plan, calls, crashes } = exercised;
-  const notRun = plan.calls.filter((_, index) => calls[index] === undefined).map((call) => ({ tool: call.tool, reason: 'not run: the plugin crashed and could not be restarted' }));
+  const notRun = plan.calls.filter((_, index) => calls[index] === undefined).map((call) => ({ tool: call.tool, reason: 'not run: the plugin ended and could not be restarted' }));
   return {
     started: true,
-    ...(first.protocolVersion !== undefined ? { protocolVersion: first.protocolVersion } : {}),
-    ...serverInfoOf(first.client),
-    launch: first.launch,
+    ...(target.protocolVersion !== undefined ? { protocolVersion: target.protocolVersion } : {}),
+    ...serverInfoOf(target.client),
     listing,
     calls: calls.filter((call): call is ProbeCall => call !== undefined),
     skipped: [...plan.skipped, ...notRun],
     crashes,
-    starts: totals.starts,
-    resources: totals.resources,
-    network: totals.network,
-    writes: totals.writes,
     startMs,
     durationMs: Date.now() - began,
-    warnings: first.launch.warnings,
   };
-}
-
-/** What exercising the plugin produced; `calls[i]` answers `plan.calls[i]` (undefined: not run). */
-interface Exercised {
-  listing: ProbeResult['listing'];
-  plan: CallPlan;
-  calls: Array<ProbeCall | undefined>;
-  crashes: ProbeCrash[];
-}
-
-/** Lists the tools and makes the planned calls, restarting the plugin after a crash. */
-async function exercise(first: SandboxedPlugin, sessions: PluginSessions, options: ProbeOptions): Promise<Exercised> {
-  const crashes: ProbeCrash[] = [];
-  const inFlight = new Set<string>();
-  const watched = new Set<SandboxedPlugin>();
-  const watch = (plugin: SandboxedPlugin): void => {
-    if (watched.has(plugin)) return;
-    watched.add(plugin);
-    void plugin.ended.then((reason) => crashes.push({ reason, during: [...inFlight] }));
-  };
-  watch(first);
-  const callTimeoutMs = options.callTimeoutMs ?? 3_000;
-  const listing = await listTools(first.client, callTimeoutMs, options.maxPages ?? 50, options.signal);
-  const planned = planCalls(listing.tools, createSchemaCompiler(), options.maxValidCalls ?? 40);
-  // Reads first, then the bad-argument calls: a plugin that crashes on bad arguments must not
-  // take reads still in flight down with it (they would count against its behaviour).
-  const plan = { ...planned, calls: [...planned.calls.filter((call) => call.kind === 'valid'), ...planned.calls.filter((call) => call.kind !== 'valid')] };
-  options.progress?.(`${listing.tools.length} tools listed; ${plan.calls.length} calls planned`);
-  const callOne = async (call: PlannedCall): Promise<ProbeCall | undefined> => {
-    const plugin = await sessions.current();
-    if (!plugin) return undefined;
-    watch(plugin);
-    inFlight.add(call.tool);
-    try {
-      return await callTool(plugin.client, call, callTimeoutMs, options.signal, plugin.isRunning);
-    } finally {
-      inFlight.delete(call.tool);
-    }
-  };
-  const concurrency = options.concurrency ?? 4;
-  const valid = await runCalls(plan.calls.filter((call) => call.kind === 'valid'), concurrency, callOne);
-  const bad = await runCalls(plan.calls.filter((call) => call.kind !== 'valid'), concurrency, callOne);
-  return { listing, plan, calls: [...valid, ...bad], crashes };
 }
 
 function serverInfoOf(client: Client): { serverInfo?: { name: string; version: string } } {
@@ -146,78 +121,3 @@ function serverInfoOf(client: Client): { serverInfo?: { name: string; version: s
   return info ? { serverInfo: { name: info.name, version: info.version } } : {};
 }
 
-/** Runs `work` over `items`, `concurrency` at a time, keeping the order of results. */
-async function runCalls<T, R>(items: readonly T[], concurrency: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await work(items[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, worker));
-  return results;
-}
-
-/** tools/list with every page followed; a failing page ends the listing with `error`. */
-async function listTools(client: Client, timeoutMs: number, maxPages: number, signal: AbortSignal | undefined): Promise<ProbeResult['listing']> {
-  const tools: ProbeTool[] = [];
-  const cursors = new Set<string>();
-  let cursor: string | undefined;
-  let pages = 0;
-  let repeatedCursor = false;
-  let error: string | undefined;
-  while (pages < maxPages) {
-    try {
-      const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs, ...(signal ? { signal } : {}) });
-      pages += 1;
-      tools.push(...page.tools.map((tool) => ({ ...tool, inputSchema: tool.inputSchema as Record<string, unknown> }) as ProbeTool));
-      if (!page.nextCursor) break;
-      if (cursors.has(page.nextCursor)) {
-        repeatedCursor = true;
-        break;
-      }
-      cursors.add(page.nextCursor);
-      cursor = page.nextCursor;
-    } catch (failure) {
-      error = (failure as Error).message.slice(0, 300);
-      break;
-    }
-  }
-  const seen = new Set<string>();
-  const duplicateNames = [...new Set(tools.map((tool) => tool.name).filter((name) => seen.has(name) || !seen.add(name)))];
-  return { tools, pages, duplicateNames, repeatedCursor, ...(error !== undefined ? { error } : {}) };
-}
-
-/** One tools/call, classified (the SDK's own output-schema check is bypassed: the stage judges it). */
-async function callTool(client: Client, planned: PlannedCall, timeoutMs: number, signal: AbortSignal | undefined, isRunning: () => boolean): Promise<ProbeCall> {
-  const started = performance.now();
-  const base = { tool: planned.tool, kind: planned.kind };
-  try {
-    const result = await client.request(
-      { method: 'tools/call', params: { name: planned.tool, arguments: planned.arguments } },
-      CallToolResultSchema,
-      { timeout: timeoutMs, ...(signal ? { signal } : {}) },
-    );
-    const latencyMs = Math.round(performance.now() - started);
-    if (result.isError === true) return { ...base, outcome: 'tool-error', latencyMs, message: textOf(result.content) };
-    return { ...base, outcome: 'result', latencyMs, ...(result.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}) };
-  } catch (error) {
-    const latencyMs = Math.round(performance.now() - started);
-    const message = (error as Error).message.slice(0, 300);
-    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) return { ...base, outcome: 'timeout', latencyMs, message };
-    if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) return { ...base, outcome: 'protocol-error', latencyMs, errorCode: error.code, message };
-    // A closed connection, or an answer that is not a CallToolResult from a process still running.
-    if (error instanceof McpError || !isRunning()) return { ...base, outcome: 'crash', latencyMs, message };
-    return { ...base, outcome: 'protocol-error', latencyMs, message };
-  }
-}
-
-function textOf(content: ReadonlyArray<{ type: string; text?: unknown }>): string {
-  return content
-    .filter((part) => part.type === 'text' && typeof part.text === 'string')
-    .map((part) => part.text as string)
-    .join(' ')
-    .slice(0, 300);
-}

@@ -26,13 +26,13 @@ const remote = (name: string): VerificationSubject => ({
 describe('probe runner', () => {
   it('runs one probe per subject, shared by every stage that asks', async () => {
     const runner = createProbeRunner({ host: detectHost({ bubblewrapPath: null, useCgroups: false, codeOverlay: false }) });
-    const subject = remote('one');
+    const subject = { ...remote('one'), launch: null };
     const first = runner.probe(contextFor(subject));
     assert.equal(runner.probe(contextFor(subject)), first);
-    assert.notEqual(runner.probe(contextFor(remote('two'))), first);
+    assert.notEqual(runner.probe(contextFor({ ...remote('two'), launch: null })), first);
     const result = await first;
     assert.equal(result.started, false);
-    assert.match(result.startError ?? '', /remote plugin/);
+    assert.match(result.startError ?? '', /no launch/);
   });
 
   it('never runs a local plugin without the sandbox', async () => {

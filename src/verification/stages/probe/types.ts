@@ -89,6 +89,8 @@ export interface ProbeCrash {
 export interface ProbeResult {
   /** False when the plugin never completed the MCP handshake. */
   started: boolean;
+  /** A remote plugin, probed over HTTP: resources, network and writes were not observable. */
+  remote?: boolean;
   /** Why it did not start (redacted, short). */
   startError?: string;
   /** What the server answered in `initialize`. */

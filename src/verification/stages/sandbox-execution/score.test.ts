@@ -53,6 +53,13 @@ describe('sandbox-execution score', () => {
     assert.equal(scoreSandboxExecution(unmeasured).score, 100);
   });
 
+  it('gives 0 to a remote plugin, whose behaviour it cannot observe', () => {
+    const result = scoreSandboxExecution(cleanProbe({ remote: true }));
+    assert.equal(result.score, 0);
+    assert.deepEqual(result.issues.map((issue) => issue.code), ['sandbox_remote']);
+    assert.equal(result.metrics?.callsMade, 2);
+  });
+
   it('never goes below 0', () => {
     const worst = cleanProbe({
       crashes: [1, 2, 3].map(() => ({ reason: 'killed by SIGKILL', during: [] })),

@@ -5,6 +5,7 @@
  *
  * | finding                                              | code                         | deduction        |
  * |------------------------------------------------------|------------------------------|------------------|
+ * | a remote plugin (nothing runs in the sandbox)        | `sandbox_remote`             | score 0          |
  * | never completed the handshake in the sandbox         | `sandbox_start_failed`       | score 0          |
  * | process ended during the run (per crash)             | `sandbox_crash`              | 20 each, ≤ 50    |
  * | share of read calls failing (error answer or crash)  | `sandbox_call_errors`        | 30 × share       |
@@ -128,6 +129,13 @@ function notMeasured(probe: ProbeResult): StageIssue[] {
 
 /** Scores one probe run for the sandbox-execution stage. */
 export function scoreSandboxExecution(probe: ProbeResult): StageResult {
+  if (probe.remote === true) {
+    return {
+      score: 0,
+      issues: [{ severity: 'high', code: 'sandbox_remote', message: "a remote plugin runs outside Quiver's sandbox: its behaviour cannot be observed, so this stage cannot vouch for it (trust must be granted)" }],
+      metrics: sandboxMetrics(probe),
+    };
+  }
   if (!probe.started) {
     return {
       score: 0,

@@ -1,0 +1,33 @@
+/**
+ * @module verification/stages/probe/remote-probe
+ * The probe of a remote plugin (Streamable HTTP, SSE fallback): it runs on someone else's
+ * machine, so there is no sandbox to watch — no resources, network or writes — but the MCP
+ * contract is the same, and the compatibility stage judges it from the same listing and calls
+ * (reads and bad-argument calls, by the same rule). The sandbox-execution stage sees
+ * `remote: true` and scores what it cannot observe accordingly.
+ */
+import { connectHttp } from '../../../runtime/upstream-client.ts';
+import { redactorForSpec } from '../../../runtime/redact.ts';
+import { httpSpecSchema, systemClock, type UpstreamSpecInput } from '../../../runtime/types.ts';
+import type { ProbeTarget } from './exercise.ts';
+
+/** A connected remote plugin, as the exercise phase uses it, and how to close it. */
+export interface RemoteTarget extends ProbeTarget {
+  close(): Promise<void>;
+}
+
+/** Connects to a remote plugin (handshake within `startTimeoutMs`); throws when it cannot. */
+export async function connectRemote(launch: UpstreamSpecInput & { transport: 'http' }, startTimeoutMs: number, signal: AbortSignal | undefined): Promise<RemoteTarget> {
+  const spec = httpSpecSchema.parse(launch);
+  const connection = await connectHttp(spec, { startTimeoutMs, redact: redactorForSpec(spec), clock: systemClock, ...(signal ? { signal } : {}) });
+  const ended = new Promise<string>((resolve) => connection.onEnd((end) => (end.requested ? undefined : resolve(end.reason))));
+  // The SDK's HTTP transports keep the version the client settled on in `initialize`.
+  const transport = connection.client.transport as { protocolVersion?: unknown } | undefined;
+  return {
+    client: connection.client,
+    protocolVersion: typeof transport?.protocolVersion === 'string' ? transport.protocolVersion : undefined,
+    ended,
+    isRunning: () => connection.isOpen(),
+    close: () => connection.close(),
+  };
+}
