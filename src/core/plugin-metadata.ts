@@ -289,6 +289,19 @@ export interface DiscoveredTool {
   inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
   annotations?: Record<string, unknown>;
+  /** Passed through to clients as declared (issue #12); kept in `metadata.mcpFields`. */
+  icons?: unknown[];
+  execution?: Record<string, unknown>;
+  _meta?: Record<string, unknown>;
+}
+
+/** The MCP tool fields the catalog has no column for: stored as discovered under `metadata.mcpFields`. */
+export function mcpFieldsOf(tool: DiscoveredTool): Record<string, unknown> | undefined {
+  const fields: Record<string, unknown> = {};
+  if (tool.icons !== undefined) fields['icons'] = tool.icons;
+  if (tool.execution !== undefined) fields['execution'] = tool.execution;
+  if (tool._meta !== undefined) fields['_meta'] = tool._meta;
+  return Object.keys(fields).length > 0 ? fields : undefined;
 }
 
 /** Inputs of `buildCatalogTools`: what the plugin declares and what discovery found. */
@@ -449,6 +462,10 @@ export function buildCatalogTools(options: BuildCatalogToolsOptions): CatalogToo
       metadata['pluginTitle'] = manifest.title;
       if (manifest.stability !== undefined) metadata['stability'] = manifest.stability;
     }
+    // Set last: what the server serves wins over a PID field of the same name.
+    const mcpFields = mcpFieldsOf(discovered);
+    if (mcpFields !== undefined) metadata['mcpFields'] = mcpFields;
+    else delete metadata['mcpFields'];
 
     const draft: ToolInputDraft = {
       name: discovered.name,

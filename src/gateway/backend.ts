@@ -22,6 +22,7 @@ import type {
   Prompt,
   ReadResourceResult,
   Resource,
+  Tool,
   ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
 
@@ -63,6 +64,10 @@ export interface GatewayTool {
   inputSchema: { type: 'object'; [key: string]: unknown };
   outputSchema?: { type: 'object'; [key: string]: unknown };
   annotations?: ToolAnnotations;
+  /** Passed through exactly as the plugin declared them (issue #12). */
+  icons?: Tool['icons'];
+  execution?: Tool['execution'];
+  _meta?: Tool['_meta'];
   visibility: Visibility;
   /** Pinned by an admin for this context: bound like `always` tools, never evicted. */
   pinned?: boolean;

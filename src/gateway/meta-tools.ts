@@ -122,6 +122,9 @@ export function toMcpTool(tool: GatewayTool): Tool {
     inputSchema: tool.inputSchema,
     ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
     ...(tool.annotations ? { annotations: tool.annotations } : {}),
+    ...(tool.icons ? { icons: tool.icons } : {}),
+    ...(tool.execution ? { execution: tool.execution } : {}),
+    ...(tool._meta ? { _meta: tool._meta } : {}),
   };
 }
 

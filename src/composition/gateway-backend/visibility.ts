@@ -83,6 +83,18 @@ export function createSessionVisibility(selection: Pick<SelectionEngine, 'visibl
   };
 }
 
+/** The MCP fields a plugin declared that the catalog keeps in `metadata.mcpFields` (issue #12). */
+function mcpFieldsOf(candidate: SelectionCandidate): Pick<GatewayTool, 'icons' | 'execution' | '_meta'> {
+  const fields = candidate.mcpFields ?? {};
+  return {
+    ...(Array.isArray(fields['icons']) ? { icons: fields['icons'] as GatewayTool['icons'] } : {}),
+    ...(isObject(fields['execution']) ? { execution: fields['execution'] as GatewayTool['execution'] } : {}),
+    ...(isObject(fields['_meta']) ? { _meta: fields['_meta'] as GatewayTool['_meta'] } : {}),
+  };
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
 /** Builds the gateway's view of a candidate, with the tokens its definition costs. */
 function gatewayToolOf(candidate: SelectionCandidate): GatewayTool {
   const inputSchema = { type: 'object' as const, ...candidate.parameters };
@@ -92,7 +104,9 @@ function gatewayToolOf(candidate: SelectionCandidate): GatewayTool {
     ...(candidate.displayName ? { title: candidate.displayName } : {}),
     description: candidate.description,
     inputSchema,
+    ...(candidate.returnSchema ? { outputSchema: candidate.returnSchema as NonNullable<GatewayTool['outputSchema']> } : {}),
     ...(Object.keys(candidate.annotations).length > 0 ? { annotations: candidate.annotations as GatewayTool['annotations'] } : {}),
+    ...mcpFieldsOf(candidate),
     visibility: candidate.visibility,
     pinned: candidate.isAlwaysPinned,
     tokens: 0,

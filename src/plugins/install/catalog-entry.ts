@@ -80,6 +80,9 @@ export function buildCatalogEntry(input: CatalogEntryInput): CatalogEntry {
     inputSchema: tool.inputSchema as Record<string, unknown>,
     ...(tool.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema as Record<string, unknown> }),
     ...(tool.annotations === undefined ? {} : { annotations: tool.annotations as Record<string, unknown> }),
+    ...(tool.icons === undefined ? {} : { icons: tool.icons }),
+    ...(tool.execution === undefined ? {} : { execution: tool.execution as Record<string, unknown> }),
+    ...(tool._meta === undefined ? {} : { _meta: tool._meta }),
   }));
   const description = metadata?.description ?? files.packageJson?.description ?? discovery.instructions?.slice(0, 2_000);
   const built = buildCatalogTools({

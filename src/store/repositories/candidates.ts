@@ -17,6 +17,10 @@ export type SelectionCandidate = Pick<
 > & {
   /** The plugin's seed 002 visibility tier (`on-demand` for plugin-less tools). */
   visibility: 'always' | 'on-demand' | 'silent';
+  /** The MCP `outputSchema` the tool declared (issue #12: passed through to clients). */
+  returnSchema?: Record<string, unknown> | null;
+  /** MCP tool fields the catalog has no column for (`icons`, `execution`, `_meta`), as discovered (issue #12). */
+  mcpFields?: Record<string, unknown> | null;
 };
 
 interface CandidateRow {
@@ -40,6 +44,8 @@ interface CandidateRow {
   content_hash: string;
   annotations: Record<string, unknown> | null;
   plugin_visibility: 'always' | 'on-demand' | 'silent' | null;
+  return_schema: Record<string, unknown> | null;
+  mcp_fields: Record<string, unknown> | null;
 }
 
 function toCandidate(row: CandidateRow): SelectionCandidate {
@@ -65,6 +71,8 @@ function toCandidate(row: CandidateRow): SelectionCandidate {
     contentHash: row.content_hash,
     annotations: row.annotations ?? {},
     visibility: row.plugin_visibility ?? 'on-demand',
+    returnSchema: row.return_schema,
+    mcpFields: row.mcp_fields,
   };
 }
 
@@ -77,7 +85,8 @@ export async function listActiveCandidates(db: Queryable): Promise<SelectionCand
   const { rows } = await db.query<CandidateRow>(
     `SELECT t.id, t.name, t.display_name, t.plugin_id, p.name AS plugin_name, t.org_id, t.category_id, c.name AS category_name,
             t.description, t.parameters_schema, t.function_summary, t.tags, t.when_to_use, t.limitations, t.example_queries,
-            t.is_always_pinned, t.pin_weight, t.content_hash, t.annotations, p.visibility AS plugin_visibility
+            t.is_always_pinned, t.pin_weight, t.content_hash, t.annotations, p.visibility AS plugin_visibility,
+            t.return_schema, t.metadata->'mcpFields' AS mcp_fields
        FROM tools t
        LEFT JOIN plugins p ON p.id = t.plugin_id
        LEFT JOIN tool_categories c ON c.id = t.category_id
@@ -96,7 +105,8 @@ export async function findCandidatesByIds(db: Queryable, ids: readonly string[])
   const { rows } = await db.query<CandidateRow>(
     `SELECT t.id, t.name, t.display_name, t.plugin_id, p.name AS plugin_name, t.org_id, t.category_id, c.name AS category_name,
             t.description, t.parameters_schema, t.function_summary, t.tags, t.when_to_use, t.limitations, t.example_queries,
-            t.is_always_pinned, t.pin_weight, t.content_hash, t.annotations, p.visibility AS plugin_visibility
+            t.is_always_pinned, t.pin_weight, t.content_hash, t.annotations, p.visibility AS plugin_visibility,
+            t.return_schema, t.metadata->'mcpFields' AS mcp_fields
        FROM tools t
        LEFT JOIN plugins p ON p.id = t.plugin_id
        LEFT JOIN tool_categories c ON c.id = t.category_id
