@@ -6,7 +6,7 @@
  * before anything is written; the caps are applied in the same transaction.
  */
 import type { Database } from '../../store/database.ts';
-import { findEventRequest, isLearningBlocked, upsertLearnedExample } from '../../store/repositories/learned-examples.ts';
+import { findEventRequest, isLearningBlocked, upsertLearnedExample, type LearnedExampleRow } from '../../store/repositories/learned-examples.ts';
 import type { OutcomeObservation } from '../engine/types.ts';
 import { redact, textKey } from './redact.ts';
 import { orgScopeOf, perContributorCap, type LearningSettings } from './settings.ts';
@@ -19,6 +19,9 @@ export interface CaptureResult {
   orgScope?: string;
   learned: string[];
   skipped: SkipReason[];
+  /** Rows written and ids trimmed, for the scope's in-memory overlay. */
+  written: LearnedExampleRow[];
+  removed: string[];
 }
 
 /** The tool quarantine check (issue #10); a tool it names teaches nothing. */
@@ -44,31 +47,35 @@ async function quarantined(check: QuarantineCheck | undefined, toolId: string): 
   }
 }
 
+const nothing = (reason: SkipReason): CaptureResult => ({ learned: [], skipped: [reason], written: [], removed: [] });
+
 /** Learns from one observation; returns the tools that learned and why the others did not. */
 export async function captureObservation(
   deps: { db: Database; settings: LearningSettings; clock: () => Date; isQuarantined?: QuarantineCheck | undefined },
   observation: OutcomeObservation,
 ): Promise<CaptureResult> {
   const { db, settings } = deps;
-  if (!settings.enabled) return { learned: [], skipped: ['disabled'] };
-  if (!observation.success) return { learned: [], skipped: ['failed'] };
-  if (observation.calledToolIds.length === 0) return { learned: [], skipped: ['no_call'] };
+  if (!settings.enabled) return nothing('disabled');
+  if (!observation.success) return nothing('failed');
+  if (observation.calledToolIds.length === 0) return nothing('no_call');
   const request = observation.request ?? (await findEventRequest(db, observation.eventId));
-  if (!request) return { learned: [], skipped: ['no_request'] };
+  if (!request) return nothing('no_request');
   const text = redact(request.query.trim()).text.slice(0, 1000);
   const key = textKey(text);
-  if (key.replace(/<[a-z]+>/g, '').trim().length < 3) return { learned: [], skipped: ['too_short'] };
+  if (key.replace(/<[a-z]+>/g, '').trim().length < 3) return nothing('too_short');
   const orgScope = orgScopeOf(request.orgId);
   const flagged = new Set(observation.flaggedToolIds);
-  const result: CaptureResult = { orgScope, learned: [], skipped: [] };
+  const result: CaptureResult = { orgScope, learned: [], skipped: [], written: [], removed: [] };
   for (const toolId of new Set(observation.calledToolIds)) {
     if (flagged.has(toolId)) result.skipped.push('flagged');
     else if (await quarantined(deps.isQuarantined, toolId)) result.skipped.push('quarantined');
     else if (await isLearningBlocked(db, orgScope, toolId)) result.skipped.push('blocked');
     else {
       const write = { orgScope, toolId, text, textKey: key, contributor: contributorOf(request), source: observation.source, at: deps.clock() };
-      await db.transaction((tx) => upsertLearnedExample(tx, write, { perTool: settings.perToolCap, perContributor: perContributorCap(settings) }));
+      const { written, removed } = await db.transaction((tx) => upsertLearnedExample(tx, write, { perTool: settings.perToolCap, perContributor: perContributorCap(settings) }));
       result.learned.push(toolId);
+      result.written.push(written);
+      result.removed.push(...removed);
     }
   }
   return result;

@@ -101,22 +101,28 @@ export function createLearning(options: LearningOptions): Learning {
     const result = await captureObservation({ db, settings, clock, isQuarantined: options.isQuarantined }, observation);
     for (const reason of result.skipped) counters.skipped[reason] = (counters.skipped[reason] ?? 0) + 1;
     counters.learned += result.learned.length;
-    if (result.learned.length > 0 && result.orgScope !== undefined) markDirty(result.orgScope);
+    if (result.learned.length > 0 && result.orgScope !== undefined) markChanged(result.orgScope, result.written, result.removed);
   }
 
-  // Captures queued together rebuild their scope once, after the last of them (a rebuild reads
-  // the scope and embeds only its new examples).
-  const dirty = new Set<string>();
-  let rebuildQueued = false;
-  function markDirty(orgScope: string): void {
-    dirty.add(orgScope);
-    if (rebuildQueued) return;
-    rebuildQueued = true;
+  // Captures queued together update their scope once, after the last of them (in memory:
+  // written rows in, trimmed ids out, only new texts embedded).
+  const changes = new Map<string, { written: LearnedExampleRow[]; removed: Set<string> }>();
+  let updateQueued = false;
+  function markChanged(orgScope: string, written: readonly LearnedExampleRow[], removed: readonly string[]): void {
+    const change = changes.get(orgScope) ?? { written: [], removed: new Set<string>() };
+    for (const row of written) {
+      change.written.push(row);
+      change.removed.delete(row.id);
+    }
+    for (const id of removed) change.removed.add(id);
+    changes.set(orgScope, change);
+    if (updateQueued) return;
+    updateQueued = true;
     schedule(async () => {
-      rebuildQueued = false;
-      const touched = [...dirty];
-      dirty.clear();
-      for (const scope of touched) await scopes.reload(scope);
+      updateQueued = false;
+      const pending = [...changes];
+      changes.clear();
+      for (const [scope, change] of pending) await scopes.apply(scope, change.written.filter((row) => !change.removed.has(row.id)), change.removed);
     });
   }
 

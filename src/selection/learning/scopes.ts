@@ -2,21 +2,26 @@
  * @module selection/learning/scopes
  * The per-organisation overlays in memory. A search never waits for them: `current` returns
  * what is built (or nothing) and schedules a load when a scope is missing or older than
- * `refreshMs` (other replicas' learning). Rebuilds are differential: example vectors are cached
- * by example id and text, so a new example embeds one text, not the scope.
+ * `refreshMs` (other replicas' learning). Updates are differential: a capture's written rows
+ * and trimmed ids are applied to the scope's rows in memory (no re-read), only texts not seen
+ * before are embedded (vectors cached by example id and text), then the matrix is rebuilt.
  */
 import type { Logger } from '../../core/logger.ts';
 import type { Database } from '../../store/database.ts';
 import type { Embedder } from '../../retrieval/embedders/embedder.ts';
-import { loadScopeExamples } from '../../store/repositories/learned-examples.ts';
+import { loadScopeExamples, type LearnedExampleRow } from '../../store/repositories/learned-examples.ts';
 import { buildOverlay, contentTerms, type OverlayExample, type OverlayScoring, type ScopeOverlay } from './overlay.ts';
+
+type ScopeRow = Pick<LearnedExampleRow, 'id' | 'toolId' | 'contributor' | 'text'>;
 
 /** The scopes' overlays and their (re)loading. */
 export interface ScopeOverlays {
   /** The overlay as built now; schedules a (re)load when missing or stale. */
   current(orgScope: string): ScopeOverlay | undefined;
-  /** Rebuilds a scope from the database now (after a write). */
+  /** Rebuilds a scope from the database now (after an admin write or retention). */
   reload(orgScope: string): Promise<void>;
+  /** Applies captured rows and trimmed ids to a scope held in memory (a scope not held loads on its next search). */
+  apply(orgScope: string, written: readonly ScopeRow[], removed: ReadonlySet<string>): Promise<void>;
   /** Rebuilds every scope held now (after a change that touches all of them). */
   reloadAll(): Promise<void>;
   /** Scopes and examples held. */
@@ -33,36 +38,39 @@ export function createScopeOverlays(deps: {
   logger: Logger;
   schedule: (task: () => Promise<void>) => void;
 }): ScopeOverlays {
-  const built = new Map<string, { overlay: ScopeOverlay; at: number }>();
+  const held = new Map<string, { rows: Map<string, ScopeRow>; overlay: ScopeOverlay; at: number }>();
   const requested = new Set<string>();
   // Example vectors by `id + text`: an example's vector depends only on its own text.
   let vectors = new Map<string, Float32Array>();
+  const keyOf = (row: ScopeRow) => `${row.id}\u0000${row.text}`;
 
-  async function reload(orgScope: string): Promise<void> {
-    const rows = await loadScopeExamples(deps.db, orgScope);
-    const keyOf = (row: { id: string; text: string }) => `${row.id}\u0000${row.text}`;
-    const missing = rows.filter((row) => !vectors.has(keyOf(row)));
+  async function build(orgScope: string, rows: Map<string, ScopeRow>, at: number): Promise<void> {
+    const missing = [...rows.values()].filter((row) => !vectors.has(keyOf(row)));
     for (let start = 0; start < missing.length; start += deps.embedder.maxBatchSize) {
       const batch = missing.slice(start, start + deps.embedder.maxBatchSize);
       const embedded = await deps.embedder.embed(batch.map((row) => row.text));
       batch.forEach((row, i) => vectors.set(keyOf(row), embedded[i]!));
     }
-    const examples: OverlayExample[] = rows.map((row) => ({ id: row.id, toolId: row.toolId, contributor: row.contributor, vector: vectors.get(keyOf(row))!, terms: contentTerms(row.text) }));
-    built.set(orgScope, { overlay: buildOverlay(examples, deps.embedder.dimensions, deps.scoring), at: deps.now() });
-    // Bound the cache: past twice what the scopes hold, keep only this scope's vectors (the
-    // others re-embed on their next reload; deleted, trimmed and expired examples go for good).
-    if (vectors.size > 2 * totalExamples() + 1024) vectors = retainHeld(vectors, rows, keyOf);
+    const examples: OverlayExample[] = [...rows.values()].map((row) => ({ id: row.id, toolId: row.toolId, contributor: row.contributor, vector: vectors.get(keyOf(row))!, terms: contentTerms(row.text) }));
+    held.set(orgScope, { rows, overlay: buildOverlay(examples, deps.embedder.dimensions, deps.scoring), at });
+    // Bound the cache: past twice what the scopes hold, keep only the held examples' vectors.
+    if (vectors.size > 2 * totalExamples() + 1024) vectors = retainHeld();
+  }
+
+  async function reload(orgScope: string): Promise<void> {
+    const rows = await loadScopeExamples(deps.db, orgScope);
+    await build(orgScope, new Map(rows.map((row) => [row.id, row])), deps.now());
   }
 
   function totalExamples(): number {
     let total = 0;
-    for (const { overlay } of built.values()) total += overlay.size;
+    for (const { rows } of held.values()) total += rows.size;
     return total;
   }
 
-  function retainHeld(all: Map<string, Float32Array>, rows: readonly { id: string; text: string }[], keyOf: (row: { id: string; text: string }) => string): Map<string, Float32Array> {
+  function retainHeld(): Map<string, Float32Array> {
     const keep = new Map<string, Float32Array>();
-    for (const row of rows) keep.set(keyOf(row), all.get(keyOf(row))!);
+    for (const { rows } of held.values()) for (const row of rows.values()) keep.set(keyOf(row), vectors.get(keyOf(row))!);
     return keep;
   }
 
@@ -82,14 +90,22 @@ export function createScopeOverlays(deps: {
 
   return {
     current(orgScope) {
-      const entry = built.get(orgScope);
+      const entry = held.get(orgScope);
       if (!entry || deps.now() - entry.at > deps.refreshMs) requestLoad(orgScope);
       return entry?.overlay;
     },
     reload,
-    async reloadAll() {
-      for (const orgScope of [...built.keys()]) await reload(orgScope);
+    async apply(orgScope, written, removed) {
+      const entry = held.get(orgScope);
+      if (!entry) return;
+      const rows = new Map(entry.rows);
+      for (const row of written) rows.set(row.id, { id: row.id, toolId: row.toolId, contributor: row.contributor, text: row.text });
+      for (const id of removed) rows.delete(id);
+      await build(orgScope, rows, entry.at);
     },
-    stats: () => ({ scopes: built.size, examples: totalExamples(), vectorsCached: vectors.size }),
+    async reloadAll() {
+      for (const orgScope of [...held.keys()]) await reload(orgScope);
+    },
+    stats: () => ({ scopes: held.size, examples: totalExamples(), vectorsCached: vectors.size }),
   };
 }

@@ -54,14 +54,19 @@ const COLUMNS = 'id, org_scope, tool_id, text, contributor, source, hits, create
  * Writes one example (a repeat of the same normalised text by the same contributor only bumps
  * `hits` and `last_seen_at`), then trims by recency: the contributor keeps at most
  * `perContributor` examples of the tool, the tool at most `perTool` in the scope.
- * Returns the ids removed by the trims.
+ * Returns the written row and the ids removed by the trims (it may be among them).
  */
-export async function upsertLearnedExample(tx: Queryable, write: LearnedExampleWrite, caps: { perTool: number; perContributor: number }): Promise<string[]> {
-  await tx.query(
+export async function upsertLearnedExample(
+  tx: Queryable,
+  write: LearnedExampleWrite,
+  caps: { perTool: number; perContributor: number },
+): Promise<{ written: LearnedExampleRow; removed: string[] }> {
+  const { rows } = await tx.query<Row>(
     `INSERT INTO learned_examples (org_scope, tool_id, text, text_key, contributor, source, created_at, last_seen_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7::timestamptz, $7::timestamptz)
      ON CONFLICT (org_scope, tool_id, contributor, text_key)
-     DO UPDATE SET hits = learned_examples.hits + 1, last_seen_at = EXCLUDED.last_seen_at, text = EXCLUDED.text`,
+     DO UPDATE SET hits = learned_examples.hits + 1, last_seen_at = EXCLUDED.last_seen_at, text = EXCLUDED.text
+     RETURNING ${COLUMNS}`,
     [write.orgScope, write.toolId, write.text, write.textKey, write.contributor, write.source, timeParam(write.at)],
   );
   const trimmed = await tx.query<{ id: string }>(
@@ -78,7 +83,7 @@ export async function upsertLearnedExample(tx: Queryable, write: LearnedExampleW
      RETURNING id`,
     [write.orgScope, write.toolId, caps.perTool],
   );
-  return [...trimmed.rows, ...capped.rows].map((row) => row.id);
+  return { written: toRow(rows[0]!), removed: [...trimmed.rows, ...capped.rows].map((row) => row.id) };
 }
 
 /** True when learning is switched off for the tool in this scope or in every scope. */
