@@ -89,6 +89,14 @@ describe('verification probe stages in the real sandbox', { skip }, () => {
     assert.ok(sandbox.score <= 70, `sandbox ${sandbox.score}`);
   });
 
+  it('notes without deducting the network attempts of a plugin that declares its network need', { timeout: 60_000 }, async () => {
+    const subject = { ...(await createFixture(corpus.phoneHome)), manifest: { network: true } };
+    const { sandbox } = await verify(subject);
+    const issue = sandbox.issues.find((candidate) => candidate.code === 'sandbox_network_attempt');
+    assert.equal(issue?.severity, 'info');
+    assert.equal(sandbox.score, 100, JSON.stringify(sandbox.issues));
+  });
+
   it('finds a write into the code folder in the overlay, and the installed folder stays untouched', { timeout: 60_000 }, async () => {
     const subject = await createFixture(corpus.writer);
     const { sandbox, runner, context } = await verify(subject);

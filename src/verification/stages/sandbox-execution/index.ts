@@ -5,6 +5,7 @@
  */
 import type { Stage } from '../../types.ts';
 import type { ProbeRunner } from '../probe/index.ts';
+import { declaresNetwork } from '../static-analysis/index.ts';
 import { scoreSandboxExecution } from './score.ts';
 
 export { scoreSandboxExecution, sandboxMetrics } from './score.ts';
@@ -13,6 +14,6 @@ export { scoreSandboxExecution, sandboxMetrics } from './score.ts';
 export function createSandboxExecutionStage(runner: ProbeRunner): Stage {
   return async (context) => {
     context.progress('probing the plugin in the strictest sandbox');
-    return scoreSandboxExecution(await runner.probe(context));
+    return scoreSandboxExecution(await runner.probe(context), { networkDeclared: declaresNetwork(context.subject) });
   };
 }

@@ -53,6 +53,15 @@ describe('sandbox-execution score', () => {
     assert.equal(scoreSandboxExecution(unmeasured).score, 100);
   });
 
+  it('notes without deducting the network attempts of a plugin that declares a network need', () => {
+    const probe = cleanProbe({ network: { source: 'netns-counters', tcpConnects: 2, udpDatagrams: 1, noRoute: 0, refused: [{ host: 'api.example.com', port: 0 }] } });
+    const declared = scoreSandboxExecution(probe, { networkDeclared: true });
+    assert.equal(declared.score, 100);
+    assert.deepEqual(declared.issues.map((issue) => [issue.code, issue.severity]), [['sandbox_network_attempt', 'info']]);
+    assert.match(declared.issues[0]!.message, /\(declared\).*api\.example\.com/);
+    assert.equal(scoreSandboxExecution(probe).score, 70);
+  });
+
   it('gives 0 to a remote plugin, whose behaviour it cannot observe', () => {
     const result = scoreSandboxExecution(cleanProbe({ remote: true }));
     assert.equal(result.score, 0);

@@ -10,7 +10,7 @@
  * | process ended during the run (per crash)             | `sandbox_crash`              | 20 each, ≤ 50    |
  * | share of read calls failing (error answer or crash)  | `sandbox_call_errors`        | 30 × share       |
  * | read call without an answer within the call timeout  | `sandbox_call_timeout`       | 5 each, ≤ 15     |
- * | any network attempt (TCP connect, UDP send, no route, a name refused by the empty allow-list) | `sandbox_network_attempt` | 30 |
+ * | any network attempt (TCP connect, UDP send, no route, a name refused by the empty allow-list) | `sandbox_network_attempt` | 30 (0, info, when the plugin declares a network need, as static analysis reads it) |
  * | a file written or deleted in its own code folder     | `sandbox_code_write`         | 15               |
  * | processes spawned after the handshake                | `sandbox_spawned_processes`  | 10 (20 if > 5)   |
  * | killed for memory (OOM)                              | `sandbox_out_of_memory`      | 25               |
@@ -86,18 +86,19 @@ function behaviourFindings(probe: ProbeResult): Finding[] {
   return findings;
 }
 
-function isolationFindings(probe: ProbeResult): Finding[] {
+function isolationFindings(probe: ProbeResult, networkDeclared: boolean): Finding[] {
   const findings: Finding[] = [];
   const { network, writes, resources } = probe;
   const attempts = network.tcpConnects + network.udpDatagrams + network.noRoute;
   if (attempts > 0 || network.refused.length > 0) {
     const names = network.refused.map((entry) => (entry.port === 0 ? entry.host : `${entry.host}:${entry.port}`));
     findings.push({
-      deduct: 30,
+      // A plugin that declares its network need is expected to try (an admin grants egress).
+      deduct: networkDeclared ? 0 : 30,
       issue: {
-        severity: 'high',
+        severity: networkDeclared ? 'info' : 'high',
         code: 'sandbox_network_attempt',
-        message: `the plugin tried to use the network in a sandbox without one (${network.tcpConnects} TCP connects, ${network.udpDatagrams} UDP datagrams, ${network.noRoute} unroutable packets${names.length > 0 ? `; refused: ${names.slice(0, 5).join(', ')}` : ''})`,
+        message: `the plugin tried to use the network${networkDeclared ? ' (declared)' : ''} in a sandbox without one (${network.tcpConnects} TCP connects, ${network.udpDatagrams} UDP datagrams, ${network.noRoute} unroutable packets${names.length > 0 ? `; refused: ${names.slice(0, 5).join(', ')}` : ''})`,
         ...(names.length > 0 ? { location: names.slice(0, 20).join(',') } : {}),
       },
     });
@@ -127,8 +128,8 @@ function notMeasured(probe: ProbeResult): StageIssue[] {
   return issues;
 }
 
-/** Scores one probe run for the sandbox-execution stage. */
-export function scoreSandboxExecution(probe: ProbeResult): StageResult {
+/** Scores one probe run for the sandbox-execution stage (`networkDeclared`: the plugin declares a network need). */
+export function scoreSandboxExecution(probe: ProbeResult, options: { networkDeclared?: boolean } = {}): StageResult {
   if (probe.remote === true) {
     return {
       score: 0,
@@ -143,7 +144,7 @@ export function scoreSandboxExecution(probe: ProbeResult): StageResult {
       metrics: sandboxMetrics(probe),
     };
   }
-  const findings = [...behaviourFindings(probe), ...isolationFindings(probe)];
+  const findings = [...behaviourFindings(probe), ...isolationFindings(probe, options.networkDeclared === true)];
   const score = clampScore(100 - findings.reduce((sum, finding) => sum + finding.deduct, 0));
   return { score, issues: [...findings.map((finding) => finding.issue), ...notMeasured(probe)], metrics: sandboxMetrics(probe) };
 }
