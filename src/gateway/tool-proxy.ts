@@ -26,11 +26,17 @@ export async function callThroughCallTool(core: GatewayCore, state: SessionState
   const parsed = callToolArgumentsSchema.safeParse(rawArguments ?? {});
   if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${CALL_TOOL}: name (string) and arguments (object) expected`);
   if (META_TOOL_NAMES.has(parsed.data.name)) throw new McpError(ErrorCode.InvalidParams, `${CALL_TOOL} runs plugin tools, not ${parsed.data.name}; call it directly`);
-  return proxyCall(core, state, parsed.data.name, parsed.data.arguments, signal, send);
+  return proxyCall(core, state, parsed.data.name, parsed.data.arguments, signal, send, { bindVisible: true });
 }
 
-/** Resolves a tool the session may call right now, or throws InvalidParams. */
-async function resolveCallable(core: GatewayCore, state: SessionState, name: string): Promise<GatewayTool> {
+/**
+ * Resolves a tool the session may call right now, or throws InvalidParams. With `bindVisible`
+ * (`call_tool`), a tool the identity may see but the session has not bound is bound on the
+ * way (issue #12: clients that open a session per call, like the MCP Inspector CLI); the
+ * backend's `getTool` is the same visibility decision search makes, and a tool it hides is
+ * refused exactly as one that does not exist.
+ */
+async function resolveCallable(core: GatewayCore, state: SessionState, name: string, bindVisible: boolean, send: SendNotification): Promise<GatewayTool> {
   const { backend } = core;
   if (state.mode === 'all') {
     const tool = await backend.getTool(state.backendSession, name);
@@ -42,8 +48,10 @@ async function resolveCallable(core: GatewayCore, state: SessionState, name: str
   const bound = state.context.get(name);
   if (bound) return bound;
   const exists = await backend.getTool(state.backendSession, name);
-  if (exists && exists.visibility !== 'silent') throw unknownToolError(name, `It is not in this session's tool list; ${how} first`);
-  throw unknownToolError(name);
+  if (!exists || exists.visibility === 'silent') throw unknownToolError(name);
+  if (!bindVisible) throw unknownToolError(name, `It is not in this session's tool list; ${how} first`);
+  if (state.context.bind([exists]).added.length > 0) await notifyToolsChanged(core, send, state);
+  return exists;
 }
 
 /** Calls a plugin tool for the session, reports it, and applies the iteration guard. */
@@ -54,9 +62,10 @@ export async function proxyCall(
   rawArguments: Record<string, unknown> | undefined,
   signal: AbortSignal,
   send: SendNotification,
+  options: { bindVisible?: boolean } = {},
 ): Promise<CallToolResult> {
   const { backend, logger, settings } = core;
-  const tool = await resolveCallable(core, state, name);
+  const tool = await resolveCallable(core, state, name, options.bindVisible === true, send);
   const args = rawArguments ?? {};
   const validation = core.validators.validate(tool, args);
   if (validation) throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${validation}`);

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type CallToolResult, type McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { describeEachBackend } from '../helpers/backends.ts';
 import { QUIVER_BIN, runBinary } from '../helpers/cli.ts';
 import { RICH_PROMPTS, RICH_RESOURCES, RICH_TOOLS, createRichPluginFolder } from './fixtures/rich-server.ts';
@@ -127,5 +127,29 @@ describeEachBackend('MCP fields pass through quiver serve --stdio', (backend) =>
     assert.deepEqual(viaCallTool.structuredContent, { city: 'Bergen', celsius: 21.5 });
     const bound = (await client.callTool({ name: 'everything__get-structured-content', arguments: { location: 'New York' } })) as CallToolResult;
     assert.deepEqual(bound.structuredContent, direct.structured.structuredContent);
+    }));
+
+  /** The refusal of a `call_tool` call, with the tool's name masked. */
+  const refusal = async (client: Client, name: string) => {
+    const error = await client.callTool({ name: 'call_tool', arguments: { name, arguments: { city: 'Oslo' } } }).then(
+      () => assert.fail(`${name} ran`),
+      (caught: McpError) => caught,
+    );
+    return { code: error.code, message: error.message.replace(name, 'NAME') };
+  };
+
+  it('call_tool from a fresh session runs a visible tool it never searched for, and binds it', () =>
+    withSession([], async (client) => {
+      assert.ok(!(await client.listTools()).tools.some((tool) => tool.name === 'rich__weather'));
+      const result = (await client.callTool({ name: 'call_tool', arguments: { name: 'rich__weather', arguments: { city: 'Tromsø' } } })) as CallToolResult;
+      assert.deepEqual(result.structuredContent, { city: 'Tromsø', celsius: 21.5 });
+      assert.ok((await client.listTools()).tools.some((tool) => tool.name === 'rich__weather'));
+    }));
+
+  it('call_tool refuses a tool of another workspace exactly as one that does not exist', () =>
+    withSession(['--workspace', 'other'], async (client) => {
+      const hidden = await refusal(client, 'rich__weather');
+      assert.equal(hidden.code, ErrorCode.InvalidParams);
+      assert.deepEqual(hidden, await refusal(client, 'rich__no_such_tool'));
     }));
 });

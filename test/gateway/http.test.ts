@@ -110,10 +110,16 @@ describe('gateway errors, proxying and isolation over HTTP', () => {
 
   test('call_tool runs a discovered tool for clients that never refresh their list', async () => {
     const { client, close } = await harness.connect();
-    await assert.rejects(client.callTool({ name: 'call_tool', arguments: { name: 'billing__refund_payment', arguments: { payment: 'p1' } } }), (error: McpError) => error.code === ErrorCode.InvalidParams);
     await searchAndBind(client, 'refund a payment');
     const result = await client.callTool({ name: 'call_tool', arguments: { name: 'billing__refund_payment', arguments: { payment: 'p1' } } });
     assert.equal(firstText(result), 'refunded p1');
+    // Issue #12: a fresh session (one per call, as the Inspector CLI does) runs a visible tool it never searched for, and binds it.
+    const fresh = await harness.connect();
+    assert.ok(!(await fresh.client.listTools()).tools.some((tool) => tool.name === 'billing__refund_payment'));
+    const direct = await fresh.client.callTool({ name: 'call_tool', arguments: { name: 'billing__refund_payment', arguments: { payment: 'p2' } } });
+    assert.equal(firstText(direct), 'refunded p2');
+    assert.ok((await fresh.client.listTools()).tools.some((tool) => tool.name === 'billing__refund_payment'));
+    await fresh.close();
     await assert.rejects(client.callTool({ name: 'call_tool', arguments: { name: 'search_tools', arguments: { query: 'x' } } }), (error: McpError) => error.code === ErrorCode.InvalidParams);
     await assert.rejects(client.callTool({ name: 'call_tool', arguments: { arguments: {} } }), (error: McpError) => error.code === ErrorCode.InvalidParams);
     await close();
