@@ -3,11 +3,13 @@
  * One probe run per verification, shared by the sandbox-execution and compatibility stages
  * (issue #10): the runner memoises the run by subject object — the pipeline hands both stages
  * the same `VerificationSubject` — so the plugin is started once however many stages read
- * it. The host is probed (bubblewrap, cgroups, overlay) once per runner, on first use.
+ * it. The host is probed (bubblewrap, cgroups, overlay) once per runner, on first use, when
+ * the folders of probes whose process died are swept too.
  */
 import { detectHost, type HostCapabilities } from '../../../runtime/sandbox.ts';
 import type { StageContext } from '../../types.ts';
 import { runProbe, type ProbeOptions } from './run-probe.ts';
+import { sweepStaleProbeFolders } from './sandboxed-start.ts';
 import type { ProbeResult } from './types.ts';
 
 /** Options of a runner: the probe's limits, and the host when the caller already probed it. */
@@ -27,7 +29,10 @@ export function createProbeRunner(options: ProbeRunnerOptions = {}): ProbeRunner
     probe(context) {
       let run = runs.get(context.subject);
       if (!run) {
-        host ??= detectHost();
+        if (!host) {
+          host = detectHost();
+          sweepStaleProbeFolders();
+        }
         run = runProbe(context.subject.launch, { ...options, host, signal: context.signal, progress: context.progress });
         runs.set(context.subject, run);
       }

@@ -12,7 +12,7 @@
  * runs behind an EMPTY allow-list: still no way out, but the DNS stub and the proxy name each
  * refused destination, which the report keeps beside the kernel's counts.
  */
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -24,6 +24,7 @@ import { buildLaunch, defaultSearchPath, sandboxUid, type HostCapabilities, type
 import { startSandboxEgress, type SandboxEgress } from '../../../runtime/sandbox-egress.ts';
 import { stdioSpecSchema, type StdioSpec, type UpstreamSpecInput } from '../../../runtime/types.ts';
 import { QUIVER_VERSION } from '../../../core/version.ts';
+import { isAlive } from '../../../runtime/process-tree.ts';
 import { monitorCgroup, type ResourceMonitor, type ResourceSample } from './resource-monitor.ts';
 import { monitorNetwork, type NetworkCounts, type NetworkMonitor } from './network-monitor.ts';
 
@@ -62,9 +63,9 @@ export interface SandboxedStartOptions {
   signal?: AbortSignal;
 }
 
-/** A fresh state folder the sandbox user can write, under a root it can traverse. */
+/** A fresh state folder the sandbox user can write, under a root it can traverse (named by our pid). */
 function makeStateDir(host: HostCapabilities): { root: string; stateDir: string } {
-  const root = mkdtempSync(join(tmpdir(), 'quiver-probe-'));
+  const root = mkdtempSync(join(tmpdir(), `quiver-probe-${process.pid}-`));
   chmodSync(root, 0o711);
   const stateDir = join(root, 'state');
   mkdirSync(stateDir, { mode: 0o700 });
@@ -72,9 +73,10 @@ function makeStateDir(host: HostCapabilities): { root: string; stateDir: string 
   return { root, stateDir };
 }
 
-/** The subject's launch, forced to UNVERIFIED with this run's state folder. */
+/** The subject's launch, forced to UNVERIFIED with this run's state folder and no egress rules of its own. */
 export function probeSpec(launch: UpstreamSpecInput & { transport: 'stdio' }, stateDir: string): StdioSpec {
-  return stdioSpecSchema.parse({ ...launch, trustLevel: 'UNVERIFIED', stateDir });
+  const { egress: _granted, ...rest } = launch;
+  return stdioSpecSchema.parse({ ...rest, trustLevel: 'UNVERIFIED', stateDir });
 }
 
 function describeExit(info: ExitInfo | undefined, cgroup: CgroupHandle | undefined): string {
@@ -178,6 +180,21 @@ async function connect(
       return stopping;
     },
   };
+}
+
+/**
+ * Removes probe folders left by a process that died mid-probe (a verification child killed at
+ * its time limit cannot clean up): `quiver-probe-<pid>-…` whose pid is gone. Returns how many.
+ */
+export function sweepStaleProbeFolders(folder = tmpdir()): number {
+  let removed = 0;
+  for (const name of readdirSync(folder)) {
+    const match = /^quiver-probe-(\d+)-/.exec(name);
+    if (!match || isAlive(Number(match[1]))) continue;
+    rmSync(join(folder, name), { recursive: true, force: true });
+    removed += 1;
+  }
+  return removed;
 }
 
 /** Removes a start's temporary folders (after `stop()` and the write audit). */
