@@ -15,6 +15,7 @@ import type { ApiKeyService } from '../access/api-keys.ts';
 import { assertSafeRequestTarget, statusForCode, type ApiEnv } from './http.ts';
 import { buildOpenApiDocument, type OpenApiPaths } from './openapi.ts';
 import { QUIVER_VERSION } from '../core/version.ts';
+import { bearerChallenge } from '../core/bearer-challenge.ts';
 
 /** A group of routes with its OpenAPI description. */
 export interface ApiRouteModule {
@@ -24,6 +25,8 @@ export interface ApiRouteModule {
   openapi: OpenApiPaths;
   /** Larger body limits for particular paths (exact match), e.g. bulk sync payloads. */
   bodyLimits?: Record<string, number>;
+  /** Error bodies of particular paths (exact match) in their own protocol, e.g. JSON-RPC on `/mcp`. */
+  errorBodies?: Record<string, (error: { code: string; message: string }) => unknown>;
 }
 
 export interface CreateApiOptions {
@@ -33,6 +36,11 @@ export interface CreateApiOptions {
   version?: string;
   /** Largest accepted request body in bytes (default 1 MiB). */
   maxBodyBytes?: number;
+}
+
+/** The key a request presents: a bearer token, else the `x-api-key` header. */
+function presentedKey(authorization: string | undefined, apiKeyHeader: string | undefined): string | undefined {
+  return authorization?.match(/^Bearer\s+(\S+)$/i)?.[1] ?? apiKeyHeader;
 }
 
 /** Paths anyone may read without a key. */
@@ -67,9 +75,7 @@ export function createApi(options: CreateApiOptions): Hono<ApiEnv> {
   app.use('*', async (c, next) => {
     // The admin UI's static files are public; every API call it makes carries the key.
     if (PUBLIC_PATHS.has(c.req.path) || c.req.path === '/ui' || c.req.path.startsWith('/ui/')) return next();
-    const header = c.req.header('authorization');
-    const token = header?.match(/^Bearer\s+(\S+)$/i)?.[1] ?? c.req.header('x-api-key');
-    c.set('principal', await options.apiKeys.authenticate(token));
+    c.set('principal', await options.apiKeys.authenticate(presentedKey(c.req.header('authorization'), c.req.header('x-api-key'))));
     await next();
   });
 
@@ -92,14 +98,22 @@ export function createApi(options: CreateApiOptions): Hono<ApiEnv> {
 
   app.notFound((c) => c.json({ error: { code: ErrorCodes.notFound, message: `no route for ${c.req.method} ${c.req.path}` } }, 404));
 
+  const errorBodies = new Map<string, NonNullable<ApiRouteModule['errorBodies']>[string]>();
+  for (const module of options.modules) for (const [path, body] of Object.entries(module.errorBodies ?? {})) errorBodies.set(path, body);
+
   app.onError((error, c) => {
     const quiverError = toQuiverError(error);
     const status = statusForCode(quiverError.code);
+    const ownBody = errorBodies.get(c.req.path);
     if (quiverError.kind === 'unexpected') {
       logger.error({ err: error, requestId: c.get('requestId'), path: c.req.path }, 'request failed');
+      if (ownBody) return c.json(ownBody({ code: ErrorCodes.internal, message: 'internal error' }), 500);
       return c.json({ error: { code: ErrorCodes.internal, message: 'internal error', details: { requestId: c.get('requestId') } } }, 500);
     }
     logger.debug({ code: quiverError.code, path: c.req.path }, quiverError.message);
+    // RFC 6750 §3: every 401 says how to authenticate, and whether the key sent was the problem.
+    if (status === 401) c.header('WWW-Authenticate', bearerChallenge(presentedKey(c.req.header('authorization'), c.req.header('x-api-key')) !== undefined, quiverError.message));
+    if (ownBody) return c.json(ownBody({ code: quiverError.code, message: quiverError.message }), status);
     return c.json({ error: quiverError.toJSON() }, status);
   });
 

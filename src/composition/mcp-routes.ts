@@ -11,6 +11,7 @@ import type { ApiRouteModule } from '../api/app.ts';
 import type { ApiEnv } from '../api/http.ts';
 import { createMcpHttpHandler, type McpHttpHandler, type McpHttpHandlerOptions } from '../gateway/http.ts';
 import { identityFromPrincipal } from '../gateway/identity.ts';
+import { JSON_RPC_HTTP_ERROR } from '../core/bearer-challenge.ts';
 
 /** The `/mcp` route module for the API app, plus the handler (close it on shutdown). */
 export function mcpRoutes(
@@ -22,6 +23,8 @@ export function mcpRoutes(
     register(app: Hono<ApiEnv>) {
       app.all('/mcp', (c) => handler.handle(c.req.raw, c.get('principal')));
     },
+    // A refusal before the gateway (no key, a bad key, a body too large) is still JSON-RPC (issue #12).
+    errorBodies: { '/mcp': (error) => ({ jsonrpc: '2.0', error: { code: JSON_RPC_HTTP_ERROR, message: error.message }, id: null }) },
     openapi: {
       '/mcp': {
         post: { summary: 'MCP Streamable HTTP endpoint (JSON-RPC; needs the mcp scope)', tags: ['mcp'] },

@@ -25,6 +25,7 @@ import { overloadRetryAfter } from './admission.ts';
 import { OVERLOADED_ERROR_CODE } from './errors.ts';
 import type { SessionOwner } from './session-registry.ts';
 import { DEFAULT_TURN_GATE, TurnGate, type TurnGateOptions } from './turn-gate.ts';
+import { JSON_RPC_HTTP_ERROR, bearerChallenge } from '../core/bearer-challenge.ts';
 
 /** Hostnames allowed by default: loopback only. */
 export const LOOPBACK_HOSTS: readonly string[] = ['127.0.0.1', 'localhost', '[::1]'];
@@ -163,7 +164,8 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
         identity = await options.resolveIdentity(principal, request);
       } catch (error) {
         if (isQuiverError(error, 'forbidden')) return jsonRpcError(403, -32000, error.message);
-        if (isQuiverError(error, 'unauthorized')) return jsonRpcError(401, -32000, error.message);
+        // The request carried a key (the API authenticated it), so the token is what is refused (RFC 6750).
+        if (isQuiverError(error, 'unauthorized')) return jsonRpcError(401, JSON_RPC_HTTP_ERROR, error.message, { 'www-authenticate': bearerChallenge(true, error.message) });
         throw error;
       }
       const identityKey = canonicalJson(identity);
