@@ -102,7 +102,7 @@ async function timeToEffect(db: Database, learning: Learning, queries: readonly 
   const waits: number[] = [];
   let skipped = 0;
   try {
-    for (const query of queries) {
+    for (const [n, query] of queries.entries()) {
       if (waits.length >= samples) break;
       const probe = async () => (await engine.selectTools({ query: query.query, k: 10, log: false, context: { orgId: 'effect' } })).tools;
       const before = await probe();
@@ -111,9 +111,9 @@ async function timeToEffect(db: Database, learning: Learning, queries: readonly 
         skipped++;
         continue;
       }
-      for (const user of ['a', 'b']) await selectAndReport(engine, query, `${user}-${query.query}`, 'effect');
+      for (const user of ['a', 'b']) await selectAndReport(engine, query, `${user}-${n}`, 'effect');
       const t0 = performance.now();
-      await selectAndReport(engine, query, `c-${query.query}`, 'effect');
+      await selectAndReport(engine, query, `c-${n}`, 'effect');
       let top = (await probe())[0];
       while (!(top && query.gold.includes(top.name)) && performance.now() - t0 < 2_000) {
         await new Promise((resolve) => setTimeout(resolve, 1));
