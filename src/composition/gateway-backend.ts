@@ -47,6 +47,8 @@ export interface GatewayBackendDeps {
 export function createGatewayBackend(deps: GatewayBackendDeps): GatewayBackend & {
   /** The exposure mode a workspace sets for its sessions (seed 002 tiers; per-connection flags win). */
   exposureModeFor(identity: SessionIdentity): ExposureMode | undefined;
+  /** Whether a workspace shows plugins' own names (issue #12); reloaded with the exposure modes. */
+  nativeNamesFor(identity: SessionIdentity): boolean;
   /** Reloads the per-workspace exposure modes (also done on every catalog change). */
   refreshExposureModes(): Promise<void>;
   close(): Promise<void>;
@@ -66,6 +68,7 @@ export function createGatewayBackend(deps: GatewayBackendDeps): GatewayBackend &
 
   return {
     exposureModeFor: (identity) => exposureModes.modeFor(identity),
+    nativeNamesFor: (identity) => exposureModes.nativeNamesFor(identity),
     refreshExposureModes: () => exposureModes.refresh(),
     ...createToolMethods({
       selection: deps.selection,

@@ -42,6 +42,8 @@ export async function createAppGateway(app: App, options: { defaultExposureMode?
       ...(options.defaultExposureMode ? { defaultExposureMode: options.defaultExposureMode } : {}),
       // A workspace's own setting (`quiver workspace set W --exposure M`) beats the server default.
       exposureModeFor: (identity) => backend.exposureModeFor(identity),
+      // Issue #12: `quiver workspace set W --native-names on` shows plugins' own names where unambiguous.
+      nativeNamesFor: (identity) => backend.nativeNamesFor(identity),
       // Issue #18: per-tenant and global session limits, short idle expiry, bounded searches.
       sessions: {
         maxSessions: app.config.mcp.maxSessions,
@@ -101,7 +103,6 @@ export function assertBindAllowed(host: string, allowPublicBind: boolean): void 
 export async function serveHttp(app: App, options: ServeOptions & { host: string; port: number; allowPublicBind?: boolean }): Promise<HttpServer> {
   const { host, port } = options;
   assertBindAllowed(host, options.allowPublicBind === true);
-  const adminKey = await app.apiKeys.ensureAdminKey();
   const appGateway = await createAppGateway(app, options);
   const mcp = mcpRoutes({
     gateway: appGateway.gateway,
@@ -114,6 +115,7 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
   const api = createApi({ apiKeys: app.apiKeys, modules: [...app.apiModules(), mcp], logger: app.logger });
   const server = serve({ fetch: api.fetch, hostname: host, port });
   let forwarding: ControlSocket | undefined;
+  let adminKey: string | undefined;
   const close = async () => {
     await forwarding?.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -130,6 +132,8 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
     forwarding = await startCliForwarding(app, options.forward);
     // Servers run queued background jobs (verification, issue #10); one-shot commands only enqueue.
     app.jobs.start();
+    // Created only once the port is bound (issue #12): a start that fails must not make a key it never shows.
+    adminKey = await app.apiKeys.ensureAdminKey();
   } catch (error) {
     await close();
     throw error;
@@ -153,7 +157,6 @@ export async function serveStdio(
   app: App,
   options: ServeOptions & { identity: SessionIdentity; stdin?: Readable; stdout?: Writable },
 ): Promise<StdioServer> {
-  const adminKey = await app.apiKeys.ensureAdminKey();
   const appGateway = await createAppGateway(app, options);
   let forwarding: ControlSocket | undefined;
   try {
@@ -164,6 +167,11 @@ export async function serveStdio(
       identity: options.identity,
       ...(options.stdin ? { stdin: options.stdin } : {}),
       ...(options.stdout ? { stdout: options.stdout } : {}),
+    });
+    // Last, so nothing after it can fail and lose the key (issue #12); printed by the caller at once.
+    const adminKey = await app.apiKeys.ensureAdminKey().catch(async (error: unknown) => {
+      await running.close();
+      throw error;
     });
     return {
       adminKey,

@@ -16,6 +16,8 @@ export interface GatewayOptions {
   defaultExposureMode?: ExposureMode;
   /** Per-workspace configuration: the mode for an identity, or undefined for the default. */
   exposureModeFor?: (identity: SessionIdentity) => ExposureMode | undefined;
+  /** Per-workspace native names (issue #12): true when the identity's workspace shows plugins' own names. */
+  nativeNamesFor?: (identity: SessionIdentity) => boolean;
   /** Seed 004 §6: discovered-tool capacity (default 16) and TTL (default 30 min). */
   toolContext?: { capacity?: number; ttlMs?: number };
   search?: {
@@ -73,6 +75,8 @@ export interface GatewaySettings {
   admission: AdmissionOptions;
   /** The exposure mode of a new session: the connection's, then its workspace's, then the default. */
   modeFor(identity: SessionIdentity): ExposureMode;
+  /** Whether a new session shows tools, prompts and resources under their plugins' own names. */
+  nativeNamesFor(identity: SessionIdentity): boolean;
 }
 
 /** Fills in the defaults of `GatewayOptions`. */
@@ -100,5 +104,6 @@ export function resolveGatewaySettings(settings: GatewayOptions = {}): GatewaySe
     },
     admission: { ...DEFAULT_ADMISSION, ...settings.admission },
     modeFor: (identity) => identity.exposureMode ?? settings.exposureModeFor?.(identity) ?? settings.defaultExposureMode ?? 'search',
+    nativeNamesFor: (identity) => settings.nativeNamesFor?.(identity) ?? false,
   };
 }

@@ -127,6 +127,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     const probe: BackendSession = { ...identity, sessionId: id };
     const overview = await backend.catalogOverview(probe);
     const state = new SessionState(core, identity, id, mode, instructionsFor(mode, overview));
+    state.nativeNames = settings.nativeNamesFor(identity);
     installRequestHandlers(core, state);
     await refresh(state);
     const added = registry.add(id, state, owner);

@@ -19,6 +19,7 @@ import {
   searchToolsDescription,
   toMcpTool,
 } from './meta-tools.ts';
+import { showTools } from './native-names.ts';
 import type { GatewayCore, SendNotification, SessionState } from './session-state.ts';
 
 /** The server instructions a session opens with. */
@@ -36,8 +37,12 @@ export function isMetaToolOf(mode: ExposureMode, name: string): boolean {
   return false;
 }
 
-/** The session's `tools/list` answer. */
+/** The session's `tools/list` answer, under native names where the workspace asks for them. */
 export async function listTools(core: GatewayCore, state: SessionState): Promise<Tool[]> {
+  return showTools(core, state, await listedTools(core, state));
+}
+
+async function listedTools(core: GatewayCore, state: SessionState): Promise<Tool[]> {
   if (state.mode === 'all') {
     const tools = await core.backend.listVisibleTools(state.backendSession);
     return tools.filter((tool) => tool.visibility !== 'silent').map(toMcpTool);

@@ -19,7 +19,8 @@ import {
 import { overloadedRequest, requestFailure, toolCallFailure } from './errors.ts';
 import { isMetaToolOf, listTools } from './listed-tools.ts';
 import { listCapabilities, loadCapability, searchTools } from './meta-tool-handlers.ts';
-import { LIST_CAPABILITIES, LOAD_CAPABILITY, META_TOOL_NAMES, SEARCH_TOOLS, formatPromptName, formatResourceUri, parsePromptName, parseResourceUri } from './meta-tools.ts';
+import { LIST_CAPABILITIES, LOAD_CAPABILITY, META_TOOL_NAMES, SEARCH_TOOLS, formatResourceUri, parsePromptName, parseResourceUri } from './meta-tools.ts';
+import { prefixedPromptName, resourceNaming, showPrompts, showResources } from './native-names.ts';
 import type { GatewayCore, SendNotification, SessionState } from './session-state.ts';
 import { callThroughCallTool, proxyCall } from './tool-proxy.ts';
 
@@ -80,9 +81,7 @@ function installResourceHandlers(core: GatewayCore, state: SessionState): void {
     try {
       const listed = await backend.listResources(state.backendSession);
       for (const warning of listed.warnings) logger.debug({ sessionId: state.id, warning }, 'resources degraded');
-      return {
-        resources: listed.items.map(({ pluginName, item }) => ({ ...item, uri: formatResourceUri(pluginName, item.uri) })),
-      };
+      return { resources: showResources(state, listed) };
     } catch (error) {
       throw requestFailure('resources/list', error, logger);
     }
@@ -93,11 +92,14 @@ function installResourceHandlers(core: GatewayCore, state: SessionState): void {
 
   server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
     core.registry.touch(state.id);
-    const target = parseResourceUri(request.params.uri);
+    // Issue #12: with native names a plugin's own URI is read, and answered, as such.
+    const naming = state.nativeNames ? resourceNaming(await backend.listResources(state.backendSession)) : undefined;
+    const target = parseResourceUri(naming?.byNative.get(request.params.uri) ?? request.params.uri);
     if (!target) throw new McpError(ErrorCode.InvalidParams, `Unknown resource: ${request.params.uri}`);
     try {
       const result = await backend.readResource(state.backendSession, target.pluginName, target.uri, { signal: extra.signal });
-      return { ...result, contents: result.contents.map((content) => ({ ...content, uri: formatResourceUri(target.pluginName, content.uri) })) };
+      const shown = (uri: string) => naming?.shown.get(formatResourceUri(target.pluginName, uri)) ?? formatResourceUri(target.pluginName, uri);
+      return { ...result, contents: result.contents.map((content) => ({ ...content, uri: shown(content.uri) })) };
     } catch (error) {
       throw requestFailure(`resource ${request.params.uri}`, error, logger);
     }
@@ -113,7 +115,7 @@ function installPromptHandlers(core: GatewayCore, state: SessionState): void {
     try {
       const listed = await backend.listPrompts(state.backendSession);
       for (const warning of listed.warnings) logger.debug({ sessionId: state.id, warning }, 'prompts degraded');
-      return { prompts: listed.items.map(({ pluginName, item }) => ({ ...item, name: formatPromptName(pluginName, item.name) })) };
+      return { prompts: showPrompts(state, listed) };
     } catch (error) {
       throw requestFailure('prompts/list', error, logger);
     }
@@ -121,7 +123,7 @@ function installPromptHandlers(core: GatewayCore, state: SessionState): void {
 
   server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
     core.registry.touch(state.id);
-    const target = parsePromptName(request.params.name);
+    const target = parsePromptName(await prefixedPromptName(core, state, request.params.name));
     if (!target) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
     try {
       return await backend.getPrompt(state.backendSession, target.pluginName, target.name, request.params.arguments ?? {}, { signal: extra.signal });

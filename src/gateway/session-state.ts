@@ -73,6 +73,8 @@ export class SessionState implements GatewaySession {
   readonly history: SearchHistory;
   /** Tools the guard removed (discovered or always-include): hidden until the next search (§7.5). */
   readonly suspended = new Set<string>();
+  /** Issue #12: tools, prompts and resources shown under their plugins' own names where unambiguous. */
+  nativeNames = false;
   overview: CatalogOverview = { toolCount: 0, plugins: [] };
   openEvent: OpenEvent | undefined;
   readonly closed: Promise<void>;

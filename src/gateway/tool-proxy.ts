@@ -13,6 +13,7 @@ import { toolCallFailure, unknownToolError } from './errors.ts';
 import { loopGuidance } from './iteration-guard.ts';
 import { notifyToolsChanged } from './listed-tools.ts';
 import { CALL_TOOL, META_TOOL_NAMES } from './meta-tools.ts';
+import { prefixedToolName } from './native-names.ts';
 import { recordCall, type GatewayCore, type SendNotification, type SessionState } from './session-state.ts';
 
 // A plugin's own arguments may carry NUL text, not 5,000 levels of nesting (issue #18, finding 7).
@@ -65,6 +66,8 @@ export async function proxyCall(
   options: { bindVisible?: boolean } = {},
 ): Promise<CallToolResult> {
   const { backend, logger, settings } = core;
+  // Issue #12: a native name becomes the prefixed one here, before the guard or the backend sees it.
+  name = await prefixedToolName(core, state, name);
   const tool = await resolveCallable(core, state, name, options.bindVisible === true, send);
   const args = rawArguments ?? {};
   const validation = core.validators.validate(tool, args);

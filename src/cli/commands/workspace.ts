@@ -4,7 +4,8 @@
  * enabled in (seed 003: workspace-wide or per project). `default` exists from the first start.
  */
 import { invalidInput } from '../../core/errors.ts';
-import { formatTable, printJson, type CommandSpec } from '../command.ts';
+import { GATEWAY_TOOL_NAMES, nativeNameReport, type NativeNameReport } from '../../core/native-names.ts';
+import { formatTable, printJson, type CliContext, type CommandSpec } from '../command.ts';
 
 const workspaceCreate: CommandSpec = {
   path: ['workspace', 'create'],
@@ -38,23 +39,64 @@ const workspaceList: CommandSpec = {
 
 const workspaceSet: CommandSpec = {
   path: ['workspace', 'set'],
-  summary: 'Set how MCP sessions of a workspace see tools: --exposure search|capabilities|all|default.',
-  usage: 'NAME --exposure MODE',
-  options: { exposure: { type: 'string', valueName: 'MODE', description: 'search (meta-tools only), capabilities, all (every tool), or default (the server setting)' } },
+  summary: 'Set how MCP sessions of a workspace see tools: --exposure search|capabilities|all|default, --native-names on|off.',
+  usage: 'NAME [--exposure MODE] [--native-names on|off]',
+  options: {
+    exposure: { type: 'string', valueName: 'MODE', description: 'search (meta-tools only), capabilities, all (every tool), or default (the server setting)' },
+    'native-names': { type: 'string', valueName: 'on|off', description: "on: tools, prompts and resources keep their plugin's own names where no other plugin uses them (issue #12)" },
+  },
   async run(context) {
     const [name] = context.args.positionals;
     const exposure = context.args.values.exposure;
-    if (!name || typeof exposure !== 'string') throw invalidInput('workspace set needs a NAME and --exposure search|capabilities|all|default');
-    if (!['search', 'capabilities', 'all', 'default'].includes(exposure)) {
+    const nativeNames = context.args.values['native-names'];
+    if (!name || (typeof exposure !== 'string' && typeof nativeNames !== 'string')) {
+      throw invalidInput('workspace set needs a NAME and --exposure search|capabilities|all|default or --native-names on|off');
+    }
+    if (typeof exposure === 'string' && !['search', 'capabilities', 'all', 'default'].includes(exposure)) {
       throw invalidInput(`--exposure must be search, capabilities, all or default, got '${exposure}'`);
     }
+    if (typeof nativeNames === 'string' && !['on', 'off'].includes(nativeNames)) throw invalidInput(`--native-names must be on or off, got '${nativeNames}'`);
     const app = await context.openApp();
-    await app.plugins.setWorkspaceExposureMode(name, exposure === 'default' ? null : (exposure as 'search' | 'capabilities' | 'all'));
-    if (context.json) printJson(context.io, { workspace: name, exposure });
-    else context.io.stdout(`workspace ${name}: exposure ${exposure}\n`);
+    if (typeof exposure === 'string') await app.plugins.setWorkspaceExposureMode(name, exposure === 'default' ? null : (exposure as 'search' | 'capabilities' | 'all'));
+    if (typeof nativeNames === 'string') await app.plugins.setWorkspaceNativeNames(name, nativeNames === 'on');
+    const report = typeof nativeNames === 'string' ? await workspaceNameReport(context, name) : undefined;
+    if (context.json) printJson(context.io, { workspace: name, ...(typeof exposure === 'string' ? { exposure } : {}), ...(report ? { names: report } : {}) });
+    else {
+      if (typeof exposure === 'string') context.io.stdout(`workspace ${name}: exposure ${exposure}\n`);
+      if (report) context.io.stdout(formatNameReport(report));
+    }
     return 0;
   },
 };
+
+const workspaceNames: CommandSpec = {
+  path: ['workspace', 'names'],
+  summary: "Show which tool names a workspace's MCP sessions see natively and which keep the plugin__ prefix, and why.",
+  usage: 'NAME',
+  async run(context) {
+    const [name] = context.args.positionals;
+    if (!name) throw invalidInput('workspace names needs a NAME');
+    const report = await workspaceNameReport(context, name);
+    if (context.json) printJson(context.io, report);
+    else context.io.stdout(formatNameReport(report));
+    return 0;
+  },
+};
+
+/** The native-name report of a workspace's tools (prompts and resources follow the same rule, decided live per session). */
+async function workspaceNameReport(context: CliContext, workspace: string): Promise<NativeNameReport> {
+  const app = await context.openApp();
+  const [on, tools] = await Promise.all([app.plugins.workspaceNativeNames(), app.plugins.effectiveTools({ workspace })]);
+  return nativeNameReport(workspace, on.has(workspace), tools, GATEWAY_TOOL_NAMES);
+}
+
+function formatNameReport(report: NativeNameReport): string {
+  const lines = [`workspace ${report.workspace}: native names ${report.nativeNames ? 'on' : 'off'}`];
+  if (!report.nativeNames) lines.push('  every tool, prompt and resource is shown as plugin__name');
+  else lines.push(`  ${report.native.length} tool(s) shown under their own names`);
+  for (const kept of report.keptPrefixed) lines.push(`  kept prefixed: ${kept.prefixed} (${kept.reason})`);
+  return `${lines.join('\n')}\n`;
+}
 
 const projectCreate: CommandSpec = {
   path: ['project', 'create'],
@@ -88,4 +130,4 @@ const projectList: CommandSpec = {
   },
 };
 
-export const workspaceCommands: CommandSpec[] = [workspaceCreate, workspaceList, workspaceSet, projectCreate, projectList];
+export const workspaceCommands: CommandSpec[] = [workspaceCreate, workspaceList, workspaceSet, workspaceNames, projectCreate, projectList];

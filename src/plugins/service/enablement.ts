@@ -14,8 +14,10 @@ import {
   insertWorkspace,
   listProjects,
   listWorkspaceExposureModes,
+  listWorkspaceNativeNames,
   listWorkspaces,
   setWorkspaceExposureMode,
+  setWorkspaceNativeNames,
 } from '../../store/repositories/workspaces.ts';
 import type { PluginContext } from './context.ts';
 import { allTools, requirePlugin, resolveScope } from './records.ts';
@@ -31,6 +33,8 @@ export type EnablementPart = Pick<
   | 'createWorkspace'
   | 'setWorkspaceExposureMode'
   | 'workspaceExposureModes'
+  | 'setWorkspaceNativeNames'
+  | 'workspaceNativeNames'
   | 'listProjects'
   | 'createProject'
 >;
@@ -99,6 +103,13 @@ export function createEnablementPart(context: PluginContext): EnablementPart {
     },
 
     workspaceExposureModes: () => listWorkspaceExposureModes(db),
+
+    async setWorkspaceNativeNames(workspaceName, on) {
+      if (!(await setWorkspaceNativeNames(db, workspaceName, on))) throw notFound('workspace', workspaceName);
+      context.changed({ kind: 'exposure', workspace: workspaceName });
+    },
+
+    workspaceNativeNames: () => listWorkspaceNativeNames(db),
 
     async listProjects(workspaceName) {
       const { workspace } = await resolveScope(context, { workspace: workspaceName });

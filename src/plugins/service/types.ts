@@ -202,6 +202,10 @@ export interface PluginService {
   setWorkspaceExposureMode(workspace: string, mode: 'search' | 'capabilities' | 'all' | null): Promise<void>;
   /** Exposure modes set per workspace, keyed by workspace id and name. */
   workspaceExposureModes(): Promise<Map<string, string>>;
+  /** Turns native names on or off for a workspace's MCP sessions (issue #12: plugins' own names where unambiguous). */
+  setWorkspaceNativeNames(workspace: string, on: boolean): Promise<void>;
+  /** Workspaces with native names on, by id and name. */
+  workspaceNativeNames(): Promise<Set<string>>;
   listProjects(workspace: string): Promise<ProjectRecord[]>;
   createProject(workspace: string, input: { name: string; displayName?: string | undefined }): Promise<ProjectRecord>;
   getIntelligence(plugin: string): Promise<IntelligenceRecord>;

@@ -140,3 +140,17 @@ export async function setWorkspaceExposureMode(db: Queryable, name: string, mode
         );
   return result.affectedRows > 0;
 }
+
+/** Workspaces that show plugins' own names over MCP (settings.nativeNames, issue #12), by id and name. */
+export async function listWorkspaceNativeNames(db: Queryable): Promise<Set<string>> {
+  const { rows } = await db.query<{ id: string; name: string }>("SELECT id, name FROM workspaces WHERE settings->'nativeNames' = 'true'::jsonb");
+  return new Set(rows.flatMap((row) => [row.id, row.name]));
+}
+
+/** Turns a workspace's native names on or off; false when no such workspace. */
+export async function setWorkspaceNativeNames(db: Queryable, name: string, on: boolean): Promise<boolean> {
+  const result = on
+    ? await db.query("UPDATE workspaces SET settings = jsonb_set(settings, '{nativeNames}', 'true'::jsonb), updated_at = now() WHERE name = $1", [name])
+    : await db.query("UPDATE workspaces SET settings = settings - 'nativeNames', updated_at = now() WHERE name = $1", [name]);
+  return result.affectedRows > 0;
+}
