@@ -216,7 +216,8 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
     },
 
     start() {
-      void refreshFactors().catch((error: unknown) => logger.warn({ err: error }, 'trust ranking factors could not be read'));
+      // Tracked so that close() waits for it before the database goes.
+      running = refreshFactors().catch((error: unknown) => logger.warn({ err: error }, 'trust ranking factors could not be read'));
       if (settings.evaluateIntervalMs <= 0 || timer) return;
       timer = setInterval(() => {
         running = decisions.flush().then(evaluateAll).catch((error: unknown) => logger.warn({ err: error }, 'runtime trust evaluation failed'));
