@@ -38,15 +38,21 @@ function tunnel(inbound, target) {
   inbound.on('close', () => outbound.destroy()); outbound.on('close', () => inbound.destroy());
 }
 
+// Resolves once the proxy has the report (or after 1 s): the refusal is logged before the
+// process sees it. A name reported in the last 10 s is not reported again.
 const reported = new Map();
 function reportLookup(name) {
   const now = Date.now();
-  if ((reported.get(name) || 0) > now - 10000) return;
+  if ((reported.get(name) || 0) > now - 10000) return Promise.resolve();
   reported.set(name, now);
-  const socket = net.connect(config.socket);
-  socket.on('error', () => {});
-  socket.on('connect', () => socket.end('LOOKUP ' + name + ' HTTP/1.1\\r\\n\\r\\n'));
-  socket.resume();
+  return new Promise((resolve) => {
+    const socket = net.connect(config.socket);
+    const timer = setTimeout(() => socket.destroy(), 1000);
+    socket.on('error', () => {});
+    socket.on('close', () => { clearTimeout(timer); resolve(); });
+    socket.on('connect', () => socket.end('LOOKUP ' + name + ' HTTP/1.1\\r\\n\\r\\n'));
+    socket.resume();
+  });
 }
 
 function dnsAnswer(query) {
@@ -63,15 +69,14 @@ function dnsAnswer(query) {
   const type = query.readUInt16BE(offset + 1);
   const question = query.subarray(12, offset + 5);
   const address = config.names[name];
-  if (address === undefined) reportLookup(name);
   const answer = address !== undefined && type === 1;
   const header = Buffer.alloc(12);
   header.writeUInt16BE(query.readUInt16BE(0), 0);
   header.writeUInt16BE(0x8180 | (query.readUInt16BE(2) & 0x0100) | (address === undefined ? 3 : 0), 2);
   header.writeUInt16BE(1, 4); header.writeUInt16BE(answer ? 1 : 0, 6);
-  if (!answer) return Buffer.concat([header, question]);
+  if (!answer) return { name: address === undefined ? name : undefined, reply: Buffer.concat([header, question]) };
   const record = Buffer.from([0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, ...address.split('.').map(Number)]);
-  return Buffer.concat([header, question, record]);
+  return { name: undefined, reply: Buffer.concat([header, question, record]) };
 }
 
 const listen = (server, port, address) => new Promise((resolve) => {
@@ -82,7 +87,12 @@ const listen = (server, port, address) => new Promise((resolve) => {
 (async () => {
   for (const listener of config.listeners) await listen(net.createServer((inbound) => tunnel(inbound, listener.target)), listener.port, listener.address);
   const dns = dgram.createSocket('udp4');
-  dns.on('message', (message, peer) => { const reply = dnsAnswer(message); if (reply) dns.send(reply, peer.port, peer.address); });
+  dns.on('message', async (message, peer) => {
+    const answer = dnsAnswer(message);
+    if (!answer) return;
+    if (answer.name !== undefined) await reportLookup(answer.name);
+    dns.send(answer.reply, peer.port, peer.address);
+  });
   await new Promise((resolve) => { dns.once('error', (error) => fail('cannot open the DNS stub: ' + error.message)); dns.bind(53, '127.0.0.1', resolve); });
   const proxy = net.createServer((inbound) => {
     const outbound = net.connect(config.socket);
