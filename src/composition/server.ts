@@ -6,6 +6,7 @@
  * socket. `serveHttp` and `serveStdio` are what the CLI's serve command, the tests and the
  * benches start; the command itself only parses flags and prints.
  */
+import type { Server as HttpServerType } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 import { serve } from '@hono/node-server';
 import { QuiverError, ErrorCodes } from '../core/errors.ts';
@@ -80,6 +81,9 @@ export interface ServeOptions {
   forward?: ForwardedRunner;
 }
 
+/** How long requests still running at shutdown may finish before their connections are cut (ms). */
+const SHUTDOWN_GRACE_MS = 1_000;
+
 /** A listening HTTP server. */
 export interface HttpServer {
   /** `http://host:port` with the port actually bound. */
@@ -118,8 +122,17 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
   let adminKey: string | undefined;
   const close = async () => {
     await forwarding?.close();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    // Issue #12: stop accepting, end the MCP sessions (their SSE streams would hold
+    // `server.close` open for as long as a client stays connected), drop idle keep-alive
+    // sockets, and give requests still running a short grace before cutting them.
+    const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+    const http = server as Partial<Pick<HttpServerType, 'closeIdleConnections' | 'closeAllConnections'>>;
+    http.closeIdleConnections?.();
     await mcp.handler.close();
+    http.closeIdleConnections?.();
+    const cut = setTimeout(() => http.closeAllConnections?.(), SHUTDOWN_GRACE_MS);
+    await stopped;
+    clearTimeout(cut);
     await appGateway.close();
   };
   try {
