@@ -1,0 +1,208 @@
+#!/usr/bin/env node
+// The MCP conformance suite's server scenarios against `quiver serve` (issue #12).
+//
+// Fetches Node 22 (the suite needs it; Quiver runs on 20) and @modelcontextprotocol/conformance
+// from the npm registry into a cache folder (once; later runs reuse it), installs Quiver's own
+// test plugin (test/fixtures/conformance-plugin, its SDK dependency from the registry) into a
+// fresh temporary home, sets the default workspace to exposure `all` with native names (the
+// suite calls the reference server's names unprefixed), creates an `mcp` key and serves HTTP
+// on loopback. The suite's client cannot send headers, so a loopback-only proxy in this script
+// adds the key to every request: Quiver's /mcp keeps requiring its key, nothing is fenced off.
+// Prints one line per scenario (pass / FAIL and each failed check's reason) and compares with
+// the baseline of expected failures: a new failure or an unexpected pass exits 1.
+//
+// Usage: node scripts/conformance.mjs [--baseline FILE] [--scenario NAME]... [--cache DIR]
+import { spawn, execFileSync } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const NODE_VERSION = '22.12.0';
+const SUITE_VERSION = '0.1.16';
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const quiverBin = join(repo, 'bin', 'quiver.mjs');
+
+const { values } = parseArgs({
+  options: {
+    baseline: { type: 'string', default: join(repo, 'test', 'conformance', 'expected-failures.yml') },
+    scenario: { type: 'string', multiple: true },
+    cache: { type: 'string', default: process.env.QUIVER_CONFORMANCE_CACHE ?? join(tmpdir(), 'quiver-conformance-cache') },
+  },
+});
+const cache = resolve(values.cache);
+
+/** Runs a command to completion; throws with its output when it fails. */
+function run(command, args, options = {}) {
+  return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024, ...options });
+}
+
+/** Node 22 from the npm registry's `node-<platform>-<arch>` package, unpacked once. */
+function ensureNode22() {
+  const folder = join(cache, `node-${NODE_VERSION}`);
+  const bin = join(folder, 'package', 'bin', 'node');
+  if (existsSync(bin)) return bin;
+  mkdirSync(folder, { recursive: true });
+  const tarball = run('npm', ['pack', `node-${process.platform}-${process.arch}@${NODE_VERSION}`, '--silent', '--pack-destination', folder]).trim().split('\n').pop();
+  run('tar', ['-xzf', join(folder, tarball), '-C', folder]);
+  rmSync(join(folder, tarball));
+  if (!existsSync(bin)) throw new Error(`node-${process.platform}-${process.arch}@${NODE_VERSION} holds no bin/node`);
+  return bin;
+}
+
+/** The conformance suite from the npm registry, installed once. */
+function ensureSuite() {
+  const folder = join(cache, `conformance-${SUITE_VERSION}`);
+  const entry = join(folder, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+  if (existsSync(entry)) return entry;
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(join(folder, 'package.json'), '{ "private": true }\n');
+  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', `@modelcontextprotocol/conformance@${SUITE_VERSION}`], { cwd: folder });
+  return entry;
+}
+
+/** The test plugin with its dependencies, refreshed from the repository (dependencies installed once). */
+function ensurePlugin() {
+  const source = join(repo, 'test', 'fixtures', 'conformance-plugin');
+  const folder = join(cache, 'conformance-plugin');
+  mkdirSync(folder, { recursive: true });
+  for (const file of readdirSync(source)) cpSync(join(source, file), join(folder, file));
+  if (!existsSync(join(folder, 'node_modules', '@modelcontextprotocol', 'sdk'))) {
+    run('npm', ['install', '--omit=dev', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error'], { cwd: folder });
+  }
+  // The sandboxed plugin user must reach and read the folder.
+  for (let path = folder; path !== dirname(path); path = dirname(path)) {
+    if (path === dirname(cache)) break;
+    chmodSync(path, 0o755);
+  }
+  return folder;
+}
+
+/** `quiver …` against the temporary home. */
+function quiver(env, args) {
+  return run(process.execPath, [quiverBin, ...args], { env: { ...process.env, ...env } });
+}
+
+/** Starts `quiver serve --http 127.0.0.1:0` and resolves with its URL once it listens. */
+function startServe(env) {
+  return new Promise((resolveStart, reject) => {
+    const child = spawn(process.execPath, [quiverBin, 'serve', '--json', '--http', '127.0.0.1:0'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      const line = stdout.split('\n').find((l) => l.startsWith('{') && l.includes('"url"'));
+      if (line) resolveStart({ child, url: JSON.parse(line).url });
+    });
+    child.once('exit', (code) => reject(new Error(`quiver serve exited with ${code}: ${stderr}`)));
+  });
+}
+
+/** A loopback proxy that adds the key to each request (the suite's client sends no headers); streams both ways. */
+function startKeyProxy(target, key) {
+  const upstream = new URL(target);
+  const server = createServer((req, res) => {
+    const forwarded = httpRequest(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, authorization: `Bearer ${key}` } },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    forwarded.on('error', (error) => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end(String(error));
+    });
+    req.pipe(forwarded);
+  });
+  return new Promise((resolveListen) => server.listen(0, '127.0.0.1', () => resolveListen(server)));
+}
+
+/** The baseline: scenario → reason, from `server:` entries `  - name  # reason`. */
+function readBaseline(file) {
+  const expected = new Map();
+  if (!existsSync(file)) return expected;
+  let inServer = false;
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (/^\S/.test(line)) inServer = line.startsWith('server:');
+    const item = /^\s+-\s+([\w-]+)\s*(?:#\s*(.*))?$/.exec(line);
+    if (inServer && item) expected.set(item[1], item[2] ?? '');
+  }
+  return expected;
+}
+
+/** Every server scenario of the suite's active set. */
+function listScenarios(node, suite) {
+  const out = run(node, [suite, 'list', '--server']);
+  return [...out.matchAll(/^\s+-\s+([\w-]+)/gm)].map((match) => match[1]);
+}
+
+/** Runs one scenario; its failed checks (id and reason), read from the suite's checks.json. */
+async function runScenario(node, suite, url, scenario, outDir) {
+  const dir = join(outDir, scenario);
+  await new Promise((resolveRun) => {
+    const child = spawn(node, [suite, 'server', '--url', url, '--scenario', scenario, '-o', dir], { stdio: 'ignore' });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolveRun();
+    });
+  });
+  const files = existsSync(dir) ? findFiles(dir, 'checks.json') : [];
+  if (files.length === 0) return [{ id: scenario, reason: 'the suite wrote no results (crashed or timed out)' }];
+  const checks = JSON.parse(readFileSync(files[0], 'utf8'));
+  return checks.filter((check) => check.status === 'FAILURE').map((check) => ({ id: check.id, reason: check.errorMessage ?? check.description }));
+}
+
+function findFiles(dir, name) {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && entry.name === name)
+    .map((entry) => join(entry.parentPath ?? entry.path, entry.name));
+}
+
+async function main() {
+  const node = ensureNode22();
+  const suite = ensureSuite();
+  const plugin = ensurePlugin();
+  const home = mkdtempSync(join(tmpdir(), 'quiver-conformance-'));
+  chmodSync(home, 0o755);
+  const env = { QUIVER_HOME: join(home, 'home'), QUIVER_DATA_DIR: join(home, 'home', 'data'), QUIVER_LOG_LEVEL: 'silent' };
+  let serve;
+  let proxy;
+  try {
+    quiver(env, ['plugin', 'add', plugin, '--name', 'conformance']);
+    quiver(env, ['workspace', 'set', 'default', '--exposure', 'all', '--native-names', 'on']);
+    const key = JSON.parse(quiver(env, ['keys', 'create', 'conformance', '--scope', 'mcp', '--json'])).key;
+    serve = await startServe(env);
+    proxy = await startKeyProxy(serve.url, key);
+    const url = `http://127.0.0.1:${proxy.address().port}/mcp`;
+    const scenarios = values.scenario ?? listScenarios(node, suite);
+    const baseline = readBaseline(values.baseline);
+    const outDir = join(home, 'results');
+    let problems = 0;
+    for (const scenario of scenarios) {
+      const failed = await runScenario(node, suite, url, scenario, outDir);
+      const expected = baseline.has(scenario);
+      const verdict = failed.length === 0 ? (expected ? 'UNEXPECTED PASS (remove it from the baseline)' : 'pass') : expected ? 'fail (expected)' : 'FAIL';
+      if ((failed.length === 0) === expected) problems += 1;
+      console.log(`${scenario.padEnd(34)} ${verdict}`);
+      for (const check of failed) console.log(`    ${check.id}: ${String(check.reason).split('\n')[0].slice(0, 240)}`);
+    }
+    const passed = scenarios.length - [...scenarios].filter((s) => baseline.has(s)).length;
+    console.log(`\n${scenarios.length} scenarios; ${problems === 0 ? 'matches the baseline' : `${problems} differ from the baseline`} (${passed} expected to pass)`);
+    process.exitCode = problems === 0 ? 0 : 1;
+  } finally {
+    proxy?.close();
+    proxy?.closeAllConnections?.();
+    if (serve) {
+      serve.child.kill('SIGTERM');
+      await new Promise((done) => (serve.child.exitCode === null ? serve.child.once('exit', done) : done()));
+    }
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+await main();
