@@ -287,6 +287,22 @@ describe('buildCatalogTools', () => {
     assert.equal(tools[0]?.category, undefined);
   });
 
+  it('keeps the MCP fields the catalog has no column for as discovered (issue #12), and a PID cannot fake them', () => {
+    const icons = [{ src: 'https://example.com/i.png', sizes: ['16x16'] }];
+    const pid = validatePid({ version: '1', pluginId: 'weather', semantic: { capabilities: ['c'] }, tools: [{ name: 'rich', description: 'x', mcpFields: { icons: [] } }, { name: 'bare', description: 'y', mcpFields: { _meta: { fake: true } } }] });
+    const { tools } = buildCatalogTools({
+      pluginName: 'weather',
+      discovered: [
+        { name: 'rich', description: 'Rich.', inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, icons, execution: { taskSupport: 'optional' }, _meta: { 'example.com/k': 1 } },
+        { name: 'bare', description: 'Bare.', inputSchema: { type: 'object' } },
+      ],
+      intelligence: pid,
+    });
+    assert.deepEqual(tools[0]?.metadata['mcpFields'], { icons, execution: { taskSupport: 'optional' }, _meta: { 'example.com/k': 1 } });
+    assert.deepEqual(tools[0]?.returnSchema, { type: 'object' });
+    assert.equal('mcpFields' in tools[1]!.metadata, false, 'what the server does not serve is not invented');
+  });
+
   it('reports PID definitions and examples for tools discovery did not find, and stale schemas', () => {
     const pid = validatePid({
       version: '1',
