@@ -59,8 +59,13 @@ export function nativeNaming(items: readonly NamedItem[], reserved: ReadonlySet<
       naming.keptPrefixed.push({ prefixed: item.prefixed, name: item.name, reason });
     }
   }
-  naming.keptPrefixed.sort((a, b) => a.prefixed.localeCompare(b.prefixed));
+  naming.keptPrefixed.sort((a, b) => byCodeUnits(a.prefixed, b.prefixed));
   return naming;
+}
+
+/** Locale-independent order, so reports read the same on every machine. */
+function byCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function collisionReason(item: NamedItem, plugins: ReadonlySet<string>, reserved: ReadonlySet<string>, prefixedNames: ReadonlySet<string>): string | undefined {
@@ -88,6 +93,6 @@ export function nativeNameReport(
 ): NativeNameReport {
   const items = tools.flatMap((tool) => (tool.pluginName === null ? [] : [{ pluginName: tool.pluginName, name: tool.name, prefixed: tool.qualifiedName }]));
   const naming = nativeNaming(items, reserved);
-  const native = [...naming.byNative].map(([name, prefixed]) => ({ name, prefixed })).sort((a, b) => a.name.localeCompare(b.name));
+  const native = [...naming.byNative].map(([name, prefixed]) => ({ name, prefixed })).sort((a, b) => byCodeUnits(a.name, b.name));
   return { workspace, nativeNames, native, keptPrefixed: naming.keptPrefixed };
 }
