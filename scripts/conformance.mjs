@@ -13,7 +13,7 @@
 //
 // Usage: node scripts/conformance.mjs [--baseline FILE] [--scenario NAME]... [--cache DIR]
 import { spawn, execFileSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -39,15 +39,29 @@ function run(command, args, options = {}) {
   return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024, ...options });
 }
 
+/** Fills `folder` through `fill(tmp)` in a fresh sibling, then renames it: an interrupted fetch leaves no half cache. */
+function fillOnce(folder, fill) {
+  const tmp = `${folder}.partial-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  try {
+    fill(tmp);
+    renameSync(tmp, folder);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
 /** Node 22 from the npm registry's `node-<platform>-<arch>` package, unpacked once. */
 function ensureNode22() {
   const folder = join(cache, `node-${NODE_VERSION}`);
   const bin = join(folder, 'package', 'bin', 'node');
   if (existsSync(bin)) return bin;
-  mkdirSync(folder, { recursive: true });
-  const tarball = run('npm', ['pack', `node-${process.platform}-${process.arch}@${NODE_VERSION}`, '--silent', '--pack-destination', folder]).trim().split('\n').pop();
-  run('tar', ['-xzf', join(folder, tarball), '-C', folder]);
-  rmSync(join(folder, tarball));
+  fillOnce(folder, (tmp) => {
+    const tarball = run('npm', ['pack', `node-${process.platform}-${process.arch}@${NODE_VERSION}`, '--silent', '--pack-destination', tmp]).trim().split('\n').pop();
+    run('tar', ['-xzf', join(tmp, tarball), '-C', tmp]);
+    rmSync(join(tmp, tarball));
+  });
   if (!existsSync(bin)) throw new Error(`node-${process.platform}-${process.arch}@${NODE_VERSION} holds no bin/node`);
   return bin;
 }
@@ -57,9 +71,10 @@ function ensureSuite() {
   const folder = join(cache, `conformance-${SUITE_VERSION}`);
   const entry = join(folder, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
   if (existsSync(entry)) return entry;
-  mkdirSync(folder, { recursive: true });
-  writeFileSync(join(folder, 'package.json'), '{ "private": true }\n');
-  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', `@modelcontextprotocol/conformance@${SUITE_VERSION}`], { cwd: folder });
+  fillOnce(folder, (tmp) => {
+    writeFileSync(join(tmp, 'package.json'), '{ "private": true }\n');
+    run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', `@modelcontextprotocol/conformance@${SUITE_VERSION}`], { cwd: tmp });
+  });
   return entry;
 }
 
