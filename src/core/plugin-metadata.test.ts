@@ -296,7 +296,7 @@ describe('buildCatalogTools', () => {
         { name: 'rich', description: 'Rich.', inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, icons, execution: { taskSupport: 'optional' }, _meta: { 'example.com/k': 1 } },
         { name: 'bare', description: 'Bare.', inputSchema: { type: 'object' } },
       ],
-      intelligence: pid,
+      intelligence: pid.pid!,
     });
     assert.deepEqual(tools[0]?.metadata['mcpFields'], { icons, execution: { taskSupport: 'optional' }, _meta: { 'example.com/k': 1 } });
     assert.deepEqual(tools[0]?.returnSchema, { type: 'object' });
