@@ -13,10 +13,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { describeEachBackend } from '../helpers/backends.ts';
-import { runBinary, startServe, stopChild } from '../helpers/cli.ts';
+import { QUIVER_BIN, runBinary, startServe, stopChild } from '../helpers/cli.ts';
 import { createRawPluginFolder } from '../plugins/raw-server.ts';
 
 const adminUrl = process.env.QUIVER_TEST_DATABASE_URL;
@@ -100,6 +101,23 @@ describeEachBackend('quiver serve: the first admin key and a prompt stop', (back
       assert.equal(code, 0, `exit after SIGTERM: ${code} (${elapsedMs} ms)`);
     } finally {
       served.child.kill('SIGKILL');
+      await client.close().catch(() => undefined);
+    }
+  });
+
+  it('SIGTERM stops serve --stdio within 3 s while its client is still connected after a call', async () => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [QUIVER_BIN, 'serve', '--stdio'], env: { ...(process.env as Record<string, string>), ...env }, stderr: 'pipe' });
+    const client = new Client({ name: 'lingering-stdio', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const echoed = (await client.callTool({ name: 'call_tool', arguments: { name: 'echo-plugin__echo', arguments: { text: 'over stdio' } } })) as CallToolResult;
+      assert.deepEqual(echoed.content, [{ type: 'text', text: 'over stdio' }]);
+      const pid = transport.pid!;
+      const closed = new Promise<void>((resolve) => (transport.onclose = () => resolve()));
+      process.kill(pid, 'SIGTERM');
+      const outcome = await Promise.race([closed.then(() => 'exited' as const), new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 3_000))]);
+      assert.equal(outcome, 'exited');
+    } finally {
       await client.close().catch(() => undefined);
     }
   });
