@@ -29,6 +29,7 @@ const CACHE_WRITES = {
   enable: 'enablement',
   disable: 'enablement',
   setWorkspaceExposureMode: 'exposure',
+  setWorkspaceNativeNames: 'exposure',
   setSecret: 'secrets',
   deleteSecret: 'secrets',
   setEnv: 'settings',
@@ -40,7 +41,7 @@ const OTHER_WRITES = ['createWorkspace', 'createProject', 'generateIntelligence'
 
 /** Methods that write nothing. */
 const READS = [
-  'list', 'show', 'tools', 'effectiveTools', 'listEnv', 'resolveLaunchEnv', 'upstreamSpec', 'listWorkspaces', 'workspaceExposureModes',
+  'list', 'show', 'tools', 'effectiveTools', 'listEnv', 'resolveLaunchEnv', 'upstreamSpec', 'listWorkspaces', 'workspaceExposureModes', 'workspaceNativeNames',
   'listProjects', 'getIntelligence', 'exportIntelligence', 'searchIntelligence', 'listMarketplace', 'searchMarketplace',
 ] as const;
 
@@ -99,6 +100,7 @@ describeEachBackend('plugin service change events', (backend) => {
       enable: () => plugins.enable('calc', { workspace: 'default' }),
       disable: () => plugins.disable('calc'),
       setWorkspaceExposureMode: () => plugins.setWorkspaceExposureMode('default', 'all'),
+      setWorkspaceNativeNames: () => plugins.setWorkspaceNativeNames('default', true),
       setSecret: () => plugins.setSecret('calc', 'FIXTURE_TOKEN', 'token-value'),
       deleteSecret: () => plugins.deleteSecret('calc', 'FIXTURE_TOKEN'),
       setEnv: () => plugins.setEnv('calc', 'CALC_MODE', 'fast'),
@@ -114,7 +116,7 @@ describeEachBackend('plugin service change events', (backend) => {
       pluginId ??= (await plugins.list({ includeRemoved: true })).find((plugin) => plugin.name === 'calc')?.id;
       assert.equal(emitted.length, 1, `${method} emitted ${emitted.length} events`);
       assert.equal(emitted[0]!.kind, CACHE_WRITES[method], `${method} emitted '${emitted[0]!.kind}'`);
-      if (method === 'setWorkspaceExposureMode') assert.equal(emitted[0]!.workspace, 'default');
+      if (method === 'setWorkspaceExposureMode' || method === 'setWorkspaceNativeNames') assert.equal(emitted[0]!.workspace, 'default');
       else assert.equal(emitted[0]!.pluginId, pluginId, `${method} names the plugin`);
     }
   });
@@ -132,6 +134,7 @@ describeEachBackend('plugin service change events', (backend) => {
       ['upstreamSpec', () => plugins.upstreamSpec('calc2')],
       ['listWorkspaces', () => plugins.listWorkspaces()],
       ['workspaceExposureModes', () => plugins.workspaceExposureModes()],
+      ['workspaceNativeNames', () => plugins.workspaceNativeNames()],
       ['createWorkspace', () => plugins.createWorkspace({ name: 'quiet' })],
       ['createProject', () => plugins.createProject('quiet', { name: 'p1' })],
       ['listProjects', () => plugins.listProjects('quiet')],
@@ -154,6 +157,7 @@ describeEachBackend('plugin service change events', (backend) => {
       ['disable', () => plugins.disable('calc2', { workspace: 'nowhere' }), refused('not_found')],
       ['setStatus', () => plugins.setStatus('missing', 'disabled'), refused('not_found')],
       ['setWorkspaceExposureMode', () => plugins.setWorkspaceExposureMode('nowhere', 'all'), refused('not_found')],
+      ['setWorkspaceNativeNames', () => plugins.setWorkspaceNativeNames('nowhere', true), refused('not_found')],
       ['setSecret', () => plugins.setSecret('calc2', 'bad key', 'x'), refused('invalid_input')],
       ['setEnv', () => plugins.setEnv('calc2', 'LD_PRELOAD', '/tmp/x.so'), refused('invalid_input')],
       ['add', () => plugins.add(folder, { name: 'calc2' }), refused('conflict')],
