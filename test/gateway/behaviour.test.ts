@@ -77,6 +77,17 @@ describe('search mode session behaviour', () => {
     await close();
   });
 
+  test('a tool bound by call_tool without a search is loop-guarded as usual, and call_tool then refuses it (issue #12)', async () => {
+    const { client, close } = await harness.connect();
+    const call = () => client.callTool({ name: 'call_tool', arguments: { name: 'util__fetch_url', arguments: { url: 'https://example.com/a' } } });
+    const results = [];
+    for (let i = 0; i < 4; i++) results.push(await call());
+    assert.ok(results.slice(0, 3).every((result) => !/Loop detected/.test(allText(result))));
+    assert.match(allText(results[3]), /Loop detected: 'util__fetch_url' was called 4 times/);
+    await assert.rejects(call(), (error: McpError) => error.code === ErrorCode.InvalidParams && /repeated identical calls/.test(error.message));
+    await close();
+  });
+
   test('the sliding window catches A→B→A→B loops; exempt tools never trip the guard', async () => {
     const { client, close } = await harness.connect();
     await search(client, 'echo add numbers sum', 3);
