@@ -122,11 +122,13 @@ async function loadPlugin(target, name, ui) {
   const { h } = ui;
   target.replaceChildren(ui.loading());
   const path = `/api/v1/plugins/${encodeURIComponent(name)}`;
-  const [report, trust, egress] = await Promise.all(
-    [`${path}/verification`, `${path}/trust`, `${path}/egress`].map((url) => ui.api('GET', url).then((value) => ({ value }), (error) => ({ error }))),
-  );
+  const get = (url) => ui.api('GET', url).then((value) => ({ value }), (error) => ({ error }));
+  const [trust, egress] = await Promise.all([get(`${path}/trust`), get(`${path}/egress`)]);
+  // A plugin never verified has no report: asking for it would only log a 404 in the console.
+  const neverVerified = trust.value !== undefined && trust.value.verified?.score == null;
+  const report = neverVerified ? { none: true } : await get(`${path}/verification`);
   target.replaceChildren(
-    h('div', { className: 'trust-verification' }, h('h4', {}, 'Verification'), report.error ? unavailable(ui, report.error, 'Verification report') : verificationView(report.value, ui)),
+    h('div', { className: 'trust-verification' }, h('h4', {}, 'Verification'), report.none ? h('p', { className: 'muted' }, 'Verification report: none yet (not verified)') : report.error ? unavailable(ui, report.error, 'Verification report') : verificationView(report.value, ui)),
     h('div', { className: 'trust-level' }, h('h4', {}, 'Trust'), trust.error ? unavailable(ui, trust.error, 'Trust') : trustView(trust.value, ui)),
     h('div', { className: 'trust-egress' }, h('h4', {}, 'Egress allow-list'), egress.error ? unavailable(ui, egress.error, 'Egress') : egressView(egress.value, ui)),
   );

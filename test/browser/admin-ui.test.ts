@@ -206,6 +206,9 @@ describe('admin UI in Chromium', { skip }, () => {
     await page.keyboard.press('Home');
     assert.equal(await page.getByRole('tab', { name: 'Catalog' }).getAttribute('aria-selected'), 'true');
     await page.getByRole('button', { name: 'weather__get_forecast' }).waitFor();
+    // From the first tab, ArrowLeft wraps to the last (Trust), then steps back to Analytics.
+    await page.keyboard.press('ArrowLeft');
+    assert.equal(await page.getByRole('tab', { name: 'Trust' }).getAttribute('aria-selected'), 'true');
     await page.keyboard.press('ArrowLeft');
     assert.equal(await analytics.getAttribute('aria-selected'), 'true');
     assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Analytics');
