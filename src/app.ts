@@ -4,7 +4,6 @@
  * (CLI, HTTP, MCP) receive an `App` and never build services themselves.
  */
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import pino from 'pino';
 import type { QuiverConfig } from './config.ts';
 import type { Logger } from './core/logger.ts';
@@ -13,10 +12,9 @@ import { openStore } from './store/open.ts';
 import type { MigrationResult } from './store/migrator.ts';
 import { createApiKeyService, type ApiKeyService } from './access/api-keys.ts';
 import { createCatalogService, type CatalogService } from './catalog/index.ts';
-import { createSupervisor, type Supervisor } from './runtime/index.ts';
+import type { Supervisor } from './runtime/index.ts';
 import { createCallEventRecorder, type CallEventRecorder } from './runtime/call-event-recorder.ts';
 import { createPluginService, type PluginService } from './plugins/service.ts';
-import { recoverInterruptedInstalls } from './plugins/recovery.ts';
 import { createLazySecretBox, loadSecretKey } from './plugins/secret-box.ts';
 import { createPluginHealth, type PluginHealthSource } from './plugins/health.ts';
 import type { ApiRouteModule } from './api/app.ts';
@@ -26,20 +24,18 @@ import { pluginRoutes } from './api/routes/plugins.ts';
 import { selectionRoutes } from './api/routes/selection.ts';
 import { embeddingRoutes } from './api/routes/embeddings.ts';
 import { uiRoutes } from './api/routes/ui.ts';
-import { createSelectionEngine, notifyCatalogChanged, type SelectionEngine } from './selection/index.ts';
+import type { SelectionEngine } from './selection/index.ts';
 import type { RandomSource } from './selection/random.ts';
-import { createPersistentRetrieval } from './selection/persistent-retrieval.ts';
 import { createTenantVisibility } from './composition/tenant-visibility.ts';
+import { createChangeBroadcast, pluginServiceSettings, trustSettings, recoverInstalls, wireSelectionGroup, wireSupervisor, wireVerification } from './composition/app-wiring.ts';
 import type { Embedder } from './retrieval/embedders/embedder.ts';
 import { createOfflineEmbedder } from './retrieval/embedders/offline.ts';
 import { createOpenAICompatibleEmbedder } from './retrieval/embedders/openai-compatible.ts';
 import { createTransformersEmbedder } from './retrieval/embedders/transformers.ts';
-import { createEmbeddingWorker, type EmbeddingWorker } from './retrieval/embedding-worker.ts';
-import { createJobs, type Jobs } from './jobs/index.ts';
-import { createVerificationService, type VerificationService } from './verification/service/index.ts';
-import { stageRegistry } from './verification/stages/index.ts';
-import { runPipelineIsolated } from './verification/isolated/index.ts';
-import { createLearning, withLearnedExamples, type Learning } from './selection/learning/index.ts';
+import type { EmbeddingWorker } from './retrieval/embedding-worker.ts';
+import type { Jobs } from './jobs/index.ts';
+import type { VerificationService } from './verification/service/index.ts';
+import type { Learning } from './selection/learning/index.ts';
 import { learnedExampleRoutes } from './api/routes/learned-examples.ts';
 import { createPinningService, type PinningService } from './trust/pinning/index.ts';
 import { createTrustService } from './trust/service.ts';
@@ -129,57 +125,39 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     const apiKeys = createApiKeyService({ db, cacheTtlMs: config.timing.apiKeyCacheMs, logger: logger.child({ part: 'api-keys' }) });
     closers.unshift(() => apiKeys.close());
     await apiKeys.ready();
-    // Catalog writes drop the selection caches here and, through NOTIFY, in every replica.
+    // Every committed change drops the selection caches here and, through NOTIFY, in every replica.
     let selection: SelectionEngine | undefined;
     let embeddings: EmbeddingWorker | undefined;
+    const broadcast = createChangeBroadcast(db, logger, (kind) => selection?.invalidate(kind));
     const catalog = createCatalogService({
       db,
       logger,
       onChange: (event) => {
-        selection?.invalidate(event.kind);
+        broadcast(event.kind, 'catalog');
         // New or changed tools get their vectors in the background (issue #15).
         if (event.kind === 'tools') embeddings?.schedule();
-        void notifyCatalogChanged(db, event.kind).catch((error) => logger.warn({ err: error }, 'catalog change notification failed'));
       },
     });
-    const embedder = createEmbedder(config.embedder);
-    // Learned examples: the engine tells it each committed outcome; its overlays rank per organisation.
-    const learning = createLearning({
+    const group = wireSelectionGroup({
       db,
-      embedder,
-      settings: config.learning,
-      logger: logger.child({ part: 'learning' }),
-      // A quarantined tool (issue #10) teaches nothing (a check that throws counts as quarantined).
-      isQuarantined: async (toolId) => {
-        const tool = await catalog.getTool(toolId);
-        return tool.pluginName !== null && (await pinning.quarantineOf(tool.pluginName, tool.name)) !== undefined;
+      config,
+      logger,
+      embedder: createEmbedder(config.embedder),
+      broadcast,
+      // Pinning and trust are wired below; selections and outcomes only arrive once the app is built.
+      links: {
+        isQuarantined: async (toolId) => {
+          const tool = await catalog.getTool(toolId);
+          return tool.pluginName !== null && (await pinning.quarantineOf(tool.pluginName, tool.name)) !== undefined;
+        },
+        trustFactor: (pluginId) => trust.rankingFactor(pluginId),
       },
+      random: options.selectionRandom,
     });
-    closers.unshift(() => learning.close());
-    const engine = createSelectionEngine({
-      db,
-      logger: logger.child({ part: 'selection' }),
-      retrieval: () => withLearnedExamples(createPersistentRetrieval({ db, embedder, logger }), learning),
-      outcomeObserver: learning,
-      // Trust (issue #10): `trust` is created below; selections only run once the app is built.
-      trustFactor: (pluginId) => trust.rankingFactor(pluginId),
-      ...(options.selectionRandom ? { random: options.selectionRandom } : {}),
-    });
+    const { embedder, learning, engine, embeddings: embeddingWorker } = group;
     selection = engine;
-    closers.unshift(() => engine.close());
-    const embeddingWorker = createEmbeddingWorker({
-      db,
-      embedder,
-      logger: logger.child({ part: 'embeddings' }),
-      background: config.embeddings.background,
-      sweepIntervalMs: config.embeddings.sweepIntervalMs,
-      onEmbedded: () => {
-        engine.invalidate('tools');
-        void notifyCatalogChanged(db, 'tools').catch((error) => logger.warn({ err: error }, 'embedding change notification failed'));
-      },
-    });
     embeddings = embeddingWorker;
-    closers.unshift(() => embeddingWorker.close());
+    closers.unshift(() => group.close());
     // Every upstream call becomes a row of plugin_call_events (runtime issue "Health").
     // Closers run first to last and are unshifted: the recorder's goes in before the
     // supervisor's, so on close the supervisor stops first (its last calls are queued), then
@@ -191,17 +169,8 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     const trust = createTrustService({
       db,
       logger: logger.child({ part: 'trust' }),
-      settings: {
-        runtimeThreshold: config.trust.runtimeThreshold,
-        windowMs: config.trust.windowHours * 3_600_000,
-        minCalls: config.trust.minCalls,
-        evaluateIntervalMs: config.trust.evaluateIntervalMs,
-        egressLogDays: config.trust.egressLogDays,
-      },
-      onChange: () => {
-        engine.invalidate('enablement');
-        void notifyCatalogChanged(db, 'enablement').catch((error) => logger.warn({ err: error }, 'trust change notification failed'));
-      },
+      settings: trustSettings(config),
+      onChange: () => broadcast('enablement', 'trust'),
       requestReverification: async (pluginId, reason) => {
         // `verification` is wired below; a crossing before then has nothing to queue.
         await verification?.enqueue(pluginId, reason);
@@ -209,17 +178,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     });
     closers.unshift(() => trust.close());
     trust.start();
-    const supervisor = createSupervisor({
-      logger: logger.child({ part: 'runtime' }),
-      onCall: (event) => callEvents.record(event),
-      // Idle connections answer a ping every minute; one that does not is recycled (DESIGN §3.6).
-      pingIntervalMs: config.timing.pluginPingIntervalMs,
-      sandbox: {
-        dangerouslyAllowUnsandboxed: config.dangerouslyAllowUnsandboxed,
-        stateRoot: join(config.homeDir, 'state'),
-        onEgressDecision: (decision) => trust.recordDecision(decision),
-      },
-    });
+    const supervisor = wireSupervisor({ config, logger, onCall: (event) => callEvents.record(event), onEgressDecision: (decision) => trust.recordDecision(decision) });
     closers.unshift(() => supervisor.close());
     // Tool pinning (issue #10): a quarantine may leave the catalog rows as they were, so a
     // change drops the selection's tool snapshot here and, through NOTIFY, in every replica.
@@ -227,10 +186,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       db,
       catalog,
       logger: logger.child({ part: 'pinning' }),
-      onChange: () => {
-        engine.invalidate('tools');
-        void notifyCatalogChanged(db, 'tools').catch((error) => logger.warn({ err: error }, 'pinning change notification failed'));
-      },
+      onChange: () => broadcast('tools', 'pinning'),
     });
     let verification: VerificationService | undefined;
     const secrets = createLazySecretBox(() => loadSecretKey({ configured: config.secretKey, homeDir: config.homeDir }).key);
@@ -241,62 +197,26 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       db,
       catalog,
       supervisor,
-      cacheDir: join(config.homeDir, 'plugins'),
-      stateRoot: join(config.homeDir, 'state'),
-      dangerouslyAllowUnsandboxed: config.dangerouslyAllowUnsandboxed,
-      commandEnv: config.commandEnv,
-      discoveryTimeoutMs: config.timing.discoveryTimeoutMs,
-      gitTimeoutMs: config.timing.gitTimeoutMs,
-      npmTimeoutMs: config.timing.npmTimeoutMs,
-      buildTimeoutMs: config.timing.buildTimeoutMs,
+      ...pluginServiceSettings(config),
       secrets,
       pinning,
       launchTrust: (pluginId) => trust.launchTrust(pluginId),
       logger: logger.child({ part: 'plugins' }),
       onChange: (event) => {
-        engine.invalidate('enablement');
-        void notifyCatalogChanged(db, 'enablement').catch((error) => logger.warn({ err: error }, 'enablement notification failed'));
+        broadcast('enablement', 'plugins');
         // Every install, update and sync is verified in the background (issue #10).
         if (event.kind === 'installation' && event.pluginId !== undefined && config.verification.onInstall === 'background') {
           void verification?.enqueueAfterInstall(event.pluginId).catch((error) => logger.warn({ err: error }, 'queueing a verification failed'));
         }
       },
     });
-    const jobs = createJobs({ db, logger, pollMs: config.verification.jobsPollMs });
+    const wired = wireVerification({ db, config, logger, plugins, secrets, pinning, broadcast });
+    const { jobs } = wired;
+    verification = wired.verification;
     closers.unshift(() => jobs.close());
-    // A verdict writes the plugin's verified trust level, which decides its isolation: cached launch specs drop here and in every replica.
-    verification = createVerificationService({
-      db,
-      plugins,
-      secrets,
-      jobs,
-      stages: stageRegistry,
-      // In a child process: parsing and watching a plugin must not stall the gateway's event loop.
-      runPipeline: runPipelineIsolated,
-      settings: { registryUrl: config.verification.registryUrl, licenseAllowList: config.verification.licenseAllowList, stageTimeoutMs: config.verification.stageTimeoutMs },
-      logger,
-      onVerified: (pluginId, report) => {
-        engine.invalidate('enablement');
-        void notifyCatalogChanged(db, 'enablement').catch((error) => logger.warn({ err: error }, 'verification notification failed'));
-        // Tool pinning (issue #10): a passed verification re-pins the tool definitions it verified.
-        if (report.recommendation.approved) {
-          void pinning.pinVerified(pluginId, report.subject.toolHashes).catch((error) => logger.warn({ err: error, pluginId }, 're-pinning after verification failed'));
-        }
-      },
-    });
 
     // Installs a crash interrupted are rolled back before anything is served (issue #18 finding 8).
-    await recoverInterruptedInstalls({
-      db,
-      cacheDir: join(config.homeDir, 'plugins'),
-      stateRoot: join(config.homeDir, 'state'),
-      logger: logger.child({ part: 'plugins' }),
-    }).then(
-      (recovered) => {
-        if (recovered.plugins.length > 0) engine.invalidate('tools');
-      },
-      (error: unknown) => logger.warn({ err: error }, 'install crash recovery failed'),
-    );
+    await recoverInstalls({ db, config, logger, onRecovered: () => engine.invalidate('tools') });
     const pluginHealth = createPluginHealth({ db, plugins, supervisor, beforeRead: () => callEvents.flush() });
     const tenancy = createTenantVisibility(engine, { db });
     let closed = false;

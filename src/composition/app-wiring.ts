@@ -1,0 +1,221 @@
+/**
+ * @module composition/app-wiring
+ * The configuration-to-options mappings of `createApp` (src/app.ts), one per service that takes
+ * more than its database and logger, and the one way a committed change reaches every cache:
+ * `createChangeBroadcast` drops this process's selection caches and NOTIFYs the other replicas.
+ * Kept apart so that `createApp` reads as the order in which parts are wired, not as option lists.
+ */
+import { join } from 'node:path';
+import type { QuiverConfig } from '../config.ts';
+import type { Logger } from '../core/logger.ts';
+import type { Database } from '../store/database.ts';
+import { createSelectionEngine, notifyCatalogChanged, type SelectionEngine } from '../selection/index.ts';
+import type { RandomSource } from '../selection/random.ts';
+import { createPersistentRetrieval } from '../selection/persistent-retrieval.ts';
+import { createLearning, withLearnedExamples, type Learning } from '../selection/learning/index.ts';
+import type { Embedder } from '../retrieval/embedders/embedder.ts';
+import { createEmbeddingWorker, type EmbeddingWorker } from '../retrieval/embedding-worker.ts';
+import type { CacheKind } from '../selection/invalidation.ts';
+import type { PluginServiceOptions } from '../plugins/service/types.ts';
+import type { TrustServiceOptions } from '../trust/types.ts';
+import type { VerificationSettings } from '../verification/types.ts';
+import type { PluginService } from '../plugins/service.ts';
+import type { SecretBox } from '../plugins/secret-box.ts';
+import { recoverInterruptedInstalls } from '../plugins/recovery.ts';
+import { createSupervisor, type SandboxOptions, type Supervisor } from '../runtime/index.ts';
+import type { CallEvent } from '../runtime/types.ts';
+import type { PinningService } from '../trust/pinning/index.ts';
+import { createJobs, type Jobs } from '../jobs/index.ts';
+import { createVerificationService, type VerificationService } from '../verification/service/index.ts';
+import { stageRegistry } from '../verification/stages/index.ts';
+import { runPipelineIsolated } from '../verification/isolated/index.ts';
+
+/** Tells this process and, through NOTIFY, every replica that `kind` changed; `source` names the writer in logs. */
+export type ChangeBroadcast = (kind: CacheKind, source: string) => void;
+
+/**
+ * The broadcast of a change: `invalidateHere` drops this process's caches at once (the engine may
+ * not exist yet while the app is being wired: then there is nothing to drop), NOTIFY reaches the
+ * others. A failed NOTIFY is logged, never thrown at the writer whose write has committed.
+ */
+export function createChangeBroadcast(db: Database, logger: Logger, invalidateHere: (kind: CacheKind) => void): ChangeBroadcast {
+  return (kind, source) => {
+    invalidateHere(kind);
+    void notifyCatalogChanged(db, kind).catch((error: unknown) => logger.warn({ err: error, source }, `${source} change notification failed`));
+  };
+}
+
+/** The plugins service's settings from the configuration (folders under the home, time limits, command environment). */
+export function pluginServiceSettings(config: QuiverConfig): Pick<
+  PluginServiceOptions,
+  'cacheDir' | 'dangerouslyAllowUnsandboxed' | 'commandEnv' | 'discoveryTimeoutMs' | 'gitTimeoutMs' | 'npmTimeoutMs' | 'buildTimeoutMs'
+> & { stateRoot: string } {
+  return {
+    cacheDir: join(config.homeDir, 'plugins'),
+    stateRoot: join(config.homeDir, 'state'),
+    dangerouslyAllowUnsandboxed: config.dangerouslyAllowUnsandboxed,
+    commandEnv: config.commandEnv,
+    discoveryTimeoutMs: config.timing.discoveryTimeoutMs,
+    gitTimeoutMs: config.timing.gitTimeoutMs,
+    npmTimeoutMs: config.timing.npmTimeoutMs,
+    buildTimeoutMs: config.timing.buildTimeoutMs,
+  };
+}
+
+/** Dynamic trust settings (issue #10) from `QUIVER_TRUST_*`. */
+export function trustSettings(config: QuiverConfig): NonNullable<TrustServiceOptions['settings']> {
+  return {
+    runtimeThreshold: config.trust.runtimeThreshold,
+    windowMs: config.trust.windowHours * 3_600_000,
+    minCalls: config.trust.minCalls,
+    evaluateIntervalMs: config.trust.evaluateIntervalMs,
+    egressLogDays: config.trust.egressLogDays,
+  };
+}
+
+/** What the verification stages read (issue #10) from `QUIVER_VERIFY_*`. */
+export function verificationSettings(config: QuiverConfig): VerificationSettings {
+  return {
+    registryUrl: config.verification.registryUrl,
+    licenseAllowList: config.verification.licenseAllowList,
+    stageTimeoutMs: config.verification.stageTimeoutMs,
+  };
+}
+
+/** What the selection group needs from parts wired after it (called only once the app is built). */
+export interface SelectionGroupLinks {
+  /** Tool pinning (issue #10): is this catalog tool quarantined? */
+  isQuarantined(toolId: string): Promise<boolean>;
+  /** Trust (issue #10): the ranking factor (≤ 1) of a plugin's tools. */
+  trustFactor(pluginId: string): number;
+}
+
+/** The parts that rank tools: the embedder, learned examples, the engine and the background embedding worker. */
+export interface SelectionGroup {
+  embedder: Embedder;
+  learning: Learning;
+  engine: SelectionEngine;
+  embeddings: EmbeddingWorker;
+  /** Closes them in reverse order of creation. */
+  close(): Promise<void>;
+}
+
+/**
+ * Wires the selection group. Learned examples hear every committed outcome from the engine and
+ * rank per organisation over the shared index (issue #13); embeddings are kept current in the
+ * background (issue #15) and each batch drops the tool caches everywhere.
+ */
+export function wireSelectionGroup(input: {
+  db: Database;
+  config: QuiverConfig;
+  logger: Logger;
+  embedder: Embedder;
+  broadcast: ChangeBroadcast;
+  links: SelectionGroupLinks;
+  random?: RandomSource | undefined;
+}): SelectionGroup {
+  const { db, config, logger, embedder, broadcast, links } = input;
+  // A quarantined tool teaches nothing; a check that throws counts as quarantined (fail closed).
+  const learning = createLearning({ db, embedder, settings: config.learning, logger: logger.child({ part: 'learning' }), isQuarantined: links.isQuarantined });
+  const engine = createSelectionEngine({
+    db,
+    logger: logger.child({ part: 'selection' }),
+    retrieval: () => withLearnedExamples(createPersistentRetrieval({ db, embedder, logger }), learning),
+    outcomeObserver: learning,
+    trustFactor: links.trustFactor,
+    ...(input.random ? { random: input.random } : {}),
+  });
+  const embeddings = createEmbeddingWorker({
+    db,
+    embedder,
+    logger: logger.child({ part: 'embeddings' }),
+    background: config.embeddings.background,
+    sweepIntervalMs: config.embeddings.sweepIntervalMs,
+    onEmbedded: () => broadcast('tools', 'embedding'),
+  });
+  return {
+    embedder,
+    learning,
+    engine,
+    embeddings,
+    async close() {
+      await embeddings.close();
+      await engine.close();
+      await learning.close();
+    },
+  };
+}
+
+/**
+ * The verification service (issue #10) on its job queue. The pipeline runs in a child process:
+ * parsing and watching a plugin must not stall the gateway's event loop. A verdict writes the
+ * plugin's verified trust level, which decides its isolation, so cached launch specs drop here and
+ * in every replica; a passed verification re-pins the tool definitions it verified.
+ */
+export function wireVerification(input: {
+  db: Database;
+  config: QuiverConfig;
+  logger: Logger;
+  plugins: PluginService;
+  secrets: SecretBox;
+  pinning: Pick<PinningService, 'pinVerified'>;
+  broadcast: ChangeBroadcast;
+}): { jobs: Jobs; verification: VerificationService } {
+  const { db, config, logger, pinning } = input;
+  const jobs = createJobs({ db, logger, pollMs: config.verification.jobsPollMs });
+  const verification = createVerificationService({
+    db,
+    plugins: input.plugins,
+    secrets: input.secrets,
+    jobs,
+    stages: stageRegistry,
+    runPipeline: runPipelineIsolated,
+    settings: verificationSettings(config),
+    logger,
+    onVerified: (pluginId, report) => {
+      input.broadcast('enablement', 'verification');
+      if (report.recommendation.approved) {
+        void pinning.pinVerified(pluginId, report.subject.toolHashes).catch((error: unknown) => logger.warn({ err: error, pluginId }, 're-pinning after verification failed'));
+      }
+    },
+  });
+  return { jobs, verification };
+}
+
+/**
+ * Rolls back installs a crash interrupted before anything is served (issue #18 finding 8).
+ * A failure is logged, not thrown: the plugins already installed must still be served.
+ */
+export async function recoverInstalls(input: { db: Database; config: QuiverConfig; logger: Logger; onRecovered(): void }): Promise<void> {
+  const { cacheDir, stateRoot } = pluginServiceSettings(input.config);
+  await recoverInterruptedInstalls({ db: input.db, cacheDir, stateRoot, logger: input.logger.child({ part: 'plugins' }) }).then(
+    (recovered) => {
+      if (recovered.plugins.length > 0) input.onRecovered();
+    },
+    (error: unknown) => input.logger.warn({ err: error }, 'install crash recovery failed'),
+  );
+}
+
+/**
+ * The plugin supervisor: every upstream call is recorded (`onCall`), idle connections answer a
+ * ping every minute or are recycled (DESIGN §3.6), and every egress decision of a sandboxed
+ * plugin reaches the trust service's log (issue #10).
+ */
+export function wireSupervisor(input: {
+  config: QuiverConfig;
+  logger: Logger;
+  onCall: (event: CallEvent) => void;
+  onEgressDecision: NonNullable<SandboxOptions['onEgressDecision']>;
+}): Supervisor {
+  const { config } = input;
+  return createSupervisor({
+    logger: input.logger.child({ part: 'runtime' }),
+    onCall: input.onCall,
+    pingIntervalMs: config.timing.pluginPingIntervalMs,
+    sandbox: {
+      dangerouslyAllowUnsandboxed: config.dangerouslyAllowUnsandboxed,
+      stateRoot: pluginServiceSettings(config).stateRoot,
+      onEgressDecision: input.onEgressDecision,
+    },
+  });
+}
