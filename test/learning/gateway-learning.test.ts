@@ -138,7 +138,10 @@ describeEachBackend('learned examples through the MCP gateway (issue #13)', (bac
     const deleted = await fetch(`${path}?org=org-a`, { method: 'DELETE', headers: { authorization: `Bearer ${admin}` } });
     assert.equal(deleted.status, 200);
     assert.deepEqual(await deleted.json(), { deleted: 3 });
-    assert.deepEqual(await scores('org-a'), originalA);
-    assert.equal(await firstOfFive(orgA), 0);
+    assert.deepEqual(await scores('org-a'), originalA, "org a's retrieval scores are back to the original");
+    // The ranking is no longer the learned one: the tool is first in a minority of sessions at most.
+    // Not "never": deleting examples keeps the bandit's posterior of org a, which the successful
+    // calls above raised for this tool (outcomes are not examples), and its draws are random.
+    assert.ok((await firstOfFive(orgA)) <= 2, 'rank 1 for org a only by the bandit\'s chance');
   });
 });
