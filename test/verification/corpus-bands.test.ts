@@ -89,22 +89,24 @@ interface Case {
   band: TrustLevel;
   /** The issue codes that must be in the report, each with the stage that raises it. */
   reasons: Array<[Stage, string]>;
-  /** Poisoning: the security scan's cap decides the band. Otherwise no cap, the score does. */
-  capped?: boolean;
+  /** The one stage cap that decides the band (stage, level, reason); without it no cap, the score does. */
+  cap?: [Stage, TrustLevel, RegExp];
   /** Why the rules put it in that band (seed 000 §4.1 bands: ≥95 OFFICIAL, 80–94 VERIFIED_PUBLISHER, 60–79 ENTERPRISE, 40–59 COMMUNITY). */
   why: string;
 }
 
 // The score is 0.20·static + 0.15·schema + 0.25·sandbox + 0.25·security + 0.15·compatibility
 // (verdict.ts); the source stage is not weighted. A corpus plugin with a single flaw loses only
-// that stage's deduction times its weight, so only a cap can take it below VERIFIED_PUBLISHER.
+// that stage's deduction times its weight, so only a cap can take it below VERIFIED_PUBLISHER:
+// poisoning (UNVERIFIED), and, because the levels above COMMUNITY run outside the sandbox,
+// undeclared network use and a critical known vulnerability (COMMUNITY).
 const poisonings = (['important-tag-ssh', 'read-ssh-key', 'exfil-url', 'tag-characters'] as const).map((id): Case => {
   const entry = POISONED_TOOLS.find((candidate) => candidate.id === id)!;
   return {
     plugin: { name: `poisoned-${id}`, tools: [echo, poisoned(id)] },
     band: 'UNVERIFIED',
     reasons: [['securityScan', `poisoning-${entry.expected}`]],
-    capped: true,
+    cap: ['securityScan', 'UNVERIFIED', /tool poisoning/],
     why: `a poisoned description (${entry.expected}) caps the verdict at UNVERIFIED whatever the score (~80–90 here)`,
   };
 });
@@ -122,7 +124,7 @@ const cases: Case[] = [
     otherToolNames: ['send_email'],
     band: 'UNVERIFIED',
     reasons: [['securityScan', 'poisoning-shadowing']],
-    capped: true,
+    cap: ['securityScan', 'UNVERIFIED', /tool poisoning/],
     why: "changing how another installed plugin's tool runs is poisoning: capped at UNVERIFIED (score 90)",
   },
   {
@@ -139,9 +141,10 @@ const cases: Case[] = [
   },
   {
     plugin: { name: 'vulnerable', tools: [echo], dependencies: [{ name: 'minimist', version: '0.0.8' }] },
-    band: 'VERIFIED_PUBLISHER',
+    band: 'COMMUNITY',
     reasons: [['securityScan', 'vulnerable-dependency']],
-    why: 'one critical advisory (from the local registry): security 75, so 100 − 0.25 × 25 = 94',
+    cap: ['securityScan', 'COMMUNITY', /critical known vulnerabilit/],
+    why: 'one critical advisory (from the local registry): security 75, so 94 by score, but a critical known vulnerability caps at COMMUNITY',
   },
   {
     plugin: { name: 'copyleft', license: 'GPL-3.0-only', tools: [echo] },
@@ -152,9 +155,10 @@ const cases: Case[] = [
   {
     plugin: { name: 'phone-home', tools: [{ name: 'get_status', description: 'Service status.', inputSchema: none, annotations: readOnly }] },
     behaviours: { get_status: 'phone-home' },
-    band: 'VERIFIED_PUBLISHER',
+    band: 'COMMUNITY',
     reasons: [['sandboxExecution', 'sandbox_network_attempt'], ['staticAnalysis', 'network']],
-    why: 'undeclared network: sandbox 70 (attempts seen in its network namespace) and static 94 (network code), so 100 − 7.5 − 1.2 = 91',
+    cap: ['sandboxExecution', 'COMMUNITY', /network without declaring/],
+    why: 'undeclared network: sandbox 70 and static 94 give 91 by score, but trying the network undeclared caps at COMMUNITY (stays sandboxed)',
   },
   {
     plugin: { name: 'crashy', tools: ['a', 'b', 'c', 'd'].map((letter) => ({ name: `get_${letter}`, description: `Reads ${letter}.`, inputSchema: none, annotations: readOnly })) },
@@ -204,10 +208,11 @@ describe('the corpus lands in its trust bands through every stage', { skip }, ()
         assert.ok(pipeline.stages[stage].issues.some((issue) => issue.code === code), `${stage} reports ${code}: ${summary}`);
         assert.ok(pipeline.stages[stage].score < 100, `${code} is deducted in ${stage}: ${summary}`);
       }
-      if (entry.capped) {
-        assert.deepEqual(verdict.caps.map((cap) => [cap.stage, cap.level]), [['securityScan', 'UNVERIFIED']], summary);
-        assert.match(verdict.caps[0]!.reason, /tool poisoning/);
-        assert.notEqual(verdict.scoreLevel, 'UNVERIFIED', 'the cap, not the score, decides');
+      if (entry.cap) {
+        const [stage, level, reason] = entry.cap;
+        assert.deepEqual(verdict.caps.map((cap) => [cap.stage, cap.level]), [[stage, level]], summary);
+        assert.match(verdict.caps[0]!.reason, reason);
+        assert.notEqual(verdict.scoreLevel, level, 'the cap, not the score, decides');
       } else {
         assert.deepEqual(verdict.caps, [], summary);
         assert.equal(verdict.scoreLevel, entry.band);

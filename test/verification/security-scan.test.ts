@@ -74,7 +74,8 @@ describe('security scan stage', () => {
     assert.deepEqual(result.issues.map((issue) => [issue.code, issue.severity, issue.location]), [['vulnerable-dependency', 'critical', 'minimist@0.0.8']]);
     assert.match(result.issues[0]!.message, /critical advisory 1179: Prototype Pollution in minimist \(affects <0\.2\.4\)/);
     assert.equal(result.score, 75);
-    assert.equal(result.cap, undefined);
+    // A critical known vulnerability keeps the plugin sandboxed with an allow-list at most.
+    assert.deepEqual(result.cap, { level: 'COMMUNITY', reason: '1 critical known vulnerability in the dependencies' });
   });
 
   it('a disallowed licence: high for the plugin, medium for a dependency; OR-expressions with an allowed licence pass', async () => {

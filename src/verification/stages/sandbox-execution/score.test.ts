@@ -59,7 +59,11 @@ describe('sandbox-execution score', () => {
     assert.equal(declared.score, 100);
     assert.deepEqual(declared.issues.map((issue) => [issue.code, issue.severity]), [['sandbox_network_attempt', 'info']]);
     assert.match(declared.issues[0]!.message, /\(declared\).*api\.example\.com/);
-    assert.equal(scoreSandboxExecution(probe).score, 70);
+    assert.equal(declared.cap, undefined, 'a declared need is not capped: an admin grants its egress');
+    const undeclared = scoreSandboxExecution(probe);
+    assert.equal(undeclared.score, 70);
+    // Undeclared network use keeps the plugin sandboxed whatever its score.
+    assert.deepEqual(undeclared.cap, { level: 'COMMUNITY', reason: 'the plugin tried to reach the network without declaring it' });
   });
 
   it('gives 0 to a remote plugin, whose behaviour it cannot observe', () => {

@@ -146,5 +146,9 @@ export function scoreSandboxExecution(probe: ProbeResult, options: { networkDecl
   }
   const findings = [...behaviourFindings(probe), ...isolationFindings(probe, options.networkDeclared === true)];
   const score = clampScore(100 - findings.reduce((sum, finding) => sum + finding.deduct, 0));
-  return { score, issues: [...findings.map((finding) => finding.issue), ...notMeasured(probe)], metrics: sandboxMetrics(probe) };
+  // A plugin that tried the network without declaring it stays sandboxed with an allow-list
+  // (COMMUNITY) whatever its score: the levels above run outside the sandbox (fail closed).
+  const undeclaredNetwork = findings.some((finding) => finding.issue.code === 'sandbox_network_attempt' && finding.issue.severity !== 'info');
+  const cap = undeclaredNetwork ? { cap: { level: 'COMMUNITY' as const, reason: 'the plugin tried to reach the network without declaring it' } } : {};
+  return { score, issues: [...findings.map((finding) => finding.issue), ...notMeasured(probe)], ...cap, metrics: sandboxMetrics(probe) };
 }

@@ -116,8 +116,15 @@ function score(issues: readonly ScoredIssue[]): number {
   return Math.max(0, 100 - total);
 }
 
-function capOf(poisoned: number, unavailable: string | undefined): { level: TrustLevel; reason: string } | undefined {
+/**
+ * The highest level the verdict may give. Poisoning keeps a plugin in the strictest sandbox. A
+ * critical known vulnerability, or vulnerabilities that could not be checked, keep it sandboxed
+ * with an allow-list (COMMUNITY): levels above run outside the sandbox, which a score alone must
+ * not earn while such a hole is open or unknown (fail closed).
+ */
+function capOf(poisoned: number, criticalAdvisories: number, unavailable: string | undefined): { level: TrustLevel; reason: string } | undefined {
   if (poisoned > 0) return { level: 'UNVERIFIED', reason: `tool poisoning in ${poisoned} place${poisoned === 1 ? '' : 's'}` };
+  if (criticalAdvisories > 0) return { level: 'COMMUNITY', reason: `${criticalAdvisories} critical known vulnerabilit${criticalAdvisories === 1 ? 'y' : 'ies'} in the dependencies` };
   if (unavailable !== undefined) return { level: 'COMMUNITY', reason: `known vulnerabilities not checked: ${unavailable}` };
   return undefined;
 }
@@ -140,7 +147,8 @@ export const securityScanStage: Stage = async (context): Promise<StageResult> =>
     issues.push(...advisories.issues, ...secrets.issues, ...licenceIssues(context, tree.packages));
     Object.assign(metrics, { packages: tree.packages.length, advisoriesQueried: advisories.queried, advisoriesAvailable: unavailable === undefined, filesScannedForSecrets: secrets.files });
   }
-  const cap = capOf(poisoning.length, unavailable);
+  const criticalAdvisories = issues.filter((issue) => issue.code === 'vulnerable-dependency' && issue.severity === 'critical').length;
+  const cap = capOf(poisoning.length, criticalAdvisories, unavailable);
   return {
     score: score(issues),
     issues: issues.map(({ points: _points, group: _group, ...issue }) => issue),
