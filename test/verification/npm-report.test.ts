@@ -70,4 +70,26 @@ describeEachBackend('verification of a real npm server', (backend) => {
     assert.equal(plugin.trustScore, report.overallScore);
     console.log(`server-memory ${version}: score ${report.overallScore} (${report.grade}), ${report.recommendation.trustLevel}, ${report.durations.totalMs} ms`);
   });
+
+  // Issue #10: "real npm servers (everything, filesystem, memory, postgres) get reports with sensible
+  // scores". everything's stages are in real-server-stages.test.ts and probe-stages.test.ts.
+  for (const server of [
+    { name: 'files', spec: 'npm:@modelcontextprotocol/server-filesystem', args: ['/usr/share'], minTools: 8 },
+    // No egress at verification: its database stays out of reach, its tool list must still be judged.
+    { name: 'pg', spec: 'npm:@modelcontextprotocol/server-postgres', args: ['postgres://postgres@127.0.0.1:5432/quiver_test'], minTools: 1 },
+  ]) {
+    it(`${server.spec.slice(4)}: every stage completes, a sensible score, no poisoning, a signed report`, { timeout: TIMEOUT }, async () => {
+      await harness.plugins.add(server.spec, { name: server.name, args: server.args });
+      const report = await verification.verify(server.name);
+      const summary = JSON.stringify(Object.fromEntries(Object.entries(report.stages).map(([stage, outcome]) => [stage, [outcome.status, outcome.score, outcome.issues.map((issue) => issue.code)]])));
+      for (const [stage, outcome] of Object.entries(report.stages)) assert.equal(outcome.status, 'passed', `${stage}: ${summary}`);
+      assert.ok((report.stages.schemaValidation.metrics as { tools: number }).tools >= server.minTools, summary);
+      assert.ok(!report.stages.securityScan.issues.some((issue) => issue.code.startsWith('poisoning')), summary);
+      assert.ok(report.overallScore >= 70, `score ${report.overallScore}: ${summary}`);
+      // Approved (above UNVERIFIED); this machine's registry refuses the advisory endpoint, which caps at COMMUNITY.
+      assert.equal(report.recommendation.approved, true, summary);
+      assert.equal(checkReportSignature(report, (await verification.publicKey()).publicKeyPem).valid, true);
+      console.log(`${server.spec.slice(4)}: score ${report.overallScore} (${report.grade}), ${report.recommendation.trustLevel}, ${report.durations.totalMs} ms; ${summary}`);
+    });
+  }
 });
