@@ -8,12 +8,10 @@
  */
 import { QuiverError, ErrorCodes, notFound } from '../core/errors.ts';
 import { silentLogger } from '../core/logger.ts';
-import { isolationPolicyFor } from '../runtime/isolation-policy.ts';
-import { trustLevelSchema, type TrustLevel } from '../runtime/types.ts';
+import { trustLevelSchema } from '../runtime/types.ts';
 import { isUuid } from '../store/repositories/mapping.ts';
 import { findPluginRecordById, findPluginRecordByName, listPluginRecords, type PluginRecord } from '../store/repositories/plugins.ts';
 import {
-  currentTrustGrants,
   deleteEgressDecisionsBefore,
   deleteEgressRule,
   insertEgressRule,
@@ -21,21 +19,12 @@ import {
   insertUserReport,
   listEgressDecisions,
   listEgressRules,
-  listRuntimeTrust,
-  listTrustGrants,
 } from '../store/repositories/trust.ts';
 import { createDecisionLog } from './decision-log.ts';
-import { effectiveTrust, trustRankingFactor, type TrustInputs } from './effective.ts';
+import { createTrustReads } from './trust-reads.ts';
 import { parseEgressTarget } from './egress-target.ts';
 import { evaluateRuntimeTrust } from './runtime-trust.ts';
-import { defaultTrustSettings, type LaunchTrust, type TrustService, type TrustServiceOptions, type TrustView } from './types.ts';
-
-const rankingSteps = { step: 0.15, runtimePenalty: 0.3 };
-
-function verifiedLevelOf(record: PluginRecord): TrustLevel | null {
-  const parsed = trustLevelSchema.safeParse(record.trustLevel);
-  return parsed.success ? parsed.data : null;
-}
+import { defaultTrustSettings, type TrustService, type TrustServiceOptions } from './types.ts';
 
 function checkReason(reason: string): string {
   const trimmed = reason.trim();
@@ -51,7 +40,6 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
   const settings = { ...defaultTrustSettings, ...options.settings };
   const defaultLevel = options.defaultLevel ?? 'UNVERIFIED';
   const decisions = createDecisionLog({ db, logger, now });
-  let factors = new Map<string, number>();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> = Promise.resolve();
 
@@ -71,64 +59,13 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
     }
   };
   const runtimeDeps = { db, logger, now, settings, changed, requestReverification };
-  const rankingSettings = { fullFrom: settings.rankingFullFrom, ...rankingSteps };
+  const reads = createTrustReads({ db, settings, defaultLevel });
+  const { launchTrustOf, view, refreshFactors } = reads;
 
   async function requirePlugin(reference: string): Promise<PluginRecord> {
     const record = isUuid(reference) ? await findPluginRecordById(db, reference) : await findPluginRecordByName(db, reference);
     if (record === undefined || record.status === 'removed') throw notFound('plugin', reference);
     return record;
-  }
-
-  async function inputsOf(record: PluginRecord): Promise<TrustInputs> {
-    const [grants, runtime] = await Promise.all([currentTrustGrants(db, [record.id]), listRuntimeTrust(db, [record.id])]);
-    const grant = grants.get(record.id);
-    return {
-      verifiedLevel: verifiedLevelOf(record),
-      defaultLevel,
-      grant: grant && grant.kind !== 'clear' ? { kind: grant.kind, level: grant.level as TrustLevel } : undefined,
-      runtime: runtime.get(record.id),
-    };
-  }
-
-  async function refreshFactors(): Promise<void> {
-    const [records, grants, runtime] = await Promise.all([listPluginRecords(db, { includeRemoved: false }), currentTrustGrants(db), listRuntimeTrust(db)]);
-    const next = new Map<string, number>();
-    for (const record of records) {
-      const grant = grants.get(record.id);
-      const run = runtime.get(record.id);
-      const inputs = { verifiedLevel: verifiedLevelOf(record), defaultLevel, grant: grant ? { kind: grant.kind as 'grant' | 'cap', level: grant.level as TrustLevel } : undefined, runtime: run };
-      next.set(record.id, trustRankingFactor(inputs, rankingSettings));
-    }
-    factors = next;
-  }
-
-  async function launchTrustOf(record: PluginRecord): Promise<LaunchTrust & { rules: number }> {
-    const level = effectiveTrust(await inputsOf(record)).level;
-    const rules = (await listEgressRules(db, record.id)).map((rule) => ({ host: rule.host, port: rule.port }));
-    // UNVERIFIED has no network at all (DESIGN §3.6), rules or not.
-    if (level === 'UNVERIFIED') return { trustLevel: level, egress: undefined, rules: rules.length };
-    const policy = isolationPolicyFor(level, {}, { egressRules: rules.length > 0 });
-    return { trustLevel: level, egress: policy.sandbox ? rules : undefined, rules: rules.length };
-  }
-
-  async function view(record: PluginRecord): Promise<TrustView> {
-    const inputs = await inputsOf(record);
-    const effective = effectiveTrust(inputs);
-    const launch = await launchTrustOf(record);
-    const policy = isolationPolicyFor(effective.level, {}, { egressRules: launch.rules > 0 });
-    const [grants, runtime] = await Promise.all([listTrustGrants(db, record.id), listRuntimeTrust(db, [record.id])]);
-    const current = grants[0] && grants[0].kind !== 'clear' ? grants[0] : null;
-    return {
-      plugin: { id: record.id, name: record.name },
-      verified: { score: record.trustScore, level: verifiedLevelOf(record) },
-      grant: current,
-      runtime: runtime.get(record.id) ?? null,
-      effective,
-      isolation: { sandbox: policy.sandbox, network: policy.network },
-      egressRules: launch.rules,
-      rankingFactor: trustRankingFactor(inputs, rankingSettings),
-      history: grants,
-    };
   }
 
   async function evaluateAll(): Promise<void> {
@@ -210,10 +147,7 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
       return evaluateRuntimeTrust(runtimeDeps, [(await requirePlugin(reference)).id]);
     },
 
-    rankingFactor(pluginId) {
-      // A plugin not seen by the last refresh is unknown, not known to be bad.
-      return factors.get(pluginId) ?? 1;
-    },
+    rankingFactor: reads.rankingFactor,
 
     start() {
       // Tracked so that close() waits for it before the database goes.
