@@ -4,6 +4,7 @@
  * `src/cli/commands/`; `runCli` parses arguments with `node:util` parseArgs and maps errors
  * to the documented exit codes (see `EXIT_CODES`).
  */
+import { userInfo } from 'node:os';
 import type { ParseArgsConfig } from 'node:util';
 import type { App } from '../app.ts';
 import type { ConfigOverrides, QuiverConfig } from '../config.ts';
@@ -133,4 +134,20 @@ export function formatTable(headers: string[], rows: Array<Array<string | number
   const cells = [headers, ...rows.map((row) => row.map((cell) => (cell === null || cell === undefined ? '' : String(cell))))];
   const widths = headers.map((_, column) => Math.max(...cells.map((row) => (row[column] ?? '').length)));
   return cells.map((row) => row.map((cell, column) => (cell ?? '').padEnd(widths[column] ?? 0)).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+/** A string option's value; undefined when it was not given (or given as a flag). */
+export function stringOption(context: Pick<CliContext, 'args'>, name: string): string | undefined {
+  const value = context.args.values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Who acts from the command line, as recorded with trust and approvals: `cli:<by>`, else `cli:<operating-system user>`. */
+export function cliActor(by?: string): string {
+  if (by !== undefined && by.trim() !== '') return `cli:${by.trim()}`;
+  try {
+    return `cli:${userInfo().username}`;
+  } catch {
+    return 'cli';
+  }
 }

@@ -13,7 +13,7 @@ import { availableParallelism } from 'node:os';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { QUIVER_BIN, createMcpKey, percentileMs, processCpuSeconds, processRunQueueWaitSeconds, round3, withBenchHome, type BenchPlugin } from './bench-home.ts';
+import { QUIVER_BIN, createMcpKey, percentileMs, processCpuSeconds, processRunQueueWaitSeconds, withBenchHome, type BenchPlugin } from './bench-home.ts';
 import { BENCH_QUERIES, NPM_BENCH_PLUGINS } from './gateway-search.ts';
 
 /** Options of `benchGatewayLoad`. */

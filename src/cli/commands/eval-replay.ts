@@ -12,7 +12,7 @@ import { loadEvalData } from '../../retrieval/eval/load.ts';
 import { createSeededRandom } from '../../selection/random.ts';
 import { loadReplayCatalog, runReplay, type ReplayReport } from '../../selection/replay/replay.ts';
 import type { ReplayWindow } from '../../selection/replay/windows.ts';
-import type { CliContext } from '../command.ts';
+import { stringOption, type CliContext } from '../command.ts';
 
 /** The replay options, in node:util parseArgs form. */
 export const replayOptions = {
@@ -57,10 +57,7 @@ export function replayTable(report: ReplayReport): string {
 
 /** Runs `quiver eval --replay` from the parsed options of `quiver eval`. */
 export async function executeReplay(context: CliContext): Promise<number> {
-  const value = (name: string): string | undefined => {
-    const v = context.args.values[name];
-    return typeof v === 'string' ? v : undefined;
-  };
+  const value = (name: string): string | undefined => stringOption(context, name);
   const tools = value('tools');
   const queries = value('queries');
   if (!tools || !queries) throw invalidInput('--tools and --queries are required (see quiver eval --help)');

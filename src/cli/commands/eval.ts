@@ -6,7 +6,7 @@
  * Exit 0 done, 2 bad usage or input.
  */
 import { invalidInput } from '../../core/errors.ts';
-import { describeOptions, type CommandSpec } from '../command.ts';
+import { describeOptions, stringOption, type CommandSpec } from '../command.ts';
 import { evalOptions, executeEval } from '../../retrieval/eval/cli.ts';
 import { executeReplay, replayOptions } from './eval-replay.ts';
 
@@ -39,10 +39,7 @@ export const evalCommand: CommandSpec = {
   async run(context) {
     if (context.args.positionals.length > 0) throw invalidInput(`eval takes no positional arguments, got '${context.args.positionals[0]}'`);
     if (context.args.values.replay === true) return executeReplay(context);
-    const value = (name: string): string | undefined => {
-      const v = context.args.values[name];
-      return typeof v === 'string' ? v : undefined;
-    };
+    const value = (name: string): string | undefined => stringOption(context, name);
     return executeEval(
       { tools: value('tools'), queries: value('queries'), examples: value('examples'), k: value('k'), json: context.json },
       { stdout: { write: (text: string) => context.io.stdout(text) }, stderr: { write: (text: string) => context.io.stderr(text) } },

@@ -7,7 +7,7 @@
 import { invalidInput } from '../../core/errors.ts';
 import type { ToolRecord } from '../../core/tool.ts';
 import type { App } from '../../app.ts';
-import { formatTable, printJson, type CommandOptions, type CommandSpec, type CliContext } from '../command.ts';
+import { formatTable, printJson, stringOption, type CommandOptions, type CommandSpec, type CliContext } from '../command.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -19,8 +19,7 @@ async function toolOf(app: App, reference: string | undefined): Promise<ToolReco
 }
 
 function orgOf(context: CliContext): string | undefined {
-  const org = context.args.values.org;
-  return typeof org === 'string' ? org : undefined;
+  return stringOption(context, 'org');
 }
 
 const list: CommandSpec = {

@@ -4,20 +4,9 @@
  * definition differs from the approved one (or that were never approved), each with a readable
  * diff; `quiver plugin approve NAME [TOOL…]` approves the served definitions, recorded with who.
  */
-import { userInfo } from 'node:os';
 import { invalidInput } from '../../core/errors.ts';
 import { formatDiff, type QuarantinedTool } from '../../trust/pinning/index.ts';
-import { printJson, type CommandSpec } from '../command.ts';
-
-/** Who approves from the command line: the operating-system user running the command. */
-function cliActor(by: string | undefined): string {
-  if (by !== undefined && by.trim() !== '') return `cli:${by.trim()}`;
-  try {
-    return `cli:${userInfo().username}`;
-  } catch {
-    return 'cli';
-  }
-}
+import { cliActor, printJson, type CommandSpec } from '../command.ts';
 
 /** One quarantined tool as text: name, reason, then the diff (`-` approved, `+` served). */
 function describe(tool: QuarantinedTool): string[] {

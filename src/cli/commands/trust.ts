@@ -7,33 +7,10 @@
  * report NAME --reason …` flags it (lowers runtime trust, queues re-verification). Changes
  * apply when the plugin next starts: it restarts with the new isolation on its next call.
  */
-import { userInfo } from 'node:os';
-import { QuiverError, invalidInput } from '../../core/errors.ts';
+import { invalidInput } from '../../core/errors.ts';
 import { trustLevelSchema } from '../../runtime/types.ts';
-import type { App } from '../../app.ts';
-import type { TrustService, TrustView } from '../../trust/types.ts';
-import { formatTable, printJson, type CommandSpec, type CliContext } from '../command.ts';
-
-/** The trust service of the app. */
-function trustService(app: App): TrustService {
-  const service = (app as App & { trust?: TrustService }).trust;
-  if (service === undefined) throw new QuiverError('internal', 'the trust service is not wired into the app (App.trust)');
-  return service;
-}
-
-/** Who acts from the command line: `cli:<operating-system user>`. */
-function cliActor(): string {
-  try {
-    return `cli:${userInfo().username}`;
-  } catch {
-    return 'cli';
-  }
-}
-
-function stringOption(context: CliContext, name: string): string | undefined {
-  const value = context.args.values[name];
-  return typeof value === 'string' ? value : undefined;
-}
+import type { TrustView } from '../../trust/types.ts';
+import { cliActor, formatTable, printJson, stringOption, type CommandSpec } from '../command.ts';
 
 const levelHelp = 'UNVERIFIED, COMMUNITY, ENTERPRISE, VERIFIED_PUBLISHER or OFFICIAL';
 
@@ -69,7 +46,7 @@ const trust: CommandSpec = {
     const clear = context.args.values['clear'] === true;
     const chosen = [level !== undefined, cap !== undefined, clear].filter(Boolean).length;
     if (chosen > 1) throw invalidInput('choose one of --level, --cap and --clear');
-    const service = trustService(await context.openApp());
+    const service = (await context.openApp()).trust;
     if (context.args.values['evaluate'] === true) await service.evaluate(name);
     let view: TrustView;
     if (chosen === 0) view = await service.view(name);
@@ -95,7 +72,7 @@ const allow: CommandSpec = {
   async run(context) {
     const [name, target] = context.args.positionals;
     if (!name || !target) throw invalidInput('usage: quiver plugin allow NAME HOST[:PORT] [--reason WHY]');
-    const service = trustService(await context.openApp());
+    const service = (await context.openApp()).trust;
     const reason = stringOption(context, 'reason');
     const { rule, created } = await service.allow(name, target, { actor: cliActor(), ...(reason !== undefined ? { reason } : {}) });
     const { enforced } = await service.egress(name, { limit: 1 });
@@ -115,7 +92,7 @@ const deny: CommandSpec = {
   async run(context) {
     const [name, target] = context.args.positionals;
     if (!name || !target) throw invalidInput('usage: quiver plugin deny NAME HOST[:PORT]');
-    const removed = await trustService(await context.openApp()).deny(name, target);
+    const removed = await (await context.openApp()).trust.deny(name, target);
     if (context.json) printJson(context.io, { plugin: name, target, removed });
     else context.io.stdout(removed ? `removed ${target} from ${name}'s allow-list; the plugin restarts without it on its next call\n` : `${target} was not on ${name}'s allow-list\n`);
     return 0;
@@ -133,7 +110,7 @@ const egress: CommandSpec = {
     const limitText = stringOption(context, 'limit');
     const limit = limitText === undefined ? 50 : Number(limitText);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidInput('--limit must be a whole number from 1 to 1000');
-    const result = await trustService(await context.openApp()).egress(name, { limit });
+    const result = await (await context.openApp()).trust.egress(name, { limit });
     if (context.json) {
       printJson(context.io, result);
       return 0;
@@ -157,7 +134,7 @@ const report: CommandSpec = {
     const [name] = context.args.positionals;
     const reason = stringOption(context, 'reason');
     if (!name || reason === undefined) throw invalidInput('usage: quiver plugin report NAME --reason WHY');
-    const result = await trustService(await context.openApp()).report(name, { reason, actor: cliActor() });
+    const result = await (await context.openApp()).trust.report(name, { reason, actor: cliActor() });
     if (context.json) printJson(context.io, result);
     else context.io.stdout(`reported ${name}; runtime trust now ${result.runtime.score}${result.runtime.belowThreshold ? ' (below threshold: more isolation at its next start)' : ''}; re-verification queued\n`);
     return 0;

@@ -16,7 +16,7 @@ import { isUuid } from '../../store/repositories/mapping.ts';
 import { findPluginRecordById, findPluginRecordByName, type PluginRecord } from '../../store/repositories/plugins.ts';
 import {
   deleteToolPins, findQuarantinedTool, listQuarantinedTools, listToolPins, upsertToolPins,
-  type PinSource, type QuarantinedToolRecord, type ToolPinRecord,
+  type PinSource, type QuarantinedToolRecord,
 } from '../../store/repositories/tool-pins.ts';
 import { approvedPins, catalogEntries } from './approval.ts';
 import type { ToolDefinition } from './definition.ts';
