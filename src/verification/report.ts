@@ -9,6 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { contentHash } from '../core/hash.ts';
+import { definitionHash } from '../trust/pinning/definition.ts';
 import type { TrustLevel } from '../runtime/types.ts';
 import type { PipelineResult, StageOutcome } from './pipeline.ts';
 import type { StageName, SubjectTool, VerificationSubject } from './types.ts';
@@ -57,16 +58,12 @@ export function newReportJobId(now: Date): string {
   return `ver-${now.toISOString().slice(0, 10)}-${randomBytes(6).toString('hex')}`;
 }
 
-/** The hash that pins one tool's definition (what a rug pull would change). */
+/**
+ * The hash that pins one tool's definition (what a rug pull would change): tool pinning's own,
+ * so that a passed verification approves exactly what the pin guard compares.
+ */
 export function toolDefinitionHash(tool: SubjectTool): string {
-  return contentHash({
-    name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    inputSchema: tool.inputSchema,
-    outputSchema: tool.outputSchema,
-    annotations: tool.annotations,
-  });
+  return definitionHash(tool);
 }
 
 /** The hash of everything a verification looked at, apart from the code folder's bytes (the source stage hashes those). */
