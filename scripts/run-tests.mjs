@@ -1,8 +1,8 @@
 // Runs the whole test suite: a type check, then every *.test.ts under src/ and test/ with
 // Node's own test runner (TypeScript through tsx). Arguments narrow the run to paths that
 // contain any of them, e.g. `npm test -- src/retrieval` (the type check is then skipped).
-import { readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { chmodSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 
@@ -38,6 +38,30 @@ if (files.length === 0) {
   console.error('[quiver] no test files matched');
   process.exit(1);
 }
+
+// Sandboxed test plugins run as an unprivileged user (uid 65534) and read fixtures and the
+// shared node_modules of this checkout. A checkout inside a private folder (e.g. `mktemp -d`,
+// mode 0700) blocks them. As root, the folders above the checkout that are ours and shut to
+// others get o+x (enter only, not list), said on the console; otherwise the error says what to do.
+function openPathToSandboxUser(folder) {
+  const blocked = [];
+  for (let dir = folder; ; dir = dirname(dir)) {
+    const { mode, uid } = statSync(dir);
+    if ((mode & 0o001) === 0) blocked.push({ dir, uid });
+    if (dir === dirname(dir)) break;
+  }
+  if (blocked.length === 0) return;
+  const mine = typeof process.getuid === 'function' ? process.getuid() : -1;
+  if (mine !== 0 || blocked.some((entry) => entry.uid !== mine)) {
+    console.error(`[quiver] sandboxed test plugins (uid 65534) cannot enter ${blocked.map((entry) => entry.dir).join(', ')}: run 'chmod o+x' on them, or clone elsewhere`);
+    process.exit(1);
+  }
+  for (const { dir } of blocked) {
+    chmodSync(dir, statSync(dir).mode | 0o001);
+    console.log(`[quiver] ${dir}: added o+x (enter only) so sandboxed test plugins can reach this checkout`);
+  }
+}
+openPathToSandboxUser(root.replace(/\/$/, ''));
 
 const concurrency = Math.max(2, Math.min(4, availableParallelism()));
 if (!process.env.QUIVER_TEST_DATABASE_URL) {
