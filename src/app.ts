@@ -27,7 +27,8 @@ import { uiRoutes } from './api/routes/ui.ts';
 import type { SelectionEngine } from './selection/index.ts';
 import type { RandomSource } from './selection/random.ts';
 import { createTenantVisibility } from './composition/tenant-visibility.ts';
-import { createChangeBroadcast, pluginServiceSettings, trustSettings, recoverInstalls, wireSelectionGroup, wireSupervisor, wireVerification } from './composition/app-wiring.ts';
+import type { TenantVisibility } from './api/tenancy.ts';
+import { createChangeBroadcast, pluginChangeHandler, pluginServiceSettings, registerPeriodicWork, trustSettings, recoverInstalls, wireSelectionGroup, wireSupervisor, wireVerification } from './composition/app-wiring.ts';
 import type { Embedder } from './retrieval/embedders/embedder.ts';
 import { createOfflineEmbedder } from './retrieval/embedders/offline.ts';
 import { createOpenAICompatibleEmbedder } from './retrieval/embedders/openai-compatible.ts';
@@ -37,9 +38,16 @@ import type { Jobs } from './jobs/index.ts';
 import type { VerificationService } from './verification/service/index.ts';
 import type { Learning } from './selection/learning/index.ts';
 import { learnedExampleRoutes } from './api/routes/learned-examples.ts';
+import { pidGenerationRoutes } from './api/routes/plugins/pid-generation.ts';
 import { createPinningService, type PinningService } from './trust/pinning/index.ts';
 import { createTrustService } from './trust/service.ts';
 import type { TrustService } from './trust/types.ts';
+import { createTelemetry, type Telemetry } from './telemetry/index.ts';
+import { wireRollouts } from './composition/rollout-wiring.ts';
+import { rolloutRoutes } from './api/routes/plugins/rollouts.ts';
+import type { RolloutService } from './rollouts/index.ts';
+import { wirePidGeneration } from './composition/intelligence-wiring.ts';
+import type { PidGenerationService } from './intelligence/index.ts';
 
 /** Everything a front needs, wired. */
 export interface App {
@@ -69,6 +77,12 @@ export interface App {
   jobs: Jobs;
   /** Plugin verification and signed reports (issue #10). */
   verification: VerificationService;
+  /** Metrics, traces and readiness (issue #16). */
+  telemetry: Telemetry;
+  /** Generated intelligence documents (issue #14): sources, provenance, LLM enrichment, diff. */
+  pidGeneration: PidGenerationService;
+  /** Blue-green upgrades with canary steps and automatic rollback (issue #11); servers `start()` its monitor. */
+  rollouts: RolloutService;
   /** The HTTP route modules of every part. */
   apiModules(): ApiRouteModule[];
   /** Stops timers, processes and the database. Safe to call twice. */
@@ -115,13 +129,16 @@ export interface CreateAppOptions {
 /** Opens the store and wires every part. */
 export async function createApp(config: QuiverConfig, options: CreateAppOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
-  const { db, migrations } = options.db ? { db: options.db, migrations: [] } : await openStore(config.store);
+  const { db, migrations } = options.db ? { db: options.db, migrations: [] } : await openStore(config.store, { poolSize: config.databasePoolSize });
   const closers: Array<() => Promise<void>> = [() => db.close()];
   try {
     if (config.store.kind !== 'memory') {
       // 0711: sandboxed plugins run as an unprivileged user and must traverse into their folders.
       mkdirSync(config.homeDir, { recursive: true, mode: 0o711 });
     }
+    // First in, so it closes last but the database: the final spans of everything else are flushed.
+    const telemetry = await createTelemetry({ settings: config.telemetry, db, logger: logger.child({ part: 'telemetry' }) });
+    closers.unshift(() => telemetry.close());
     const apiKeys = createApiKeyService({ db, cacheTtlMs: config.timing.apiKeyCacheMs, logger: logger.child({ part: 'api-keys' }) });
     closers.unshift(() => apiKeys.close());
     await apiKeys.ready();
@@ -154,7 +171,9 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       },
       random: options.selectionRandom,
     });
-    const { embedder, learning, engine, embeddings: embeddingWorker } = group;
+    const { embedder, learning, embeddings: embeddingWorker } = group;
+    // Selections are measured and traced (issue #16) for every front that uses the app's engine.
+    const engine = telemetry.instrumentSelection(group.engine);
     selection = engine;
     embeddings = embeddingWorker;
     closers.unshift(() => group.close());
@@ -178,8 +197,9 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     });
     closers.unshift(() => trust.close());
     trust.start();
-    const supervisor = wireSupervisor({ config, logger, onCall: (event) => callEvents.record(event), onEgressDecision: (decision) => trust.recordDecision(decision) });
+    const supervisor = wireSupervisor({ config, db, logger, onCall: (event) => (callEvents.record(event), telemetry.recordToolCall(event)), onEgressDecision: (decision) => trust.recordDecision(decision) });
     closers.unshift(() => supervisor.close());
+    telemetry.watch({ supervisor, caches: () => engine.cacheStats(), callEvents: () => callEvents.stats() });
     // Tool pinning (issue #10): a quarantine may leave the catalog rows as they were, so a
     // change drops the selection's tool snapshot here and, through NOTIFY, in every replica.
     const pinning = createPinningService({
@@ -193,6 +213,8 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     // Every committed change to installation, status, enablement, exposure, secrets or settings
     // drops the selection caches here and, through NOTIFY, in every replica and the gateway's
     // cached launch specs (the supervisor then restarts a plugin whose environment changed).
+    // Wired after the plugins service it reads; a sync or update regenerates a generated PID (issue #14).
+    let pidGeneration: PidGenerationService | undefined;
     const plugins = createPluginService({
       db,
       catalog,
@@ -202,25 +224,24 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       pinning,
       launchTrust: (pluginId) => trust.launchTrust(pluginId),
       logger: logger.child({ part: 'plugins' }),
-      onChange: (event) => {
-        broadcast('enablement', 'plugins');
-        // Every install, update and sync is verified in the background (issue #10).
-        if (event.kind === 'installation' && event.pluginId !== undefined && config.verification.onInstall === 'background') {
-          void verification?.enqueueAfterInstall(event.pluginId).catch((error) => logger.warn({ err: error }, 'queueing a verification failed'));
-        }
-      },
+      onChange: pluginChangeHandler({ config, logger, broadcast, verification: () => verification, pidGeneration: () => pidGeneration }),
     });
     const wired = wireVerification({ db, config, logger, plugins, secrets, pinning, broadcast });
     const { jobs } = wired;
     verification = wired.verification;
     closers.unshift(() => jobs.close());
+    registerPeriodicWork(jobs, config, { callEvents, embeddings: embeddingWorker });
 
     // Installs a crash interrupted are rolled back before anything is served (issue #18 finding 8).
     await recoverInstalls({ db, config, logger, onRecovered: () => engine.invalidate('tools') });
     const pluginHealth = createPluginHealth({ db, plugins, supervisor, beforeRead: () => callEvents.flush() });
     const tenancy = createTenantVisibility(engine, { db });
+    const rollouts = wireRollouts({ db, config, logger, plugins, supervisor, callEvents, verification: () => verification, jobs });
+    closers.unshift(() => rollouts.close());
+    const pidGenerationService = wirePidGeneration({ db, config, plugins, catalog });
+    pidGeneration = pidGenerationService;
     let closed = false;
-    return {
+    const app: App = {
       config,
       logger,
       db,
@@ -239,23 +260,35 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       embeddings: embeddingWorker,
       jobs,
       verification,
-      apiModules: () => [
-        accessRoutes({ apiKeys }),
-        catalogRoutes({ catalog, tenancy }),
-        pluginRoutes({ plugins, tenancy, health: pluginHealth, pinning, verification, trust }),
-        selectionRoutes({ selection: engine, tenancy }),
-        learnedExampleRoutes({ learning, tenancy }),
-        embeddingRoutes({ embeddings: embeddingWorker }),
-        uiRoutes(),
-      ],
+      telemetry,
+      rollouts,
+      pidGeneration: pidGenerationService,
       async close() {
         if (closed) return;
         closed = true;
         for (const close of closers) await close().catch((error) => logger.warn({ err: error }, 'close failed'));
       },
+      apiModules: () => routeModules(app, tenancy),
     };
+    return app;
   } catch (error) {
     for (const close of closers) await close().catch(() => {});
     throw error;
   }
+}
+
+/** The REST API's route modules over the app's services (tenant visibility filters what they show). */
+function routeModules(app: App, tenancy: TenantVisibility): ApiRouteModule[] {
+  const { apiKeys, catalog, rollouts, plugins, pluginHealth, pinning, verification, trust, selection, learning, pidGeneration, embeddings } = app;
+  return [
+    accessRoutes({ apiKeys }),
+    catalogRoutes({ catalog, tenancy }),
+    rolloutRoutes(rollouts),
+    pluginRoutes({ plugins, tenancy, health: pluginHealth, pinning, verification, trust }),
+    selectionRoutes({ selection, tenancy }),
+    learnedExampleRoutes({ learning, tenancy }),
+    pidGenerationRoutes({ pidGeneration }),
+    embeddingRoutes({ embeddings }),
+    uiRoutes(),
+  ];
 }

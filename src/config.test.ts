@@ -13,6 +13,7 @@ describe('loadConfig: MCP gateway limits (issue #18)', () => {
       maxConcurrentSearches: 64,
       maxQueuedSearches: 1024,
       maxWaitMs: 5000,
+      sessionStore: 'database',
     });
   });
 
@@ -26,8 +27,18 @@ describe('loadConfig: MCP gateway limits (issue #18)', () => {
       QUIVER_MCP_MAX_CONCURRENT_SEARCHES: '8',
       QUIVER_MCP_MAX_QUEUED_SEARCHES: '0',
       QUIVER_MCP_MAX_WAIT_MS: '250',
+      QUIVER_MCP_SESSIONS: 'memory',
     });
-    assert.deepEqual(config.mcp, { maxSessions: 20, maxSessionsPerKey: 3, maxSessionsPerOrg: 7, sessionIdleTtlMs: 60_000, maxConcurrentSearches: 8, maxQueuedSearches: 0, maxWaitMs: 250 });
+    assert.deepEqual(config.mcp, {
+      maxSessions: 20,
+      maxSessionsPerKey: 3,
+      maxSessionsPerOrg: 7,
+      sessionIdleTtlMs: 60_000,
+      maxConcurrentSearches: 8,
+      maxQueuedSearches: 0,
+      maxWaitMs: 250,
+      sessionStore: 'memory',
+    });
     assert.ok(Object.isFrozen(config.mcp));
   });
 
@@ -47,6 +58,7 @@ describe('timing settings and the command environment', () => {
   test('defaults, overrides, and a frozen copy of the environment for install commands', () => {
     const defaults = loadConfig({ HOME: '/tmp' });
     assert.deepEqual(defaults.timing, {
+      pluginPoolSize: 1,
       pluginPingIntervalMs: 60_000,
       callEventRetentionDays: 30,
       apiKeyCacheMs: 30_000,
@@ -55,13 +67,14 @@ describe('timing settings and the command environment', () => {
       npmTimeoutMs: 300_000,
       buildTimeoutMs: 300_000,
     });
-    const tuned = loadConfig({ HOME: '/tmp', QUIVER_PLUGIN_PING_INTERVAL_MS: '0', QUIVER_CALL_EVENTS_RETENTION_DAYS: '7', QUIVER_BUILD_TIMEOUT_MS: '600000', HTTPS_PROXY: 'http://proxy:3128' });
+    const tuned = loadConfig({ HOME: '/tmp', QUIVER_PLUGIN_POOL_SIZE: '4', QUIVER_PLUGIN_PING_INTERVAL_MS: '0', QUIVER_CALL_EVENTS_RETENTION_DAYS: '7', QUIVER_BUILD_TIMEOUT_MS: '600000', HTTPS_PROXY: 'http://proxy:3128' });
+    assert.equal(tuned.timing.pluginPoolSize, 4);
     assert.equal(tuned.timing.pluginPingIntervalMs, 0);
     assert.equal(tuned.timing.callEventRetentionDays, 7);
     assert.equal(tuned.timing.buildTimeoutMs, 600_000);
     assert.equal(tuned.commandEnv.HTTPS_PROXY, 'http://proxy:3128');
     assert.ok(Object.isFrozen(tuned.commandEnv));
-    for (const [name, value] of [['QUIVER_GIT_TIMEOUT_MS', '10'], ['QUIVER_CALL_EVENTS_RETENTION_DAYS', '-1'], ['QUIVER_API_KEY_CACHE_MS', 'soon']] as const) {
+    for (const [name, value] of [['QUIVER_GIT_TIMEOUT_MS', '10'], ['QUIVER_CALL_EVENTS_RETENTION_DAYS', '-1'], ['QUIVER_API_KEY_CACHE_MS', 'soon'], ['QUIVER_PLUGIN_POOL_SIZE', '9']] as const) {
       assert.throws(() => loadConfig({ HOME: '/tmp', [name]: value }), (error) => isQuiverError(error, 'invalid_config') && error.message.includes(name), name);
     }
   });

@@ -20,6 +20,8 @@ const logLevels = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace']
 export interface QuiverConfig {
   /** Where the catalog lives (PostgreSQL URL, memory, or a PGlite folder). */
   store: StoreLocation;
+  /** PostgreSQL connections per process, the LISTEN connection included (QUIVER_DATABASE_POOL_SIZE, default 10; docs/scale-out.md). */
+  databasePoolSize: number;
   /** Folder for Quiver's own files (plugin cache, key file) when running embedded. */
   homeDir: string;
   http: { host: string; port: number; allowAllInterfaces: boolean };
@@ -34,9 +36,19 @@ export interface QuiverConfig {
   /**
    * Tool embeddings: computed in the background after catalog writes (`QUIVER_EMBEDDINGS=background`,
    * the default) or only on `quiver embeddings recompute` (`manual`); a sweep every `sweepIntervalMs`
-   * (`QUIVER_EMBEDDINGS_SWEEP_MS`, 0 = off) catches writes of other processes.
+   * (`QUIVER_EMBEDDINGS_SWEEP_MS`, 0 = off; the periodic job `embeddings.sweep`, one replica at a
+   * time) catches writes of other processes.
    */
   embeddings: { background: boolean; sweepIntervalMs: number };
+  /** Metrics, traces and shutdown draining (issue #16, docs/scale-out.md). */
+  telemetry: TelemetryConfig;
+  /**
+   * LLM enrichment of generated intelligence documents (issue #14, `quiver pid generate --from llm`):
+   * any OpenAI-compatible chat endpoint (`QUIVER_LLM_BASE_URL`, `QUIVER_LLM_MODEL`, `QUIVER_LLM_API_KEY`
+   * or `_FILE`), per-call timeout, and optional USD prices per million input / output tokens for the
+   * cost report. Undefined when no endpoint is configured.
+   */
+  llm?: { baseUrl: string; model: string; apiKey: string | undefined; timeoutMs: number; priceInputPerMillion: number | undefined; priceOutputPerMillion: number | undefined } | undefined;
   /**
    * The environment commands Quiver runs for installs inherit (git, npm, package managers): the
    * one `loadConfig` was given, so the machine's proxies, CA files and npm settings apply.
@@ -50,6 +62,11 @@ export interface QuiverConfig {
    * `QUIVER_NPM_TIMEOUT_MS`, `QUIVER_BUILD_TIMEOUT_MS`).
    */
   timing: {
+    /**
+     * Processes per plugin the supervisor may run (`QUIVER_PLUGIN_POOL_SIZE`, 1–8): more let
+     * sessions whose clients answer sampling or elicitation run at once, each on its own.
+     */
+    pluginPoolSize: number;
     pluginPingIntervalMs: number;
     callEventRetentionDays: number;
     apiKeyCacheMs: number;
@@ -66,6 +83,28 @@ export interface QuiverConfig {
   trust: TrustConfig;
   /** Learned example queries (issue #13, DESIGN §3.10): selection/learning. */
   learning: LearningConfig;
+  /** Blue-green upgrades (issue #11, seed 000 §5): rollout steps, windows and rollback thresholds (`QUIVER_ROLLOUT_*`). */
+  rollouts: RolloutConfig;
+}
+
+/** Rollout steps, monitoring window and automatic-rollback thresholds (`QUIVER_ROLLOUT_*`, docs/rollouts.md). */
+export interface RolloutConfig {
+  /** Canary traffic per step, percent, ending at 100 (QUIVER_ROLLOUT_STEPS, default 10,50,100). */
+  steps: number[];
+  /** How long each step is monitored before the next, ms (QUIVER_ROLLOUT_STEP_WINDOW_MS, default 300,000: seed 000 §5.1). */
+  stepWindowMs: number;
+  /** Canary calls needed before error rate and latency are judged (QUIVER_ROLLOUT_MIN_SAMPLES, default 20). */
+  minSamples: number;
+  /** Roll back when the canary's error rate exceeds the stable slot's by more than this (QUIVER_ROLLOUT_MAX_ERROR_RATE_DELTA, default 0.1). */
+  maxErrorRateDelta: number;
+  /** Roll back when the canary's p95 latency exceeds this multiple of the stable slot's (QUIVER_ROLLOUT_MAX_P95_RATIO, default 2)… */
+  maxP95Ratio: number;
+  /** …and is also this much slower in absolute terms, ms (QUIVER_ROLLOUT_MIN_P95_DELTA_MS, default 100). */
+  minP95DeltaMs: number;
+  /** How often a server checks running rollouts, ms (QUIVER_ROLLOUT_TICK_MS, default 1,000). */
+  tickMs: number;
+  /** Rollbacks of the same version before it is queued for re-verification (QUIVER_ROLLOUT_REVERIFY_AFTER, default 2). */
+  reverifyAfter: number;
 }
 
 /** Learned example queries: on or off, caps and retention (`QUIVER_LEARNING_*`). */
@@ -86,6 +125,8 @@ export interface VerificationConfig {
   onInstall: 'background' | 'off';
   /** How often an idle job worker looks for queued jobs, ms (QUIVER_JOBS_POLL_MS, default 1,000). */
   jobsPollMs: number;
+  /** Lease of a claimed job, ms: how long a dead replica's job waits before another takes it over (QUIVER_JOBS_LEASE_MS, default 30,000). */
+  jobsLeaseMs: number;
   /** Time limit of one verification stage, ms (QUIVER_VERIFY_STAGE_TIMEOUT_MS, default 120,000). */
   stageTimeoutMs: number;
   /** npm registry for provenance and advisories (QUIVER_VERIFY_REGISTRY_URL, else npm_config_registry, else registry.npmjs.org). */
@@ -127,6 +168,8 @@ export interface McpLimits {
   maxQueuedSearches: number;
   /** Longest a search waits for a slot before it is refused, ms (QUIVER_MCP_MAX_WAIT_MS, default 5,000). */
   maxWaitMs: number;
+  /** Where `/mcp` sessions live: `database` (any replica serves them, the default) or `memory` (this process only) (QUIVER_MCP_SESSIONS). */
+  sessionStore: 'database' | 'memory';
 }
 
 /** Settings given on the command line, which win over the environment. */
@@ -181,6 +224,21 @@ const envSchema = z.object({
   QUIVER_EMBEDDER_MODEL: z.string().optional(),
   QUIVER_EMBEDDER_DIMENSIONS: z.coerce.number().int().positive().optional(),
   QUIVER_EMBEDDINGS: z.enum(['background', 'manual']).optional(),
+  QUIVER_LLM_BASE_URL: z.string().url().optional(),
+  QUIVER_LLM_MODEL: z.string().min(1).optional(),
+  QUIVER_LLM_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(60_000),
+  QUIVER_LLM_PRICE_INPUT: z.coerce.number().min(0).optional(),
+  QUIVER_LLM_PRICE_OUTPUT: z.coerce.number().min(0).optional(),
+  QUIVER_METRICS: z.enum(['key', 'open', 'off']).default('key'),
+  QUIVER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).max(200).optional(),
+  OTEL_SDK_DISABLED: z.enum(['true', 'false', '1', '0']).optional(),
+  QUIVER_TRACE_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(1),
+  QUIVER_SHUTDOWN_DRAIN_SECONDS: z.coerce.number().min(0).max(300).default(0),
+  QUIVER_DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(1000).default(10),
+  QUIVER_PLUGIN_POOL_SIZE: z.coerce.number().int().min(1).max(8).default(1),
   QUIVER_PLUGIN_PING_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
   QUIVER_CALL_EVENTS_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
   QUIVER_API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
@@ -207,9 +265,24 @@ const envSchema = z.object({
   QUIVER_LEARNING_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(90),
   QUIVER_VERIFY_ON_INSTALL: z.enum(['background', 'off']).default('background'),
   QUIVER_JOBS_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(1000),
+  QUIVER_JOBS_LEASE_MS: z.coerce.number().int().min(300).max(3_600_000).default(30_000),
+  QUIVER_MCP_SESSIONS: z.enum(['database', 'memory']).default('database'),
   QUIVER_VERIFY_STAGE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
   QUIVER_VERIFY_REGISTRY_URL: z.string().url().optional(),
   QUIVER_VERIFY_LICENSES: z.string().optional(),
+  QUIVER_ROLLOUT_STEPS: z
+    .string()
+    .regex(/^\s*\d{1,3}(\s*,\s*\d{1,3})*\s*$/, 'comma-separated percents, e.g. 10,50,100')
+    .transform((text) => text.split(',').map((part) => Number(part.trim())))
+    .refine((steps) => steps.every((step, index) => step >= 1 && step <= 100 && (index === 0 || step > steps[index - 1]!)) && steps.at(-1) === 100, 'rising percents from 1 to 100, ending at 100')
+    .default([10, 50, 100]),
+  QUIVER_ROLLOUT_STEP_WINDOW_MS: z.coerce.number().int().min(0).max(86_400_000).default(300_000),
+  QUIVER_ROLLOUT_MIN_SAMPLES: z.coerce.number().int().min(1).max(1_000_000).default(20),
+  QUIVER_ROLLOUT_MAX_ERROR_RATE_DELTA: z.coerce.number().min(0).max(1).default(0.1),
+  QUIVER_ROLLOUT_MAX_P95_RATIO: z.coerce.number().min(1).max(1000).default(2),
+  QUIVER_ROLLOUT_MIN_P95_DELTA_MS: z.coerce.number().min(0).max(600_000).default(100),
+  QUIVER_ROLLOUT_TICK_MS: z.coerce.number().int().min(50).max(600_000).default(1000),
+  QUIVER_ROLLOUT_REVERIFY_AFTER: z.coerce.number().int().min(1).max(1000).default(2),
 });
 
 /** Builds the configuration from the environment and command-line overrides. */
@@ -256,8 +329,23 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
     embedder = { kind: 'offline' };
   }
 
+  if ((values.QUIVER_LLM_BASE_URL === undefined) !== (values.QUIVER_LLM_MODEL === undefined)) {
+    throw new QuiverError(ErrorCodes.config, 'LLM enrichment needs both QUIVER_LLM_BASE_URL and QUIVER_LLM_MODEL');
+  }
+  const llm: QuiverConfig['llm'] = values.QUIVER_LLM_BASE_URL === undefined || values.QUIVER_LLM_MODEL === undefined
+    ? undefined
+    : {
+        baseUrl: values.QUIVER_LLM_BASE_URL,
+        model: values.QUIVER_LLM_MODEL,
+        apiKey: readSecret(env, 'QUIVER_LLM_API_KEY'),
+        timeoutMs: values.QUIVER_LLM_TIMEOUT_MS,
+        priceInputPerMillion: values.QUIVER_LLM_PRICE_INPUT,
+        priceOutputPerMillion: values.QUIVER_LLM_PRICE_OUTPUT,
+      };
+
   const config: QuiverConfig = {
     store,
+    databasePoolSize: values.QUIVER_DATABASE_POOL_SIZE,
     homeDir,
     http: {
       host: overrides.host ?? values.QUIVER_HOST ?? '127.0.0.1',
@@ -268,8 +356,11 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
     secretKey: readSecret(env, 'QUIVER_SECRET_KEY'),
     dangerouslyAllowUnsandboxed: values.QUIVER_DANGEROUSLY_ALLOW_UNSANDBOXED,
     embedder,
+    llm,
+    telemetry: telemetryConfig(values, env),
     commandEnv: { ...env },
     timing: {
+      pluginPoolSize: values.QUIVER_PLUGIN_POOL_SIZE,
       pluginPingIntervalMs: values.QUIVER_PLUGIN_PING_INTERVAL_MS,
       callEventRetentionDays: values.QUIVER_CALL_EVENTS_RETENTION_DAYS,
       apiKeyCacheMs: values.QUIVER_API_KEY_CACHE_MS,
@@ -290,6 +381,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
       maxConcurrentSearches: values.QUIVER_MCP_MAX_CONCURRENT_SEARCHES,
       maxQueuedSearches: values.QUIVER_MCP_MAX_QUEUED_SEARCHES,
       maxWaitMs: values.QUIVER_MCP_MAX_WAIT_MS,
+      sessionStore: values.QUIVER_MCP_SESSIONS,
     },
     trust: {
       runtimeThreshold: values.QUIVER_TRUST_RUNTIME_THRESHOLD,
@@ -307,11 +399,22 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
     verification: {
       onInstall: values.QUIVER_VERIFY_ON_INSTALL,
       jobsPollMs: values.QUIVER_JOBS_POLL_MS,
+      jobsLeaseMs: values.QUIVER_JOBS_LEASE_MS,
       stageTimeoutMs: values.QUIVER_VERIFY_STAGE_TIMEOUT_MS,
       registryUrl: values.QUIVER_VERIFY_REGISTRY_URL ?? env.npm_config_registry ?? 'https://registry.npmjs.org',
       licenseAllowList: values.QUIVER_VERIFY_LICENSES === undefined
         ? [...DEFAULT_LICENSE_ALLOW_LIST]
         : values.QUIVER_VERIFY_LICENSES.split(',').map((id) => id.trim()).filter(Boolean),
+    },
+    rollouts: {
+      steps: values.QUIVER_ROLLOUT_STEPS,
+      stepWindowMs: values.QUIVER_ROLLOUT_STEP_WINDOW_MS,
+      minSamples: values.QUIVER_ROLLOUT_MIN_SAMPLES,
+      maxErrorRateDelta: values.QUIVER_ROLLOUT_MAX_ERROR_RATE_DELTA,
+      maxP95Ratio: values.QUIVER_ROLLOUT_MAX_P95_RATIO,
+      minP95DeltaMs: values.QUIVER_ROLLOUT_MIN_P95_DELTA_MS,
+      tickMs: values.QUIVER_ROLLOUT_TICK_MS,
+      reverifyAfter: values.QUIVER_ROLLOUT_REVERIFY_AFTER,
     },
   };
   return deepFreeze(config);
@@ -328,4 +431,50 @@ function deepFreeze<T>(value: T): T {
 /** True when `host` listens on every interface (or a non-loopback address). */
 export function isPublicBindHost(host: string): boolean {
   return !(host === '127.0.0.1' || host === 'localhost' || host === '::1' || host.startsWith('127.'));
+}
+
+/** Metrics access, trace export and shutdown draining (`QUIVER_METRICS`, `QUIVER_OTLP_*`, `OTEL_*`, `QUIVER_SHUTDOWN_DRAIN_SECONDS`). */
+export interface TelemetryConfig {
+  /** Who may read /metrics: a key with the `metrics` scope (default), anyone (`open`), or nobody (`off`: 404). */
+  metrics: 'key' | 'open' | 'off';
+  /** Trace export over OTLP/HTTP; undefined when no endpoint is configured (tracing off, the SDK never loads). */
+  tracing: { tracesUrl: string; headers: Record<string, string>; serviceName: string; sampleRatio: number } | undefined;
+  /** How long a stopping server answers 503 on /readyz while still serving, ms (QUIVER_SHUTDOWN_DRAIN_SECONDS, default 0). */
+  drainMs: number;
+}
+
+/** `k1=v1,k2=v2` (the OTLP headers format, values URL-encoded) as a record. */
+function parseOtlpHeaders(text: string | undefined, name: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of (text ?? '').split(',').map((part) => part.trim()).filter(Boolean)) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new QuiverError(ErrorCodes.config, `${name}: expected key=value pairs separated by commas`);
+    try {
+      headers[pair.slice(0, at).trim()] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      throw new QuiverError(ErrorCodes.config, `${name}: a value is not valid URL encoding`);
+    }
+  }
+  return headers;
+}
+
+/** The traces URL: QUIVER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT are bases (…/v1/traces is added), the TRACES one is used as given. */
+function telemetryConfig(values: z.infer<typeof envSchema>, env: Env): TelemetryConfig {
+  const base = values.QUIVER_OTLP_ENDPOINT ?? (values.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? undefined : values.OTEL_EXPORTER_OTLP_ENDPOINT);
+  const tracesUrl = base === undefined ? values.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT : /\/v1\/traces\/?$/.test(base) ? base : `${base.replace(/\/+$/, '')}/v1/traces`;
+  const disabled = values.OTEL_SDK_DISABLED === 'true' || values.OTEL_SDK_DISABLED === '1';
+  const headerText = readSecret(env, 'QUIVER_OTLP_HEADERS');
+  return {
+    metrics: values.QUIVER_METRICS,
+    tracing:
+      tracesUrl === undefined || disabled
+        ? undefined
+        : {
+            tracesUrl,
+            headers: headerText !== undefined ? parseOtlpHeaders(headerText, 'QUIVER_OTLP_HEADERS') : parseOtlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS, 'OTEL_EXPORTER_OTLP_HEADERS'),
+            serviceName: values.OTEL_SERVICE_NAME ?? 'quiver',
+            sampleRatio: values.QUIVER_TRACE_SAMPLE_RATIO,
+          },
+    drainMs: Math.round(values.QUIVER_SHUTDOWN_DRAIN_SECONDS * 1000),
+  };
 }

@@ -18,7 +18,7 @@ const LAYERS: ReadonlyArray<{ name: string; members: readonly string[] }> = [
   { name: 'store', members: ['store'] },
   // config.ts parses store locations (store/open.ts), and services may read its types.
   { name: 'config', members: ['config.ts'] },
-  { name: 'services', members: ['access', 'catalog', 'jobs', 'plugins', 'retrieval', 'runtime', 'selection', 'trust', 'verification'] },
+  { name: 'services', members: ['access', 'catalog', 'intelligence', 'jobs', 'openapi', 'plugins', 'retrieval', 'rollouts', 'runtime', 'selection', 'sessions', 'telemetry', 'trust', 'verification'] },
   { name: 'fronts', members: ['api', 'gateway', 'cli', 'web'] },
   // The composition root and the library entry points (index.ts, public/core.ts).
   { name: 'app', members: ['app.ts', 'composition', 'index.ts', 'public'] },

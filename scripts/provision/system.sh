@@ -4,6 +4,8 @@
 #   chromium    headless browser tests (no chromium-driver; no recommends, which would pull
 #               in systemd, avahi, CUPS helpers and the like)
 #   git         plugin installs from git repositories
+#   haproxy     the load balancer in front of three `quiver serve` replicas (test/replicas, the
+#               replicas bench; issue #16)
 #   iproute2    `ip`, and util-linux `unshare`: the network namespace of a sandboxed plugin with an
 #               egress allow-list (src/runtime/sandbox-egress.ts) is made and brought up with them
 # Idempotent: packages already installed are skipped, and apt-get update runs only if
@@ -13,6 +15,6 @@ QUIVER_PROVISION_TAG=provision:system
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-apt_install bubblewrap chromium git iproute2 util-linux
+apt_install bubblewrap chromium git haproxy iproute2 util-linux
 
 log "$(bwrap --version); $(chromium --version 2>/dev/null); $(git --version)"

@@ -44,8 +44,8 @@ export function parseKeyChange(payload: string): string | undefined {
   }
 }
 
-/** What a key may do. `admin` implies every other scope. */
-export const API_SCOPES = ['admin', 'read', 'select', 'mcp'] as const;
+/** What a key may do. `admin` implies every other scope; `metrics` only reads /metrics (issue #16). */
+export const API_SCOPES = ['admin', 'read', 'select', 'mcp', 'metrics'] as const;
 export type ApiScope = (typeof API_SCOPES)[number];
 
 const KEY_PREFIX = 'qvr_';

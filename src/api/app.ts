@@ -16,6 +16,7 @@ import { assertSafeRequestTarget, statusForCode, type ApiEnv } from './http.ts';
 import { buildOpenApiDocument, type OpenApiPaths } from './openapi.ts';
 import { QUIVER_VERSION } from '../core/version.ts';
 import { bearerChallenge } from '../core/bearer-challenge.ts';
+import { OBSERVABILITY_OPENAPI, httpTelemetry, isPublicObservabilityPath, registerObservabilityRoutes, type ApiTelemetry } from './observability.ts';
 
 /** A group of routes with its OpenAPI description. */
 export interface ApiRouteModule {
@@ -36,6 +37,8 @@ export interface CreateApiOptions {
   version?: string;
   /** Largest accepted request body in bytes (default 1 MiB). */
   maxBodyBytes?: number;
+  /** Request metrics and spans, `/metrics` and `/readyz` (issue #16); absent: none of them. */
+  telemetry?: ApiTelemetry;
 }
 
 /** The key a request presents: a bearer token, else the `x-api-key` header. */
@@ -51,6 +54,8 @@ export function createApi(options: CreateApiOptions): Hono<ApiEnv> {
   const logger = options.logger ?? silentLogger;
   const app = new Hono<ApiEnv>();
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  // First, so refusals (401, 413) are timed and a request's span is the parent of all its work.
+  if (options.telemetry) app.use('*', httpTelemetry(options.telemetry));
 
   app.use('*', async (c, next) => {
     c.set('requestId', c.req.header('x-request-id') ?? randomUUID());
@@ -74,7 +79,7 @@ export function createApi(options: CreateApiOptions): Hono<ApiEnv> {
 
   app.use('*', async (c, next) => {
     // The admin UI's static files are public; every API call it makes carries the key.
-    if (PUBLIC_PATHS.has(c.req.path) || c.req.path === '/ui' || c.req.path.startsWith('/ui/')) return next();
+    if (PUBLIC_PATHS.has(c.req.path) || isPublicObservabilityPath(c.req.path, options.telemetry) || c.req.path === '/ui' || c.req.path.startsWith('/ui/')) return next();
     c.set('principal', await options.apiKeys.authenticate(presentedKey(c.req.header('authorization'), c.req.header('x-api-key'))));
     await next();
   });
@@ -87,8 +92,9 @@ export function createApi(options: CreateApiOptions): Hono<ApiEnv> {
   });
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  if (options.telemetry) registerObservabilityRoutes(app, options.telemetry);
 
-  const fragments: OpenApiPaths[] = [];
+  const fragments: OpenApiPaths[] = options.telemetry ? [OBSERVABILITY_OPENAPI] : [];
   for (const module of options.modules) {
     module.register(app);
     fragments.push(module.openapi);

@@ -14,15 +14,18 @@ import type { RandomSource } from '../selection/random.ts';
 import { createPersistentRetrieval } from '../selection/persistent-retrieval.ts';
 import { createLearning, withLearnedExamples, type Learning } from '../selection/learning/index.ts';
 import type { Embedder } from '../retrieval/embedders/embedder.ts';
-import { createEmbeddingWorker, type EmbeddingWorker } from '../retrieval/embedding-worker.ts';
+import { createEmbeddingWorker, EMBEDDING_SWEEP_JOB, type EmbeddingWorker } from '../retrieval/embedding-worker.ts';
+import { PRUNE_CALL_EVENTS_JOB, type CallEventRecorder } from '../runtime/call-event-recorder.ts';
 import type { CacheKind } from '../selection/invalidation.ts';
-import type { PluginServiceOptions } from '../plugins/service/types.ts';
+import type { PluginChangeEvent, PluginServiceOptions } from '../plugins/service/types.ts';
+import type { PidGenerationService } from '../intelligence/index.ts';
 import type { TrustServiceOptions } from '../trust/types.ts';
 import type { VerificationSettings } from '../verification/types.ts';
 import type { PluginService } from '../plugins/service.ts';
 import type { SecretBox } from '../plugins/secret-box.ts';
 import { recoverInterruptedInstalls } from '../plugins/recovery.ts';
 import { createSupervisor, type SandboxOptions, type Supervisor } from '../runtime/index.ts';
+import { createSharedLimits } from '../runtime/replica-limits.ts';
 import type { CallEvent } from '../runtime/types.ts';
 import type { PinningService } from '../trust/pinning/index.ts';
 import { createJobs, type Jobs } from '../jobs/index.ts';
@@ -130,7 +133,8 @@ export function wireSelectionGroup(input: {
     embedder,
     logger: logger.child({ part: 'embeddings' }),
     background: config.embeddings.background,
-    sweepIntervalMs: config.embeddings.sweepIntervalMs,
+    // The sweep for other processes' writes is the periodic job `embeddings.sweep` (one replica at a time).
+    sweepIntervalMs: 0,
     onEmbedded: () => broadcast('tools', 'embedding'),
   });
   return {
@@ -162,7 +166,7 @@ export function wireVerification(input: {
   broadcast: ChangeBroadcast;
 }): { jobs: Jobs; verification: VerificationService } {
   const { db, config, logger, pinning } = input;
-  const jobs = createJobs({ db, logger, pollMs: config.verification.jobsPollMs });
+  const jobs = createJobs({ db, logger, pollMs: config.verification.jobsPollMs, leaseMs: config.verification.jobsLeaseMs });
   const verification = createVerificationService({
     db,
     plugins: input.plugins,
@@ -203,6 +207,8 @@ export async function recoverInstalls(input: { db: Database; config: QuiverConfi
  */
 export function wireSupervisor(input: {
   config: QuiverConfig;
+  /** On PostgreSQL, declared rate limits and concurrency caps hold across replicas (issue #16). */
+  db?: Database;
   logger: Logger;
   onCall: (event: CallEvent) => void;
   onEgressDecision: NonNullable<SandboxOptions['onEgressDecision']>;
@@ -211,11 +217,53 @@ export function wireSupervisor(input: {
   return createSupervisor({
     logger: input.logger.child({ part: 'runtime' }),
     onCall: input.onCall,
+    ...(input.db?.engine === 'postgres' ? { sharedLimits: createSharedLimits({ db: input.db, logger: input.logger.child({ part: 'shared-limits' }) }) } : {}),
     pingIntervalMs: config.timing.pluginPingIntervalMs,
+    poolSize: config.timing.pluginPoolSize,
     sandbox: {
       dangerouslyAllowUnsandboxed: config.dangerouslyAllowUnsandboxed,
       stateRoot: pluginServiceSettings(config).stateRoot,
       onEgressDecision: input.onEgressDecision,
     },
   });
+}
+
+/**
+ * What follows a committed plugin change: the selection caches drop here and in every replica;
+ * an install, update or sync is verified in the background (issue #10) and regenerates an
+ * already generated intelligence document (issue #14). The services are read late: they are
+ * wired after the plugin service that calls this.
+ */
+export function pluginChangeHandler(input: {
+  config: QuiverConfig;
+  logger: Logger;
+  broadcast: ChangeBroadcast;
+  verification: () => VerificationService | undefined;
+  pidGeneration: () => PidGenerationService | undefined;
+}): (event: PluginChangeEvent) => void {
+  const { config, logger } = input;
+  return (event) => {
+    input.broadcast('enablement', 'plugins');
+    if (event.kind !== 'installation' || event.pluginId === undefined) return;
+    const pluginId = event.pluginId;
+    if (config.verification.onInstall === 'background') {
+      void input.verification()?.enqueueAfterInstall(pluginId).catch((error) => logger.warn({ err: error }, 'queueing a verification failed'));
+    }
+    void input
+      .pidGeneration()
+      ?.refresh(pluginId)
+      .catch((error) => logger.warn({ err: error, pluginId }, 'regenerating the intelligence document failed; the previous one stays'));
+  };
+}
+
+/**
+ * Periodic work with one owner across replicas (issue #16), as jobs: call-event retention
+ * hourly, and the sweep that embeds tools other processes wrote. (The learned-example sweep
+ * stays in every process: it reloads that process's in-memory examples after deleting.)
+ */
+export function registerPeriodicWork(jobs: Jobs, config: QuiverConfig, parts: { callEvents: CallEventRecorder; embeddings: EmbeddingWorker }): void {
+  if (config.timing.callEventRetentionDays > 0) jobs.every(PRUNE_CALL_EVENTS_JOB, 3_600_000, async () => void (await parts.callEvents.prune()));
+  if (config.embeddings.background && config.embeddings.sweepIntervalMs > 0) {
+    jobs.every(EMBEDDING_SWEEP_JOB, config.embeddings.sweepIntervalMs, async () => void (await parts.embeddings.runNow()));
+  }
 }

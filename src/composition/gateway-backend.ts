@@ -10,7 +10,8 @@
  *
  * This module assembles the parts in `./gateway-backend/`: caches (launch specs and plugin
  * metadata), exposure modes, visibility, tools (search, list, call), capabilities,
- * passthrough (resources and prompts) and catalog changes, which clear the caches.
+ * passthrough (resources and prompts), surface (resource templates, completion and resource
+ * subscriptions), tasks and catalog changes, which clear the caches.
  */
 import type { Logger } from '../core/logger.ts';
 import { silentLogger } from '../core/logger.ts';
@@ -19,12 +20,15 @@ import type { SelectionEngine } from '../selection/index.ts';
 import type { PluginService } from '../plugins/service.ts';
 import type { Supervisor } from '../runtime/index.ts';
 import type { PinningService } from '../trust/pinning/index.ts';
+import type { RolloutService } from '../rollouts/index.ts';
 import type { ExposureMode, GatewayBackend, SessionIdentity } from '../gateway/backend.ts';
 import { createBackendCaches } from './gateway-backend/caches.ts';
 import { createCapabilityMethods } from './gateway-backend/capabilities.ts';
 import { createCatalogChanges } from './gateway-backend/catalog-changes.ts';
 import { createExposureModes } from './gateway-backend/exposure-modes.ts';
 import { createPassthroughMethods } from './gateway-backend/passthrough.ts';
+import { createSurfaceMethods } from './gateway-backend/surface-methods.ts';
+import { createTaskMethods } from './gateway-backend/task-methods.ts';
 import { createToolMethods } from './gateway-backend/tools.ts';
 import { createPinGuard } from './gateway-backend/pin-guard.ts';
 import { createSessionVisibility } from './gateway-backend/visibility.ts';
@@ -35,6 +39,8 @@ export interface GatewayBackendDeps {
   selection: SelectionEngine;
   plugins: PluginService;
   supervisor: Supervisor;
+  /** Blue-green slots (issue #11): which slot's spec serves a call during a rollout. */
+  slots?: Pick<RolloutService, 'route'> | undefined;
   /** Tool pinning (issue #10): quarantined tools are refused with the reason; a restarted plugin's tools are screened before a call. */
   pinning?: Pick<PinningService, 'quarantineOf' | 'screenServed'> | undefined;
   logger?: Logger;
@@ -51,6 +57,8 @@ export function createGatewayBackend(deps: GatewayBackendDeps): GatewayBackend &
   nativeNamesFor(identity: SessionIdentity): boolean;
   /** Reloads the per-workspace exposure modes (also done on every catalog change). */
   refreshExposureModes(): Promise<void>;
+  /** Hit and miss totals of the launch-spec and plugin-list caches (issue #16 metrics). */
+  cacheStats(): Record<string, { hits: number; misses: number; size: number }>;
   close(): Promise<void>;
 } {
   const logger = deps.logger ?? silentLogger;
@@ -66,20 +74,26 @@ export function createGatewayBackend(deps: GatewayBackendDeps): GatewayBackend &
     logger,
   );
 
+  const pinGuard = deps.pinning === undefined ? undefined : createPinGuard({ supervisor: deps.supervisor, pinning: deps.pinning });
+
   return {
     exposureModeFor: (identity) => exposureModes.modeFor(identity),
     nativeNamesFor: (identity) => exposureModes.nativeNamesFor(identity),
     refreshExposureModes: () => exposureModes.refresh(),
+    cacheStats: () => caches.stats(),
     ...createToolMethods({
       selection: deps.selection,
       supervisor: deps.supervisor,
       visibility,
       caches,
+      slots: deps.slots,
       pinning: deps.pinning,
-      pinGuard: deps.pinning === undefined ? undefined : createPinGuard({ supervisor: deps.supervisor, pinning: deps.pinning }),
+      pinGuard,
     }),
     ...createCapabilityMethods({ plugins: deps.plugins, visibility, caches }),
     ...createPassthroughMethods({ supervisor: deps.supervisor, visibility, caches }),
+    ...createSurfaceMethods({ supervisor: deps.supervisor, visibility, caches }),
+    ...createTaskMethods({ supervisor: deps.supervisor, visibility, caches, pinGuard }),
 
     async recordOutcome(eventId, outcome) {
       // Queued and written in batches (issue #18): the gateway reports one after every search,

@@ -20,6 +20,8 @@ import { runStdioGateway } from '../gateway/stdio.ts';
 import { controlSocketPath, startControlSocket, type ControlSocket, type ForwardedRunner } from '../cli/control-socket.ts';
 import { createGatewayBackend } from './gateway-backend.ts';
 import { mcpRoutes } from './mcp-routes.ts';
+import { META_TOOL_NAMES, SEARCH_TOOLS } from '../gateway/meta-tools.ts';
+import { createAppSessionStore, registerSessionJobs } from './stored-sessions.ts';
 
 // The session flags of `quiver serve --stdio`, for the CLI that parses them.
 export { MCP_STDIO_OPTIONS, identityFromFlags, parseExposureMode } from '../gateway/identity.ts';
@@ -31,13 +33,16 @@ export interface AppGateway {
 }
 
 /** The MCP gateway of an app: its backend, exposure modes and the configured session limits. */
-export async function createAppGateway(app: App, options: { defaultExposureMode?: ExposureMode } = {}): Promise<AppGateway> {
+export async function createAppGateway(app: App, options: { defaultExposureMode?: ExposureMode; storedSessions?: boolean } = {}): Promise<AppGateway> {
   const logger = app.logger.child({ part: 'gateway' });
-  const backend = createGatewayBackend({ db: app.db, selection: app.selection, plugins: app.plugins, supervisor: app.supervisor, pinning: app.pinning, logger });
+  const backend = createGatewayBackend({ db: app.db, selection: app.selection, plugins: app.plugins, supervisor: app.supervisor, pinning: app.pinning, slots: app.rollouts, logger });
   await backend.refreshExposureModes();
+  // Issue #16: the backend's launch-spec and plugin-list caches beside the selection caches in /metrics.
+  const unwatch = app.telemetry.watch({ caches: () => backend.cacheStats() });
   const gateway = createGateway({
     backend,
     logger,
+    storedSessions: options.storedSessions === true,
     options: {
       serverInfo: { name: 'quiver', version: QUIVER_VERSION },
       ...(options.defaultExposureMode ? { defaultExposureMode: options.defaultExposureMode } : {}),
@@ -58,6 +63,7 @@ export async function createAppGateway(app: App, options: { defaultExposureMode?
   return {
     gateway,
     async close() {
+      unwatch();
       await gateway.close();
       await backend.close();
     },
@@ -107,20 +113,31 @@ export function assertBindAllowed(host: string, allowPublicBind: boolean): void 
 export async function serveHttp(app: App, options: ServeOptions & { host: string; port: number; allowPublicBind?: boolean }): Promise<HttpServer> {
   const { host, port } = options;
   assertBindAllowed(host, options.allowPublicBind === true);
-  const appGateway = await createAppGateway(app, options);
+  // Issue #16: sessions in the database, so any replica serves them (QUIVER_MCP_SESSIONS=memory: this process only).
+  const sessionStore = app.config.mcp.sessionStore === 'database' ? createAppSessionStore(app) : undefined;
+  const appGateway = await createAppGateway(app, { ...options, storedSessions: sessionStore !== undefined });
+  if (sessionStore) registerSessionJobs(app, sessionStore, appGateway.gateway);
   const mcp = mcpRoutes({
     gateway: appGateway.gateway,
+    ...(sessionStore ? { sessionStore } : {}),
+    observer: app.telemetry.mcpObserver(META_TOOL_NAMES, SEARCH_TOOLS),
     logger: app.logger.child({ part: 'mcp-http' }),
     // Session limits count against the API key and its organisation, whatever the request asks.
     ownerOf: (principal) => ({ key: principal.keyId, org: principal.orgId }),
     // DNS-rebinding protection: only these Host names reach /mcp.
     allowedHosts: isPublicBindHost(host) ? ['127.0.0.1', 'localhost', '::1', host] : ['127.0.0.1', 'localhost', '::1'],
   });
-  const api = createApi({ apiKeys: app.apiKeys, modules: [...app.apiModules(), mcp], logger: app.logger });
+  const api = createApi({ apiKeys: app.apiKeys, modules: [...app.apiModules(), mcp], logger: app.logger, telemetry: app.telemetry });
   const server = serve({ fetch: api.fetch, hostname: host, port });
+  const unwatch = app.telemetry.watch({ sessions: [() => mcp.handler.sessionCount] });
   let forwarding: ControlSocket | undefined;
   let adminKey: string | undefined;
   const close = async () => {
+    // Issue #16: /readyz answers 503 first, and for QUIVER_SHUTDOWN_DRAIN_SECONDS the server keeps
+    // serving, so load balancers stop sending new requests before connections are refused.
+    app.telemetry.readiness.startDraining();
+    if (app.telemetry.settings.drainMs > 0) await new Promise((resolve) => setTimeout(resolve, app.telemetry.settings.drainMs));
+    unwatch();
     await forwarding?.close();
     // Issue #12: stop accepting, end the MCP sessions (their SSE streams would hold
     // `server.close` open for as long as a client stays connected), drop idle keep-alive
@@ -133,6 +150,7 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
     const cut = setTimeout(() => http.closeAllConnections?.(), SHUTDOWN_GRACE_MS);
     await stopped;
     clearTimeout(cut);
+    await sessionStore?.close();
     await appGateway.close();
   };
   try {
@@ -145,6 +163,8 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
     forwarding = await startCliForwarding(app, options.forward);
     // Servers run queued background jobs (verification, issue #10); one-shot commands only enqueue.
     app.jobs.start();
+    // Issue #11: rollouts route by the shared state and one replica at a time judges each.
+    await app.rollouts.start();
     // Created only once the port is bound (issue #12): a start that fails must not make a key it never shows.
     adminKey = await app.apiKeys.ensureAdminKey();
   } catch (error) {
@@ -175,7 +195,9 @@ export async function serveStdio(
   try {
     forwarding = await startCliForwarding(app, options.forward);
     app.jobs.start();
+    await app.rollouts.start();
     const running = await runStdioGateway({
+      observer: app.telemetry.mcpObserver(META_TOOL_NAMES, SEARCH_TOOLS),
       gateway: appGateway.gateway,
       identity: options.identity,
       ...(options.stdin ? { stdin: options.stdin } : {}),

@@ -14,14 +14,24 @@
  *   exist (`getTool` → undefined, `callTool` → `not_found`), so nothing leaks across orgs;
  * - failures are thrown as `QuiverError`: `invalid_input` / `not_found` for the caller's
  *   mistakes, `timeout` / `unavailable` / `circuit_open` / `rate_limited` / `upstream_error`
- *   for plugin trouble (operational), anything else is treated as a bug.
+ *   for plugin trouble (operational), anything else is treated as a bug;
+ * - what a plugin sends while a call runs (requests, log messages, progress) reaches only the
+ *   session that made the call (`BackendCallOptions.client` / `onProgress`), never another;
+ *   a request that session's client did not declare is refused at once (issue #12).
  */
 import type {
   CallToolResult,
+  CompleteRequest,
+  CompleteResult,
   GetPromptResult,
+  LoggingLevel,
+  LoggingMessageNotification,
+  Progress,
   Prompt,
   ReadResourceResult,
   Resource,
+  ResourceTemplate,
+  Task,
   Tool,
   ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -139,9 +149,60 @@ export interface CatalogChange {
   workspaces?: string[];
 }
 
+/** Client capabilities that decide what a plugin may ask through a session (MCP `ClientCapabilities` subset). */
+export interface ClientLinkCapabilities {
+  sampling?: { tools?: object; context?: object } | undefined;
+  elicitation?: { form?: object; url?: object } | undefined;
+  roots?: { listChanged?: boolean } | undefined;
+}
+
+/**
+ * Issue #12 "Forwarding": the client of the session making a call. What the plugin sends back
+ * while the call runs (sampling, elicitation and roots requests, log messages) goes through it,
+ * on the call's own request stream; the backend refuses what `capabilities` does not declare.
+ */
+export interface ClientLink {
+  sessionId: string;
+  capabilities: ClientLinkCapabilities;
+  /** The session's `logging/setLevel` (undefined: every message). */
+  logLevel(): LoggingLevel | undefined;
+  /** Sends a request to the client; resolves with its result, validated against the method's schema. */
+  request(
+    request: { method: 'sampling/createMessage' | 'elicitation/create' | 'roots/list'; params?: Record<string, unknown> | undefined },
+    options: { signal: AbortSignal },
+  ): Promise<Record<string, unknown>>;
+  /** Sends a log message to the client (the backend names the plugin in `logger`). */
+  notify(notification: { method: 'notifications/message'; params: LoggingMessageNotification['params'] }): Promise<void>;
+}
+
 /** Per-call options. */
 export interface BackendCallOptions {
   signal?: AbortSignal;
+  /** The calling session's client (tools/call only). */
+  client?: ClientLink;
+  /** Set when the client sent a progress token: receives the plugin's progress for this call. */
+  onProgress?: (progress: Progress) => void;
+}
+
+/** A `completion/complete` request in the plugin's own terms (its prompt name or template URI). */
+export type CompletionRequest = CompleteRequest['params'];
+
+/**
+ * A task a plugin created for a session's `tools/call` (issue #12, MCP tasks): its later
+ * requests reach the plugin connection that holds it.
+ */
+export interface BackendToolTask {
+  /** The task as the plugin created it (the plugin's task id). */
+  readonly created: Task;
+  get(options?: BackendCallOptions): Promise<Task>;
+  /** The tool's result, once the task has finished. */
+  result(options?: BackendCallOptions): Promise<CallToolResult>;
+  cancel(options?: BackendCallOptions): Promise<Task>;
+}
+
+/** One session's subscription to one plugin resource; `unsubscribe` is idempotent. */
+export interface ResourceSubscriptionHandle {
+  unsubscribe(): Promise<void>;
 }
 
 /**
@@ -183,10 +244,39 @@ export interface GatewayBackend {
     args: Record<string, string>,
     options?: BackendCallOptions,
   ): Promise<GetPromptResult>;
+  /**
+   * Issue #12, the optional surface: a backend that implements these gets them forwarded, and
+   * the gateway declares them in `initialize` only then (`completions`, `resources.subscribe`).
+   */
+  /** Resource templates of every visible plugin, in the plugins' own URI templates. */
+  listResourceTemplates?(session: BackendSession): Promise<AggregatedList<ResourceTemplate>>;
+  /** Forwards `completion/complete` to a visible plugin (its `ref` already in the plugin's terms). */
+  complete?(session: BackendSession, pluginName: string, request: CompletionRequest, options?: BackendCallOptions): Promise<CompleteResult>;
+  /**
+   * Subscribes a session to updates of one plugin resource; `onUpdated` gets the plugin's URI.
+   * Implementations share one upstream subscription between sessions.
+   */
+  subscribeResource?(
+    session: BackendSession,
+    pluginName: string,
+    uri: string,
+    onUpdated: (uri: string) => void,
+    options?: BackendCallOptions,
+  ): Promise<ResourceSubscriptionHandle>;
+  /** Calls a visible tool as a task of its plugin (the tool declares `execution.taskSupport`). */
+  createToolTask?(
+    session: BackendSession,
+    qualifiedName: string,
+    args: Record<string, unknown>,
+    task: { ttl?: number },
+    options?: BackendCallOptions,
+  ): Promise<BackendToolTask>;
   /** Installable plugins matching the query that the session's organisation does not have. */
   suggestMarketplace(session: BackendSession, query: string, limit: number): Promise<MarketplaceSuggestion[]>;
   /** What kinds of tools the session can find. */
   catalogOverview(session: BackendSession): Promise<CatalogOverview>;
+  /** The session's client changed its roots: tell the plugin connections the session used (issue #12). */
+  rootsChanged?(session: BackendSession): Promise<void>;
   /** Subscribes to catalog changes (installs, enablement, rules); returns the unsubscribe. */
   onCatalogChanged(listener: (change: CatalogChange) => void): () => void;
 }

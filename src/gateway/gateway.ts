@@ -33,10 +33,10 @@ import { resolveGatewaySettings, type GatewayOptions } from './gateway-settings.
 import { instructionsFor, notifyToolsChanged } from './listed-tools.ts';
 import { installRequestHandlers } from './request-handlers.ts';
 import { SessionRegistry, type ReleasedSession, type SessionOwner } from './session-registry.ts';
-import { SessionState, flushOutcome, type GatewayCore, type GatewaySession } from './session-state.ts';
+import { SessionState, flushOutcome, flushStoredOutcome, type GatewayCore, type GatewaySession } from './session-state.ts';
 
 export { DEFAULT_ADMISSION, DEFAULT_SESSION_LIMITS, type GatewayOptions } from './gateway-settings.ts';
-export type { GatewaySession } from './session-state.ts';
+export type { GatewaySession, SessionSnapshot } from './session-state.ts';
 
 export interface CreateGatewayOptions {
   backend: GatewayBackend;
@@ -44,6 +44,20 @@ export interface CreateGatewayOptions {
   /** Milliseconds; injected for tests (default `Date.now`). */
   clock?: () => number;
   options?: GatewayOptions;
+  /**
+   * Sessions are stored in the database (issue #16): this process's sessions are cached copies,
+   * so the sweep only drops idle copies (without reporting their outcomes) and leaves stale
+   * outcomes to the one replica running the sessions.collect job, which reads them from the rows.
+   */
+  storedSessions?: boolean;
+}
+
+/** Options of `Gateway.openSession`. */
+export interface OpenSessionOptions {
+  sessionId?: string;
+  owner?: SessionOwner;
+  /** A stored session's state to carry on (another replica served it before). */
+  restore?: unknown;
 }
 
 /** The gateway: a factory and registry of sessions. */
@@ -53,7 +67,7 @@ export interface Gateway {
    * `owner` is who the per-tenant limits count it against (default: the identity itself).
    * Throws `rate_limited` (details.retryAfterSeconds) when the gateway holds its most sessions.
    */
-  openSession(identity: SessionIdentity, options?: { sessionId?: string; owner?: SessionOwner }): Promise<GatewaySession>;
+  openSession(identity: SessionIdentity, options?: OpenSessionOptions): Promise<GatewaySession>;
   /** A live session by id. */
   getSession(id: string): GatewaySession | undefined;
   /** Marks a session active (transports call this on every request). */
@@ -64,6 +78,10 @@ export interface Gateway {
   readonly saturated: boolean;
   /** Closes idle sessions and records stale outcomes; returns how many sessions closed. */
   sweep(): Promise<number>;
+  /** Reports the open outcome of a stored session's state that no replica holds any more. */
+  reportStoredOutcome(state: unknown): void;
+  /** How long a search's outcome stays open before it is reported as it stands, ms. */
+  readonly outcomeWindowMs: number;
   /** Closes every session and stops timers. */
   close(): Promise<void>;
 }
@@ -103,7 +121,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   function release(released: Array<ReleasedSession<SessionState>>): void {
     for (const { value, id, reason } of released) {
       logger.debug({ sessionId: id, reason }, 'session released');
-      void value.close();
+      // A stored session's row outlives this copy: its outcome is reported where it ends.
+      void value.close({ report: !options.storedSessions });
     }
   }
 
@@ -115,7 +134,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     throw overloaded(`${registry.size} live MCP sessions`, retryAfterSeconds);
   }
 
-  async function openSession(identity: SessionIdentity, open: { sessionId?: string; owner?: SessionOwner } = {}): Promise<GatewaySession> {
+  async function openSession(identity: SessionIdentity, open: OpenSessionOptions = {}): Promise<GatewaySession> {
     if (closing) throw new McpError(ErrorCode.ConnectionClosed, 'the gateway is shutting down');
     const owner: SessionOwner = open.owner ?? { key: canonicalJson(identity), org: identity.orgId };
     // Checked before the work of opening, and again when adding (others may have come in between).
@@ -130,6 +149,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     state.nativeNames = settings.nativeNamesFor(identity);
     installRequestHandlers(core, state);
     await refresh(state);
+    if (open.restore !== undefined) state.restore(open.restore);
     const added = registry.add(id, state, owner);
     release(added.released);
     if (!added.admitted) {
@@ -158,10 +178,13 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     const expired = registry.sweep();
     for (const { id } of expired) logger.debug({ sessionId: id }, 'idle session expired');
     const at = now();
-    for (const state of registry.values()) {
-      if (state.openEvent && at - state.openEvent.openedAt > settings.outcomeWindowMs) flushOutcome(core, state);
+    if (!options.storedSessions) {
+      for (const state of registry.values()) {
+        if (state.openEvent && at - state.openEvent.openedAt > settings.outcomeWindowMs) flushOutcome(core, state);
+      }
     }
-    await Promise.allSettled(expired.map(({ value }) => value.close()));
+    const report = !options.storedSessions;
+    await Promise.allSettled(expired.map(({ value }) => value.close({ report })));
     return expired.length;
   }
 
@@ -176,11 +199,14 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       return core.admission.saturated;
     },
     sweep,
+    reportStoredOutcome: (state) => flushStoredOutcome(core, state),
+    outcomeWindowMs: settings.outcomeWindowMs,
     async close() {
       closing = true;
       if (timer) clearInterval(timer);
       unsubscribe();
-      await Promise.allSettled(registry.values().map((state) => state.close()));
+      // Stored sessions live on in the database for the other replicas (or this one's restart).
+      await Promise.allSettled(registry.values().map((state) => state.close({ report: !options.storedSessions })));
     },
   };
 }

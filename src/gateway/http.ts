@@ -12,6 +12,13 @@
  * JSON-RPC error (issue #18) instead of evicting another tenant or making clients wait.
  * POSTs start one per event-loop turn by default (`TurnGate`), so the server keeps accepting new
  * connections under load.
+ *
+ * With a `SessionStore` (issue #16) sessions live in the database and this handler's map is a
+ * cache: a request whose session id this process does not hold is served by rebuilding the
+ * session from its row (`stored-sessions`), a cached copy is checked per request on a shared
+ * store, and every changed state is written before its response leaves. Their SSE events are
+ * stored too (`sessions/event-store`): a `GET` with `Last-Event-ID` resumes a lost stream on
+ * any replica.
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -24,7 +31,10 @@ import type { Gateway, GatewaySession } from './gateway.ts';
 import { overloadRetryAfter } from './admission.ts';
 import { OVERLOADED_ERROR_CODE } from './errors.ts';
 import type { SessionOwner } from './session-registry.ts';
+import type { SessionStore } from '../sessions/index.ts';
+import { StoredSessions, declaredClient, type HttpSession } from './stored-sessions.ts';
 import { DEFAULT_TURN_GATE, TurnGate, type TurnGateOptions } from './turn-gate.ts';
+import { observeMcpTransport, type McpRequestObserver } from '../telemetry/index.ts';
 import { JSON_RPC_HTTP_ERROR, bearerChallenge } from '../core/bearer-challenge.ts';
 
 /** Hostnames allowed by default: loopback only. */
@@ -52,6 +62,10 @@ export interface McpHttpHandlerOptions<P> {
   enableJsonResponse?: boolean;
   /** POSTs started per event-loop turn and most waiting for one (see `TurnGate`). */
   pacing?: Partial<TurnGateOptions>;
+  /** Sessions in the database, servable by any replica (issue #16); none: in this process only. */
+  sessionStore?: SessionStore;
+  /** Times and traces each session's MCP requests at its transport (issue #16). */
+  observer?: McpRequestObserver;
   logger?: Logger;
 }
 
@@ -63,12 +77,6 @@ export interface McpHttpHandler<P> {
   readonly sessionCount: number;
   /** Closes every HTTP session. */
   close(): Promise<void>;
-}
-
-interface HttpSession {
-  session: GatewaySession;
-  transport: WebStandardStreamableHTTPServerTransport;
-  identityKey: string;
 }
 
 function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
@@ -112,6 +120,27 @@ export function checkRequestOrigin(request: Request, allowedHosts: readonly stri
   return undefined;
 }
 
+/**
+ * The body of a request without a session id: it must be a POST whose JSON (within the size
+ * limit) holds an `initialize` request; otherwise the JSON-RPC error response to send.
+ */
+async function readInitializeBody(request: Request, maxBodyBytes: number): Promise<{ body: unknown } | Response> {
+  const noSession = (): Response => jsonRpcError(400, -32000, 'Bad Request: no valid session id (mcp-session-id) provided');
+  if (request.method !== 'POST') return noSession();
+  const tooLarge = (): Response => jsonRpcError(413, -32000, `Payload too large: at most ${maxBodyBytes} bytes`);
+  if (Number(request.headers.get('content-length') ?? 0) > maxBodyBytes) return tooLarge();
+  const text = await request.text();
+  if (text.length > maxBodyBytes) return tooLarge();
+  let body: unknown;
+  try {
+    body = JSON.parse(text) as unknown;
+  } catch {
+    return jsonRpcError(400, -32700, 'Parse error: the body is not valid JSON');
+  }
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some((message) => isInitializeRequest(message)) ? { body } : noSession();
+}
+
 /** Creates the Streamable HTTP handler for `/mcp`. */
 export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpHttpHandler<P> {
   const { gateway } = options;
@@ -120,6 +149,10 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
   const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
   const sessions = new Map<string, HttpSession>();
   const gate = new TurnGate({ ...DEFAULT_TURN_GATE, ...options.pacing });
+  const stored = options.sessionStore ? new StoredSessions(options.sessionStore, gateway, logger) : undefined;
+  // Concurrent first requests of one stored session on this replica share one restore.
+  const restoring = new Map<string, Promise<HttpSession | undefined>>();
+  const transportOptions = { enableJsonResponse: options.enableJsonResponse ?? false, maxRequestBodySize: maxBodyBytes };
 
   /** Waits for this request's turn; a refusal when too many wait. */
   async function turn(): Promise<Response | undefined> {
@@ -133,6 +166,23 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
     }
   }
 
+  function track(entry: HttpSession): void {
+    const id = entry.session.id;
+    if (options.observer) observeMcpTransport(entry.transport, options.observer, id);
+    sessions.set(id, entry);
+    void entry.session.closed.then(() => {
+      if (sessions.get(id) === entry) sessions.delete(id);
+    });
+  }
+
+  /** Drops this process's copy of a stored session that ended elsewhere (its outcome is reported there). */
+  function dropLocal(id: string): void {
+    const entry = sessions.get(id);
+    if (!entry) return;
+    sessions.delete(id);
+    void entry.session.close({ report: false });
+  }
+
   async function startSession(request: Request, identity: SessionIdentity, identityKey: string, owner: SessionOwner, body: unknown): Promise<Response> {
     const id = randomUUID();
     let session: GatewaySession;
@@ -143,16 +193,68 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
       if (retryAfterSeconds !== undefined) return overloadedResponse((error as Error).message, retryAfterSeconds);
       throw error;
     }
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => id,
-      enableJsonResponse: options.enableJsonResponse ?? false,
-      maxRequestBodySize: maxBodyBytes,
-    });
-    sessions.set(id, { session, transport, identityKey });
-    void session.closed.then(() => sessions.delete(id));
+    // Stored sessions keep their SSE events, so a stream can be resumed on any replica.
+    const eventStore = stored?.store.events.forSession(id);
+    const transport = new WebStandardStreamableHTTPServerTransport({ ...transportOptions, eventStore, sessionIdGenerator: () => id });
+    const entry: HttpSession = { session, transport, identityKey, version: 0, savedState: '', saving: Promise.resolve() };
+    if (stored) {
+      const refusedForMs = await stored.start(entry, identity, owner, declaredClient(body), dropLocal);
+      if (refusedForMs !== undefined) {
+        await session.close({ report: false });
+        return overloadedResponse('Quiver holds its most MCP sessions; retry later', Math.ceil(refusedForMs / 1000));
+      }
+      stored.persistBeforeResponses(entry);
+    }
+    track(entry);
     await session.connect(transport);
     logger.debug({ sessionId: id }, 'http session started');
     return transport.handleRequest(request, { parsedBody: body });
+  }
+
+  /** The session this request names, from this process or the store; undefined: answer 404. */
+  async function sessionFor(sessionId: string, identity: SessionIdentity, identityKey: string): Promise<HttpSession | undefined> {
+    const cached = sessions.get(sessionId);
+    if (cached) {
+      // Another identity's session is as good as none: never confirm it exists.
+      if (cached.identityKey !== identityKey) return undefined;
+      if (stored && !(await stored.sync(cached))) {
+        dropLocal(sessionId);
+        return undefined;
+      }
+      return cached;
+    }
+    if (!stored) return undefined;
+    let pending = restoring.get(sessionId);
+    if (!pending) {
+      pending = stored.restore(sessionId, identity, identityKey, transportOptions).finally(() => restoring.delete(sessionId));
+      restoring.set(sessionId, pending);
+    }
+    const entry = await pending;
+    if (!entry || entry.identityKey !== identityKey) return undefined;
+    if (!sessions.has(sessionId)) track(entry);
+    return entry;
+  }
+
+  async function continueSession(request: Request, sessionId: string, identity: SessionIdentity, identityKey: string): Promise<Response> {
+    let existing: HttpSession | undefined;
+    try {
+      existing = await sessionFor(sessionId, identity, identityKey);
+    } catch (error) {
+      const retryAfterSeconds = overloadRetryAfter(error);
+      if (retryAfterSeconds !== undefined) return overloadedResponse((error as Error).message, retryAfterSeconds);
+      throw error;
+    }
+    if (!existing) return jsonRpcError(404, -32001, 'Session not found');
+    gateway.touchSession(sessionId);
+    // Overloaded: refuse new work at once rather than queue it behind a 30 s wait.
+    if (request.method === 'POST' && gateway.saturated) return overloadedResponse('Quiver is overloaded; retry shortly', 1);
+    if (request.method === 'POST') {
+      const overloadedNow = await turn();
+      if (overloadedNow) return overloadedNow;
+    }
+    const response = await existing.transport.handleRequest(request);
+    if (stored && request.method === 'DELETE' && response.ok) await stored.end(sessionId);
+    return response;
   }
 
   return {
@@ -170,34 +272,10 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
       }
       const identityKey = canonicalJson(identity);
       const sessionId = request.headers.get('mcp-session-id');
-      if (sessionId) {
-        const existing = sessions.get(sessionId);
-        // Another identity's session is as good as none: never confirm it exists.
-        if (!existing || existing.identityKey !== identityKey) return jsonRpcError(404, -32001, 'Session not found');
-        gateway.touchSession(sessionId);
-        // Overloaded: refuse new work at once rather than queue it behind a 30 s wait.
-        if (request.method === 'POST' && gateway.saturated) return overloadedResponse('Quiver is overloaded; retry shortly', 1);
-        if (request.method === 'POST') {
-          const overloadedNow = await turn();
-          if (overloadedNow) return overloadedNow;
-        }
-        return existing.transport.handleRequest(request);
-      }
-      if (request.method !== 'POST') return jsonRpcError(400, -32000, 'Bad Request: no valid session id (mcp-session-id) provided');
-      const declared = Number(request.headers.get('content-length') ?? 0);
-      if (declared > maxBodyBytes) return jsonRpcError(413, -32000, `Payload too large: at most ${maxBodyBytes} bytes`);
-      const text = await request.text();
-      if (text.length > maxBodyBytes) return jsonRpcError(413, -32000, `Payload too large: at most ${maxBodyBytes} bytes`);
-      let body: unknown;
-      try {
-        body = JSON.parse(text) as unknown;
-      } catch {
-        return jsonRpcError(400, -32700, 'Parse error: the body is not valid JSON');
-      }
-      const messages = Array.isArray(body) ? body : [body];
-      if (!messages.some((message) => isInitializeRequest(message))) {
-        return jsonRpcError(400, -32000, 'Bad Request: no valid session id (mcp-session-id) provided');
-      }
+      if (sessionId) return continueSession(request, sessionId, identity, identityKey);
+      const initialize = await readInitializeBody(request, maxBodyBytes);
+      if (initialize instanceof Response) return initialize;
+      const { body } = initialize;
       const owner = options.ownerOf ? options.ownerOf(principal, identity) : { key: identityKey, org: identity.orgId };
       const overloadedNow = await turn();
       if (overloadedNow) return overloadedNow;
@@ -207,8 +285,11 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
       return sessions.size;
     },
     async close() {
-      await Promise.allSettled([...sessions.values()].map((entry) => entry.session.close()));
+      // Stored sessions outlive this process: only the copies here close, their outcomes stay open in the rows.
+      const report = stored === undefined;
+      await Promise.allSettled([...sessions.values()].map((entry) => entry.saving.then(() => entry.session.close({ report }))));
       sessions.clear();
+      await stored?.store.flush();
     },
   };
 }

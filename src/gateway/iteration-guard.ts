@@ -92,6 +92,14 @@ export function hashArguments(args: unknown): string {
   return createHash('sha256').update(canonicalJson(normalizeArguments(args ?? {}))).digest('hex').slice(0, 16);
 }
 
+/** The guard's counters as plain data. */
+export interface IterationGuardSnapshot {
+  /** [tool, argument hash, call times]. */
+  times: Array<[string, string, number[]]>;
+  /** The sliding window's [tool, argument hash] pairs, oldest first. */
+  window: Array<[string, string]>;
+}
+
 /** Per-session loop detector. */
 export class IterationGuard {
   readonly #options: Readonly<Required<IterationGuardOptions>>;
@@ -149,6 +157,26 @@ export class IterationGuard {
     for (let index = this.#window.length - 1; index >= 0; index -= 1) {
       if (this.#window[index]!.startsWith(prefix)) this.#window.splice(index, 1);
     }
+  }
+
+  /**
+   * The counters as plain data (issue #16: shared sessions). Pairs are [tool, argument hash]:
+   * the in-memory key's NUL separator cannot be stored in a PostgreSQL jsonb value.
+   */
+  snapshot(): IterationGuardSnapshot {
+    const pair = (key: string) => key.split('\u0000') as [string, string];
+    return {
+      times: [...this.#times.entries()].map(([key, times]) => [...pair(key), [...times]]),
+      window: this.#window.map(pair),
+    };
+  }
+
+  /** Replaces the counters with a snapshot's. */
+  restore(snapshot: IterationGuardSnapshot): void {
+    this.#times.clear();
+    for (const [tool, hash, times] of snapshot.times) this.#times.set(`${tool}\u0000${hash}`, [...times]);
+    this.#window.length = 0;
+    for (const [tool, hash] of snapshot.window.slice(-this.#options.slidingWindowSize)) this.#window.push(`${tool}\u0000${hash}`);
   }
 
   /** Number of pairs tracked by the time counter (for tests of the garbage collection). */

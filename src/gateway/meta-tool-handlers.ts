@@ -11,6 +11,7 @@ import { jsonSafetyCheck } from '../core/validation.ts';
 import type { GatewayBackend, GatewayTool } from './backend.ts';
 import { notifyToolsChanged, sessionTokens } from './listed-tools.ts';
 import { LOAD_CAPABILITY, SEARCH_TOOLS } from './meta-tools.ts';
+import { toolNaming } from './native-names.ts';
 import { flushOutcome, type GatewayCore, type SendNotification, type SessionState } from './session-state.ts';
 
 // NUL bytes (which the database cannot store) and absurd nesting are InvalidParams at the
@@ -19,6 +20,16 @@ const searchArgumentsSchema = z.object({ query: z.string().trim().min(1).max(100
 const loadCapabilityArgumentsSchema = z.object({ name: z.string().min(1).max(1000) }).superRefine(jsonSafetyCheck());
 
 type MarketplaceSuggestions = Awaited<ReturnType<GatewayBackend['suggestMarketplace']>>;
+
+/**
+ * The name the session calls a tool by (issue #12): its native name when the workspace shows
+ * native names and the name is unambiguous, else `plugin__tool`, exactly as `tools/list` shows it.
+ */
+async function shownToolNames(core: GatewayCore, state: SessionState): Promise<(qualifiedName: string) => string> {
+  if (!state.nativeNames) return (name) => name;
+  const naming = await toolNaming(core, state);
+  return (name) => naming.shown.get(name) ?? name;
+}
 
 /** `search_tools`: finds, binds and describes tools for a query. */
 export async function searchTools(core: GatewayCore, state: SessionState, rawArguments: unknown, send: SendNotification): Promise<CallToolResult> {
@@ -45,9 +56,10 @@ export async function searchTools(core: GatewayCore, state: SessionState, rawArg
   const bind = state.context.bind(tools);
   if (found.eventId) state.openEvent = { eventId: found.eventId, openedAt: core.now(), calls: [] };
   const marketplace = tools.length < settings.marketplaceThreshold ? await suggestMarketplace(core, state, query) : [];
+  const shown = await shownToolNames(core, state);
 
   const describe = (tool: GatewayTool, full: boolean) => ({
-    name: tool.qualifiedName,
+    name: shown(tool.qualifiedName),
     ...(tool.title ? { title: tool.title } : {}),
     description: tool.description,
     ...(full ? { inputSchema: tool.inputSchema } : {}),
@@ -69,7 +81,7 @@ export async function searchTools(core: GatewayCore, state: SessionState, rawArg
   }
   if (tools.length === 0) payload.note = `No installed tool matches "${query}".${marketplace.length > 0 ? ' Installable plugins that may help are listed under marketplace; ask the user whether to install one.' : ' Try different words.'}`;
   if (marketplace.length > 0) payload.marketplace = marketplace;
-  if (bind.evicted.length > 0) payload.evicted = bind.evicted;
+  if (bind.evicted.length > 0) payload.evicted = bind.evicted.map(shown);
   payload.session = { boundTools: state.boundTools().length, toolTokens: sessionTokens(state), capacity: settings.capacity };
   if (bind.added.length > 0 || bind.evicted.length > 0 || readmitted.length > 0) await notifyToolsChanged(core, send, state);
   return { content: [{ type: 'text', text: JSON.stringify(payload) }], structuredContent: payload };
@@ -115,10 +127,11 @@ export async function loadCapability(core: GatewayCore, state: SessionState, raw
   const readmitted = visible.filter((tool) => state.suspended.delete(tool.qualifiedName));
   for (const tool of visible) state.guard.reset(tool.qualifiedName);
   const bind = state.context.bind(visible);
+  const shown = await shownToolNames(core, state);
   const payload = {
     loaded: parsed.data.name,
-    tools: visible.map((tool) => ({ name: tool.qualifiedName, description: tool.description, tokens: tool.tokens })),
-    ...(bind.evicted.length > 0 ? { evicted: bind.evicted } : {}),
+    tools: visible.map((tool) => ({ name: shown(tool.qualifiedName), description: tool.description, tokens: tool.tokens })),
+    ...(bind.evicted.length > 0 ? { evicted: bind.evicted.map(shown) } : {}),
     session: { boundTools: state.boundTools().length, toolTokens: sessionTokens(state), capacity: core.settings.capacity },
   };
   if (bind.added.length > 0 || bind.evicted.length > 0 || readmitted.length > 0) await notifyToolsChanged(core, send, state);

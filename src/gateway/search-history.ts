@@ -28,6 +28,9 @@ export type RedundancyVerdict =
   | { redundant: false }
   | { redundant: true; overlap: number; previousQuery: string; secondsAgo: number };
 
+/** Remembered searches as plain data, oldest first. */
+export type SearchHistorySnapshot = Array<{ query: string; results: string[]; at: number }>;
+
 interface Entry {
   query: string;
   results: ReadonlySet<string>;
@@ -71,6 +74,16 @@ export class SearchHistory {
     this.#entries.push({ query, results: new Set(results), at: now });
     while (this.#entries.length > this.#options.size) this.#entries.shift();
     return verdict;
+  }
+
+  /** The remembered searches as plain data (issue #16: shared sessions). */
+  snapshot(): SearchHistorySnapshot {
+    return this.#entries.map((entry) => ({ query: entry.query, results: [...entry.results], at: entry.at }));
+  }
+
+  /** Replaces the remembered searches with a snapshot's. */
+  restore(snapshot: SearchHistorySnapshot): void {
+    this.#entries = snapshot.slice(-this.#options.size).map((entry) => ({ query: entry.query, results: new Set(entry.results), at: entry.at }));
   }
 
   /** Number of remembered searches. */

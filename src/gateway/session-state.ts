@@ -15,10 +15,10 @@ import type { Admission } from './admission.ts';
 import type { BackendSession, CatalogOverview, ExposureMode, GatewayBackend, GatewayTool, SessionIdentity } from './backend.ts';
 import { sendBareErrorMessages } from './errors.ts';
 import type { GatewaySettings } from './gateway-settings.ts';
-import { IterationGuard } from './iteration-guard.ts';
-import { SearchHistory } from './search-history.ts';
+import { IterationGuard, type IterationGuardSnapshot } from './iteration-guard.ts';
+import { SearchHistory, type SearchHistorySnapshot } from './search-history.ts';
 import type { SessionRegistry } from './session-registry.ts';
-import { ToolContext } from './tool-context.ts';
+import { ToolContext, type ToolContextSnapshot } from './tool-context.ts';
 import type { ValidatorCache } from './argument-validators.ts';
 
 /** One client's MCP session. */
@@ -30,12 +30,43 @@ export interface GatewaySession {
   readonly server: Server;
   /** Connects the session's server to a transport. */
   connect(transport: Transport): Promise<void>;
-  /** Closes the server and transport, records the open outcome. Safe to call twice. */
-  close(): Promise<void>;
+  /**
+   * Closes the server and transport and records the open outcome; with `report: false` only
+   * this process's copy goes (another replica or the collect job reports). Safe to call twice.
+   */
+  close(options?: { report?: boolean }): Promise<void>;
   /** Resolves once the session is closed (by either side). */
   readonly closed: Promise<void>;
   /** Qualified names of the tools bound right now (meta-tools excluded). */
   boundTools(): string[];
+  /** What another replica needs to carry the session on (issue #16), as JSON-safe data. */
+  snapshot(): SessionSnapshot;
+  /** Takes over a snapshot's state (a copy another replica changed); a malformed one is ignored. */
+  restore(snapshot: unknown): void;
+}
+
+/** A session's state as plain data: what `mcp_sessions.state` holds (issue #16). */
+export interface SessionSnapshot {
+  v: 1;
+  tools: ToolContextSnapshot<GatewayTool>;
+  guard: IterationGuardSnapshot;
+  history: SearchHistorySnapshot;
+  suspended: string[];
+  openEvent?: { eventId: string; openedAt: number; calls: Array<{ name: string; success: boolean }>; flagged?: string[] };
+}
+
+/** True when `value` has the shape of a `SessionSnapshot` (rows are checked before use). */
+export function isSessionSnapshot(value: unknown): value is SessionSnapshot {
+  if (value === null || typeof value !== 'object') return false;
+  const snapshot = value as Partial<SessionSnapshot>;
+  return (
+    snapshot.v === 1 &&
+    Array.isArray(snapshot.tools?.discovered) &&
+    Array.isArray(snapshot.guard?.times) &&
+    Array.isArray(snapshot.guard?.window) &&
+    Array.isArray(snapshot.history) &&
+    Array.isArray(snapshot.suspended)
+  );
 }
 
 /** What the gateway's parts share: one per gateway. */
@@ -110,11 +141,42 @@ export class SessionState implements GatewaySession {
     return this.context.list().filter((tool) => !this.suspended.has(tool.qualifiedName)).map((tool) => tool.qualifiedName);
   }
 
-  async close(): Promise<void> {
+  snapshot(): SessionSnapshot {
+    const event = this.openEvent;
+    return {
+      v: 1,
+      tools: this.context.snapshot(),
+      guard: this.guard.snapshot(),
+      history: this.history.snapshot(),
+      suspended: [...this.suspended],
+      ...(event
+        ? { openEvent: { eventId: event.eventId, openedAt: event.openedAt, calls: event.calls.map((call) => ({ ...call })), ...(event.flagged?.size ? { flagged: [...event.flagged] } : {}) } }
+        : {}),
+    };
+  }
+
+  restore(snapshot: unknown): void {
+    if (!isSessionSnapshot(snapshot)) {
+      this.#core.logger.warn({ sessionId: this.id }, 'ignoring a malformed stored session state');
+      return;
+    }
+    this.context.restore(snapshot.tools);
+    this.guard.restore(snapshot.guard);
+    this.history.restore(snapshot.history);
+    this.suspended.clear();
+    for (const name of snapshot.suspended) this.suspended.add(name);
+    const event = snapshot.openEvent;
+    this.openEvent = event
+      ? { eventId: event.eventId, openedAt: event.openedAt, calls: event.calls.map((call) => ({ ...call })), ...(event.flagged ? { flagged: new Set(event.flagged) } : {}) }
+      : undefined;
+  }
+
+  async close(options: { report?: boolean } = {}): Promise<void> {
     if (this.#closing) return this.closed;
     this.#closing = true;
     const { registry, logger } = this.#core;
     registry.delete(this.id);
+    if (options.report === false) this.openEvent = undefined;
     flushOutcome(this.#core, this);
     try {
       await this.server.close();
@@ -131,12 +193,27 @@ export function flushOutcome(core: GatewayCore, state: SessionState): void {
   const event = state.openEvent;
   if (!event) return;
   state.openEvent = undefined;
-  const toolsCalled = [...new Set(event.calls.map((call) => call.name))];
-  const success = event.calls.length > 0 && event.calls.every((call) => call.success);
-  const flaggedTools = [...(event.flagged ?? [])];
+  reportOutcome(core, event.eventId, event.calls, [...(event.flagged ?? [])]);
+}
+
+/** Tools called, all succeeded, tools the guard flagged: one outcome report; never throws. */
+function reportOutcome(core: Pick<GatewayCore, 'backend' | 'logger'>, eventId: string, calls: ReadonlyArray<{ name: string; success: boolean }>, flaggedTools: string[]): void {
+  const toolsCalled = [...new Set(calls.map((call) => call.name))];
+  const success = calls.length > 0 && calls.every((call) => call.success);
   core.backend
-    .recordOutcome(event.eventId, { toolsCalled, success, ...(flaggedTools.length > 0 ? { flaggedTools } : {}) })
-    .catch((error: unknown) => core.logger.warn({ err: error, eventId: event.eventId }, 'recording a selection outcome failed'));
+    .recordOutcome(eventId, { toolsCalled, success, ...(flaggedTools.length > 0 ? { flaggedTools } : {}) })
+    .catch((error: unknown) => core.logger.warn({ err: error, eventId }, 'recording a selection outcome failed'));
+}
+
+/**
+ * Reports the open outcome found in a stored session's state (or a bare `openEvent`) that no
+ * replica holds any more: the session expired, was pushed out by its owner's limit, or its
+ * outcome window passed. Anything malformed is ignored.
+ */
+export function flushStoredOutcome(core: Pick<GatewayCore, 'backend' | 'logger'>, state: unknown): void {
+  const event = (state as { openEvent?: SessionSnapshot['openEvent'] } | null)?.openEvent;
+  if (!event || typeof event.eventId !== 'string' || !Array.isArray(event.calls)) return;
+  reportOutcome(core, event.eventId, event.calls, Array.isArray(event.flagged) ? event.flagged : []);
 }
 
 /** Reports one tool call (latency since `started`, a `performance.now()` reading); never throws. */

@@ -7,6 +7,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { SessionIdentity } from './backend.ts';
+import { observeMcpTransport, type McpRequestObserver } from '../telemetry/index.ts';
 import type { Gateway, GatewaySession } from './gateway.ts';
 
 export interface RunStdioGatewayOptions {
@@ -14,6 +15,8 @@ export interface RunStdioGatewayOptions {
   identity: SessionIdentity;
   stdin?: Readable;
   stdout?: Writable;
+  /** Times and traces the session's MCP requests at its transport (issue #16). */
+  observer?: McpRequestObserver;
 }
 
 /** A running stdio gateway. */
@@ -30,6 +33,7 @@ export async function runStdioGateway(options: RunStdioGatewayOptions): Promise<
   const stdout = options.stdout ?? process.stdout;
   const session = await options.gateway.openSession(options.identity);
   const transport = new StdioServerTransport(stdin, stdout);
+  if (options.observer) observeMcpTransport(transport, options.observer, session.id);
   // The SDK's stdio transport does not notice the end of stdin: the client is gone then.
   const onEnd = () => void session.close();
   stdin.once('end', onEnd);

@@ -30,6 +30,12 @@ export interface ToolContextOptions {
   now: () => number;
 }
 
+/** The discovered part of a context as plain data, in discovery order. */
+export interface ToolContextSnapshot<T extends Bindable> {
+  sequence: number;
+  discovered: Array<ToolContextEntry<T>>;
+}
+
 /** What a bind changed. */
 export interface BindResult {
   added: string[];
@@ -155,6 +161,21 @@ export class ToolContext<T extends Bindable> {
   /** Number of always-include tools. */
   get alwaysCount(): number {
     return this.#always.size;
+  }
+
+  /** The discovered tools with their timestamps and order, as plain data (issue #16: shared sessions). */
+  snapshot(): ToolContextSnapshot<T> {
+    return { sequence: this.#sequence, discovered: [...this.#discovered.values()].map((entry) => ({ ...entry })) };
+  }
+
+  /** Replaces the discovered tools with a snapshot's (always-include tools are not part of one). */
+  restore(snapshot: ToolContextSnapshot<T>): void {
+    this.#discovered.clear();
+    for (const entry of snapshot.discovered) {
+      if (this.#always.has(entry.tool.qualifiedName)) continue;
+      this.#discovered.set(entry.tool.qualifiedName, { ...entry });
+    }
+    this.#sequence = snapshot.sequence;
   }
 
   #enforceCapacity(now: number): string[] {

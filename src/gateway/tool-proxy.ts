@@ -8,12 +8,13 @@
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { jsonSafetyCheck } from '../core/validation.ts';
-import type { GatewayTool } from './backend.ts';
+import type { BackendCallOptions, GatewayTool } from './backend.ts';
 import { toolCallFailure, unknownToolError } from './errors.ts';
 import { loopGuidance } from './iteration-guard.ts';
 import { notifyToolsChanged } from './listed-tools.ts';
 import { CALL_TOOL, META_TOOL_NAMES } from './meta-tools.ts';
 import { prefixedToolName } from './native-names.ts';
+import { showToolResultUris } from './result-uris.ts';
 import { recordCall, type GatewayCore, type SendNotification, type SessionState } from './session-state.ts';
 
 // A plugin's own arguments may carry NUL text, not 5,000 levels of nesting (issue #18, finding 7).
@@ -23,11 +24,18 @@ const callToolArgumentsSchema = z.object({
 });
 
 /** `call_tool`: parses its arguments and proxies the named plugin tool (never a meta-tool). */
-export async function callThroughCallTool(core: GatewayCore, state: SessionState, rawArguments: unknown, signal: AbortSignal, send: SendNotification): Promise<CallToolResult> {
+export async function callThroughCallTool(
+  core: GatewayCore,
+  state: SessionState,
+  rawArguments: unknown,
+  signal: AbortSignal,
+  send: SendNotification,
+  forward?: BackendCallOptions,
+): Promise<CallToolResult> {
   const parsed = callToolArgumentsSchema.safeParse(rawArguments ?? {});
   if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${CALL_TOOL}: name (string) and arguments (object) expected`);
   if (META_TOOL_NAMES.has(parsed.data.name)) throw new McpError(ErrorCode.InvalidParams, `${CALL_TOOL} runs plugin tools, not ${parsed.data.name}; call it directly`);
-  return proxyCall(core, state, parsed.data.name, parsed.data.arguments, signal, send, { bindVisible: true });
+  return proxyCall(core, state, parsed.data.name, parsed.data.arguments, signal, send, { bindVisible: true, ...(forward ? { forward } : {}) });
 }
 
 /**
@@ -37,7 +45,7 @@ export async function callThroughCallTool(core: GatewayCore, state: SessionState
  * backend's `getTool` is the same visibility decision search makes, and a tool it hides is
  * refused exactly as one that does not exist.
  */
-async function resolveCallable(core: GatewayCore, state: SessionState, name: string, bindVisible: boolean, send: SendNotification): Promise<GatewayTool> {
+export async function resolveCallable(core: GatewayCore, state: SessionState, name: string, bindVisible: boolean, send: SendNotification): Promise<GatewayTool> {
   const { backend } = core;
   if (state.mode === 'all') {
     const tool = await backend.getTool(state.backendSession, name);
@@ -63,7 +71,7 @@ export async function proxyCall(
   rawArguments: Record<string, unknown> | undefined,
   signal: AbortSignal,
   send: SendNotification,
-  options: { bindVisible?: boolean } = {},
+  options: { bindVisible?: boolean; forward?: BackendCallOptions } = {},
 ): Promise<CallToolResult> {
   const { backend, logger, settings } = core;
   // Issue #12: a native name becomes the prefixed one here, before the guard or the backend sees it.
@@ -77,7 +85,10 @@ export async function proxyCall(
   let result: CallToolResult;
   let errorCode: string | undefined;
   try {
-    result = await backend.callTool(state.backendSession, name, args, { signal });
+    // Issue #12: the session's client link and progress relay ride along (client-forwarding.ts).
+    const answered = await backend.callTool(state.backendSession, name, args, { ...options.forward, signal });
+    // Issue #12: URIs a tool points to are given in the form the session reads them by.
+    result = await showToolResultUris(core, state, tool.pluginName, answered);
   } catch (error) {
     errorCode = (error as { code?: unknown }).code === undefined ? 'internal' : String((error as { code?: unknown }).code);
     recordCall(core, state, name, false, started, errorCode);

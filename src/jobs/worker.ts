@@ -6,6 +6,7 @@
  * exponential backoff until `maxAttempts`. A worker that stops heartbeating (crash, hang, lost
  * connection) loses its lease and any worker retries the job; if that was its last attempt the
  * job is marked failed instead of running a fourth time.
+ * Periodic kinds (`every`, jobs/schedule.ts) run on one replica at a time, whichever claims them.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -24,6 +25,7 @@ import {
   type EnqueueOptions,
   type JobRecord,
 } from './queue.ts';
+import { ensureEveryMs, ensurePeriodicRun, type PeriodicSchedule } from './schedule.ts';
 
 /** What a handler receives. */
 export interface JobContext {
@@ -48,6 +50,8 @@ export interface JobsOptions {
   maxBackoffMs?: number;
   /** Names this worker in `lease_owner` (default host:pid:random). */
   owner?: string;
+  /** How soon a periodic kind first runs once started, ms (default: its interval). */
+  firstPeriodicRunMs?: number;
   /** Finished jobs are deleted this long after they finished, ms (default 7 days; 0 keeps them). */
   retentionMs?: number;
 }
@@ -56,6 +60,11 @@ export interface JobsOptions {
 export interface Jobs {
   /** Registers the handler of a kind (one per kind). */
   register(kind: string, handler: JobHandler): void;
+  /**
+   * Registers a periodic kind: one run every `intervalMs` across every replica that registers
+   * it, claimed by exactly one of them (a dead owner's run is taken over after its lease).
+   */
+  every(kind: string, intervalMs: number, handler: JobHandler): void;
   /** Adds a job (or returns the queued / running one with the same dedupe key) and wakes the local worker. */
   enqueue(kind: string, payload: Record<string, unknown>, options?: EnqueueOptions): Promise<JobRecord>;
   get(id: string): Promise<JobRecord | undefined>;
@@ -72,6 +81,55 @@ export function retryDelayMs(attempt: number, backoffMs: number, maxBackoffMs: n
   return Math.min(maxBackoffMs, backoffMs * 2 ** Math.max(0, attempt - 1));
 }
 
+/** What running one claimed job needs from its worker. */
+interface JobExecution {
+  db: Database;
+  owner: string;
+  leaseMs: number;
+  logger: Logger;
+  handler: JobHandler;
+  /** True once the worker is closing: an aborted job then goes back to the queue unfailed. */
+  closing(): boolean;
+  retryDelayMs(attempts: number): number;
+  afterSuccess(): Promise<void>;
+}
+
+/**
+ * Runs one claimed job under a heartbeat that renews its lease (losing the lease aborts it: another
+ * worker may own the job now), then completes, fails (with backoff) or hands it back.
+ */
+async function executeJob(job: JobRecord, controller: AbortController, run: JobExecution): Promise<void> {
+  const { db, owner, leaseMs, logger } = run;
+  let leaseLost = false;
+  const heartbeat = setInterval(() => {
+    renewJobLease(db, job.id, owner, leaseMs).then(
+      (held) => {
+        if (!held && !leaseLost) {
+          leaseLost = true;
+          controller.abort(new Error('job lease lost'));
+        }
+      },
+      (error: unknown) => logger.warn({ err: error, job: job.id }, 'job heartbeat failed'),
+    );
+  }, Math.max(10, Math.floor(leaseMs / 3)));
+  heartbeat.unref();
+  try {
+    const result = await run.handler({ job, signal: controller.signal });
+    if (!(await completeJob(db, job.id, owner, result ?? null))) logger.warn({ job: job.id, kind: job.kind }, 'job finished after its lease was lost');
+    await run.afterSuccess();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (run.closing() && controller.signal.aborted && !leaseLost) {
+      await releaseJob(db, job.id, owner);
+    } else {
+      await failJob(db, job.id, owner, message, run.retryDelayMs(job.attempts));
+      logger.warn({ job: job.id, kind: job.kind, attempt: job.attempts, error: message }, 'job attempt failed');
+    }
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
 /** Creates the job service; call `start()` for the background loop. */
 export function createJobs(options: JobsOptions): Jobs {
   const { db } = options;
@@ -82,6 +140,7 @@ export function createJobs(options: JobsOptions): Jobs {
   const maxBackoffMs = options.maxBackoffMs ?? 10 * 60_000;
   const owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const handlers = new Map<string, JobHandler>();
+  const periodic = new Map<string, PeriodicSchedule>();
   let timer: NodeJS.Timeout | undefined;
   let running = false;
   let closed = false;
@@ -89,35 +148,22 @@ export function createJobs(options: JobsOptions): Jobs {
   const retentionMs = options.retentionMs ?? 7 * 86_400_000;
   let lastPruned = 0;
 
-  async function execute(job: JobRecord, controller: AbortController): Promise<void> {
-    const handler = handlers.get(job.kind)!;
-    let leaseLost = false;
-    // The heartbeat renews the lease; losing it means another worker may now own the job.
-    const heartbeat = setInterval(() => {
-      renewJobLease(db, job.id, owner, leaseMs).then(
-        (held) => {
-          if (!held && !leaseLost) {
-            leaseLost = true;
-            controller.abort(new Error('job lease lost'));
-          }
-        },
-        (error: unknown) => logger.warn({ err: error, job: job.id }, 'job heartbeat failed'),
-      );
-    }, Math.max(10, Math.floor(leaseMs / 3)));
-    heartbeat.unref();
-    try {
-      const result = await handler({ job, signal: controller.signal });
-      if (!(await completeJob(db, job.id, owner, result ?? null))) logger.warn({ job: job.id, kind: job.kind }, 'job finished after its lease was lost');
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      if (closed && controller.signal.aborted && !leaseLost) {
-        await releaseJob(db, job.id, owner);
-      } else {
-        await failJob(db, job.id, owner, message, retryDelayMs(job.attempts, backoffMs, maxBackoffMs));
-        logger.warn({ job: job.id, kind: job.kind, attempt: job.attempts, error: message }, 'job attempt failed');
-      }
-    } finally {
-      clearInterval(heartbeat);
+  /** After a periodic run finished: the next one, due an interval later. */
+  async function scheduleNextRun(kind: string): Promise<void> {
+    const schedule = periodic.get(kind);
+    if (!schedule) return;
+    await ensurePeriodicRun(db, kind, schedule.intervalMs);
+    schedule.ensuredAt = Date.now();
+  }
+
+  /** Every so often each replica makes sure each periodic kind has a run pending. */
+  async function ensurePeriodicRuns(): Promise<void> {
+    const now = Date.now();
+    for (const schedule of periodic.values()) {
+      if (now - schedule.ensuredAt < ensureEveryMs(schedule.intervalMs)) continue;
+      const first = schedule.ensuredAt === 0;
+      schedule.ensuredAt = now;
+      await ensurePeriodicRun(db, schedule.kind, first ? (options.firstPeriodicRunMs ?? schedule.intervalMs) : schedule.intervalMs);
     }
   }
 
@@ -132,7 +178,16 @@ export function createJobs(options: JobsOptions): Jobs {
         continue;
       }
       const controller = new AbortController();
-      const done = execute(job, controller);
+      const done = executeJob(job, controller, {
+        db,
+        owner,
+        leaseMs,
+        logger,
+        handler: handlers.get(job.kind)!,
+        closing: () => closed,
+        retryDelayMs: (attempts) => retryDelayMs(attempts, backoffMs, maxBackoffMs),
+        afterSuccess: () => scheduleNextRun(job.kind),
+      });
       current = { controller, done };
       try {
         await done;
@@ -162,6 +217,7 @@ export function createJobs(options: JobsOptions): Jobs {
         lastPruned = Date.now();
         await pruneFinishedJobs(db, retentionMs);
       }
+      await ensurePeriodicRuns();
       ran = await runOnce();
     } catch (error) {
       logger.warn({ err: error }, 'job poll failed');
@@ -171,11 +227,18 @@ export function createJobs(options: JobsOptions): Jobs {
     schedule(ran ? 0 : pollMs);
   }
 
+  function register(kind: string, handler: JobHandler): void {
+    if (handlers.has(kind)) throw new Error(`a handler for job kind '${kind}' is already registered`);
+    handlers.set(kind, handler);
+  }
+
   let started = false;
   return {
-    register(kind, handler) {
-      if (handlers.has(kind)) throw new Error(`a handler for job kind '${kind}' is already registered`);
-      handlers.set(kind, handler);
+    register,
+    every(kind, intervalMs, handler) {
+      if (!(intervalMs >= 10)) throw new RangeError(`the interval of periodic job kind '${kind}' must be at least 10 ms`);
+      register(kind, handler);
+      periodic.set(kind, { kind, intervalMs, ensuredAt: 0 });
     },
     async enqueue(kind, payload, enqueueOptions) {
       const job = await enqueueJob(db, kind, payload, enqueueOptions);

@@ -32,8 +32,17 @@ export interface StoredHttpLaunch {
   url: string;
 }
 
+/** A REST API served by the MCP server Quiver generates from its OpenAPI document (issue #14). */
+export interface StoredOpenApiLaunch {
+  transport: 'openapi';
+  /** The pinned, bundled document, relative to the plugin's cache folder. */
+  document: string;
+  /** The API root every operation path is appended to. */
+  baseUrl: string;
+}
+
 /** What the plugins table's `launch` column holds. */
-export type StoredLaunch = StoredStdioLaunch | StoredHttpLaunch;
+export type StoredLaunch = StoredStdioLaunch | StoredHttpLaunch | StoredOpenApiLaunch;
 
 /** Why no launch could be made; the installer reports it as step `launch`. */
 export class LaunchResolutionError extends Error {

@@ -7,6 +7,7 @@
  * |-------------------------------------------------------------|--------|
  * | `npm:<spec>`                                                | npm    |
  * | `market:<registry name>`                                    | market |
+ * | `openapi:<file or http(s) URL>` (with `--base-url URL`)     | openapi (a REST API, issue #14) |
  * | `git+<url>`, `git://…`, `ssh://…`, `git@host:path`, `file://…` | git  |
  * | `http(s)://…` ending in `.git`, or `https://github.com/o/r` (also gitlab.com, bitbucket.org, codeberg.org) | git |
  * | any other `http(s)://…`                                     | url (remote MCP endpoint) |
@@ -26,7 +27,9 @@ export type PluginSource =
   | { kind: 'npm'; spec: string }
   | { kind: 'path'; path: string }
   | { kind: 'url'; url: string }
-  | { kind: 'market'; name: string };
+  | { kind: 'market'; name: string }
+  /** A REST API: its OpenAPI document (absolute path or URL) and the API root its operations are called on. */
+  | { kind: 'openapi'; location: string; baseUrl?: string | undefined };
 
 const GIT_HOSTS = new Set(['github.com', 'gitlab.com', 'bitbucket.org', 'codeberg.org']);
 
@@ -61,6 +64,7 @@ export function parsePluginSource(input: string, cwd: string = process.cwd()): P
     rejectOptionLike(spec, 'an npm package spec');
     return { kind: 'npm', spec };
   }
+  if (text.startsWith('openapi:')) return parseOpenApiSource(text.slice(8).trim(), cwd);
   if (text.startsWith('market:')) {
     const name = text.slice(7).trim();
     if (name === '') throw invalidInput("'market:' needs a marketplace server name, e.g. market:io.github.user/server");
@@ -99,6 +103,19 @@ export function parsePluginSource(input: string, cwd: string = process.cwd()): P
   );
 }
 
+/** `openapi:<file or URL>`: a URL as given, a file made absolute against `cwd`. */
+function parseOpenApiSource(location: string, cwd: string): PluginSource {
+  if (location === '') throw invalidInput("'openapi:' needs an OpenAPI document, e.g. openapi:./petstore.yaml or openapi:https://api.example.com/openapi.json");
+  if (/^https?:\/\//i.test(location)) {
+    try {
+      return { kind: 'openapi', location: new URL(location).toString() };
+    } catch {
+      throw invalidInput(`'${location}' is not a valid URL`);
+    }
+  }
+  return { kind: 'openapi', location: resolve(cwd, location) };
+}
+
 /** A readable default plugin name for a source (slugified by the caller). */
 export function defaultNameHint(source: PluginSource): string {
   switch (source.kind) {
@@ -120,5 +137,14 @@ export function defaultNameHint(source: PluginSource): string {
     }
     case 'market':
       return source.name.split('/').pop() ?? source.name;
+    case 'openapi': {
+      // "…/petstore.yaml" → "petstore"; "https://api.example.com/v1/openapi.json" → "api.example.com-v1".
+      const last = source.location.replace(/[?#].*$/, '').replace(/[/\\]+$/, '').split(/[/\\]/).pop() ?? 'api';
+      const stem = last.replace(/\.(json|ya?ml)$/i, '');
+      if (!/^(openapi|swagger|api|spec)$/i.test(stem) || !/^https?:/i.test(source.location)) return stem;
+      const url = new URL(source.location);
+      const folders = url.pathname.split('/').filter(Boolean).slice(0, -1);
+      return [url.hostname, ...folders].join('-');
+    }
   }
 }

@@ -14,6 +14,9 @@ import { silentLogger, type Logger } from '../core/logger.ts';
 import type { Embedder } from './embedders/embedder.ts';
 import { recomputeStale, type RecomputeResult } from './embedding-sync.ts';
 
+/** The periodic job that sweeps for tools without vectors, on one replica at a time (registered by the app). */
+export const EMBEDDING_SWEEP_JOB = 'embeddings.sweep';
+
 /** The outcome of the last finished run. */
 export interface EmbeddingRunReport {
   finishedAt: string;

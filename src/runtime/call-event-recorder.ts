@@ -20,6 +20,9 @@ import { sqlStateOf } from '../store/database-errors.ts';
 import { deletePluginCallEventsBefore, insertPluginCallEvents, type PluginCallEventWrite } from '../store/repositories/plugin-call-events.ts';
 import type { CallEvent } from './types.ts';
 
+/** The periodic job that runs `prune` on one replica at a time (registered by the app). */
+export const PRUNE_CALL_EVENTS_JOB = 'call-events.prune';
+
 /** Options of `createCallEventRecorder`. */
 export interface CallEventRecorderOptions {
   db: Queryable;
@@ -32,14 +35,14 @@ export interface CallEventRecorderOptions {
   maxQueue?: number;
   /** Events older than this many days are deleted (default 30; 0 keeps everything). */
   retentionDays?: number;
-  /** How often old events are pruned (ms, default 1 h; the first prune runs after one interval). */
-  pruneEveryMs?: number;
   now?: () => Date;
 }
 
 /** A call event as the recorder takes it: the supervisor's, optionally with the MCP session. */
 export type RecordableCallEvent = Pick<CallEvent, 'pluginId' | 'pluginName' | 'tool' | 'latencyMs' | 'outcome' | 'errorClass' | 'at'> & {
   sessionId?: string | undefined;
+  /** The runtime version that served the call: a rollout judges each blue-green slot by it (issue #11). */
+  version?: string | undefined;
 };
 
 /** Counters of a recorder (for tests, logs and metrics). */
@@ -91,8 +94,6 @@ export function createCallEventRecorder(options: CallEventRecorderOptions): Call
       return 0;
     }
   }
-  const pruneTimer = retentionDays > 0 ? setInterval(() => void prune(), options.pruneEveryMs ?? 3_600_000) : undefined;
-  pruneTimer?.unref?.();
   // One warning per burst of drops (not one per event), with the running total.
   let dropWarned = false;
   const writer = createBatchWriter<PluginCallEventWrite>({
@@ -143,6 +144,7 @@ export function createCallEventRecorder(options: CallEventRecorderOptions): Call
         outcome: event.outcome,
         errorClass: event.outcome === 'success' ? null : (event.errorClass ?? null),
         sessionId: event.sessionId ?? null,
+        version: event.version ?? null,
         createdAt: event.at instanceof Date && !Number.isNaN(event.at.getTime()) ? event.at : new Date(),
       });
     } catch (error) {
@@ -169,7 +171,6 @@ export function createCallEventRecorder(options: CallEventRecorderOptions): Call
         return;
       }
       closed = true;
-      if (pruneTimer) clearInterval(pruneTimer);
       await flush();
     },
     stats: () => ({ queued: writer.size, ...counters }),

@@ -19,10 +19,15 @@ export interface TokenBucket {
   available(): number;
 }
 
+/** A bucket's size: `burst`, else one second's worth of requests (at least 1). */
+export function bucketCapacity(config: BucketConfig): number {
+  return config.burst ?? Math.max(1, Math.ceil(config.requestsPerMinute / 60));
+}
+
 /** Creates a token bucket that starts full. */
 export function createTokenBucket(config: BucketConfig, clock: Clock): TokenBucket {
   const ratePerMs = config.requestsPerMinute / 60_000;
-  const capacity = config.burst ?? Math.max(1, Math.ceil(config.requestsPerMinute / 60));
+  const capacity = bucketCapacity(config);
   let tokens = capacity;
   let updatedAt = clock.now();
 

@@ -23,9 +23,9 @@ export function createRedactor(values: Iterable<string>): Redactor {
   };
 }
 
-/** The redactor for one spec: all env values (stdio) or header values (http) are treated as secret. */
+/** The redactor for one spec: all env values (stdio, openapi) or header values (http) are treated as secret. */
 export function redactorForSpec(spec: UpstreamSpec): Redactor {
-  const values = spec.transport === 'stdio' ? Object.values(spec.env) : Object.values(spec.headers);
+  const values = spec.transport === 'http' ? Object.values(spec.headers) : Object.values(spec.env);
   // Basic auth and bearer tokens also travel base64-encoded or split; hide the token part too.
   const extra = values.flatMap((value) => value.split(/\s+/).filter((part) => part.length >= 8));
   return createRedactor([...values, ...extra]);

@@ -30,6 +30,10 @@ import { createInstanceLifecycle } from './supervisor/lifecycle.ts';
 import { createPool } from './supervisor/pool.ts';
 import { createEntryRegistry } from './supervisor/registry.ts';
 import { createRequests } from './supervisor/requests.ts';
+import { createVersionRetirement } from './supervisor/retire.ts';
+import { createResourceExtras } from './supervisor/resource-extras.ts';
+import { createToolTasks } from './supervisor/tool-tasks.ts';
+import { answerRoomMs, notifyRootsChanged } from './supervisor/session-routing.ts';
 import { resolveSettings } from './supervisor/settings.ts';
 import { createGate } from './supervisor/state.ts';
 
@@ -44,11 +48,13 @@ export function createSupervisor(options: SupervisorOptions = {}): Supervisor {
   const gate = createGate();
   const launcher = createLauncher({ supervisorId: id, sandbox: options.sandbox ?? {}, startTimeoutMs: settings.startTimeoutMs, stopGraceMs: settings.stopGraceMs, clock, logger });
   const lifecycle = createInstanceLifecycle({ settings, clock, logger, launcher, gate });
-  const registry = createEntryRegistry({ settings, clock, logger, stop: lifecycle.stop });
+  const registry = createEntryRegistry({ settings, clock, logger, stop: lifecycle.stop, sharedLimits: options.sharedLimits });
   const pool = createPool({ settings, registry, lifecycle, gate });
   const requests = createRequests({ settings, clock, gate, registry, pool, lifecycle });
   const callTool = createToolCaller({ settings, clock, logger, gate, registry, requests, onCall: options.onCall });
   const discoverer = createDiscoverer({ settings, clock, gate, registry, launcher });
+  const resourceExtras = createResourceExtras({ requests, lifecycle, registry, logger });
+  const toolTasks = createToolTasks({ requests, lifecycle, defaultTimeoutMs: settings.defaultTimeoutMs });
 
   const pingTimer = settings.pingIntervalMs > 0 ? setInterval(() => void lifecycle.pingIdle(registry.live()), settings.pingIntervalMs) : undefined;
   pingTimer?.unref();
@@ -67,19 +73,27 @@ export function createSupervisor(options: SupervisorOptions = {}): Supervisor {
       return requests.simple(spec, 'resources/list', callOptions, () => (connection, signal, remaining) => listAllResources(connection.client, { timeoutMs: remaining(), signal }));
     },
     readResource(spec, uri, callOptions = {}) {
-      return requests.simple(spec, 'resources/read', callOptions, () => (connection, signal, remaining) => connection.client.readResource({ uri }, { signal, timeout: remaining() }));
+      return requests.simple(spec, 'resources/read', callOptions, () => (connection, signal, remaining) =>
+        connection.client.readResource({ uri }, { signal, timeout: remaining() + answerRoomMs(callOptions.caller) }),
+      );
     },
     listPrompts(spec, callOptions = {}) {
       return requests.simple(spec, 'prompts/list', callOptions, () => (connection, signal, remaining) => listAllPrompts(connection.client, { timeoutMs: remaining(), signal }));
     },
     getPrompt(spec, name, args, callOptions = {}) {
-      return requests.simple(spec, 'prompts/get', callOptions, () => (connection, signal, remaining) => connection.client.getPrompt({ name, arguments: args }, { signal, timeout: remaining() }));
+      return requests.simple(spec, 'prompts/get', callOptions, () => (connection, signal, remaining) =>
+        connection.client.getPrompt({ name, arguments: args }, { signal, timeout: remaining() + answerRoomMs(callOptions.caller) }),
+      );
     },
+    ...resourceExtras,
+    ...toolTasks,
     discover: discoverer.discover,
     async stop(pluginId) {
       const instances = registry.forPlugin(pluginId).flatMap((entry) => [...entry.instances]);
       await Promise.all(instances.map((instance) => lifecycle.stop(instance, 'stop requested')));
     },
+    rootsChanged: (sessionId) => notifyRootsChanged(registry.live(), sessionId, logger),
+    retireVersion: createVersionRetirement({ registry, lifecycle }),
     reset(pluginId) {
       for (const entry of registry.forPlugin(pluginId)) {
         entry.crashes.reset();

@@ -120,12 +120,28 @@ export const httpSpecSchema = z.object({
   headers: z.record(z.string(), z.string()).default({}),
 });
 
+/**
+ * A REST API described by OpenAPI, served by an MCP server generated inside Quiver (issue #14,
+ * `runtime/in-process.ts`): no third-party code runs, and the only egress is `baseUrl`'s host.
+ */
+export const openApiSpecSchema = z.object({
+  ...specBase,
+  transport: z.literal('openapi'),
+  /** The pinned, bundled OpenAPI document (JSON; every `$ref` internal), an absolute path. */
+  document: z.string().min(1).max(4_096),
+  /** The API root every operation path is appended to. */
+  baseUrl: z.url({ protocol: /^https?$/ }),
+  /** Credential values by secret name (already decrypted; names in `openapi/security.ts`). */
+  env: z.record(z.string(), z.string()).default({}),
+});
+
 /** What the runtime needs to reach one plugin version. */
-export const upstreamSpecSchema = z.discriminatedUnion('transport', [stdioSpecSchema, httpSpecSchema]);
+export const upstreamSpecSchema = z.discriminatedUnion('transport', [stdioSpecSchema, httpSpecSchema, openApiSpecSchema]);
 export type UpstreamSpec = z.output<typeof upstreamSpecSchema>;
 export type UpstreamSpecInput = z.input<typeof upstreamSpecSchema>;
 export type StdioSpec = z.output<typeof stdioSpecSchema>;
 export type HttpSpec = z.output<typeof httpSpecSchema>;
+export type OpenApiSpec = z.output<typeof openApiSpecSchema>;
 
 /** Parses an upstream spec, throwing `invalid_input` listing every problem (values are never echoed). */
 export function parseUpstreamSpec(input: unknown): UpstreamSpec {

@@ -52,6 +52,64 @@ export interface ConnectOptions {
 
 const clientInfo = { name: 'quiver', version: QUIVER_VERSION };
 
+/**
+ * What Quiver offers every plugin as a client (issue #12 "Forwarding"): sampling, elicitation
+ * and roots, each answered by the gateway session whose call caused the request and refused
+ * with a clear error when that session's client did not declare it (`supervisor/session-routing.ts`).
+ */
+export const UPSTREAM_CLIENT_CAPABILITIES = Object.freeze({
+  sampling: { tools: {} },
+  elicitation: { form: {}, url: {} },
+  roots: { listChanged: true },
+});
+
+/** A new MCP client as Quiver connects to every plugin (its name, version and capabilities). */
+export function newUpstreamClient(): Client {
+  return new Client(clientInfo, { capabilities: { ...UPSTREAM_CLIENT_CAPABILITIES } });
+}
+
+/**
+ * The connection handle of a plugin without a process of Quiver's (a remote endpoint, or a
+ * server inside Quiver): it ends when the client closes; `release` lets go of what is behind
+ * the client when Quiver closes it (a remote session, an in-process server).
+ */
+export function processlessConnection(
+  client: Client,
+  options: { clock: { now(): number }; lostReason: string; release(): Promise<void> },
+): UpstreamConnection {
+  let open = true;
+  let closing = false;
+  let ended: ConnectionEnd | undefined;
+  const listeners: Array<(end: ConnectionEnd) => void> = [];
+  const finish = (end: ConnectionEnd): void => {
+    if (ended) return;
+    ended = end;
+    open = false;
+    for (const listener of listeners.splice(0)) listener(end);
+  };
+  client.onclose = () => finish({ requested: closing, reason: closing ? 'stopped by Quiver' : options.lostReason });
+  client.onerror = () => undefined;
+  return {
+    client,
+    pid: undefined,
+    startedAt: options.clock.now(),
+    launch: undefined,
+    isOpen: () => open,
+    onEnd(listener) {
+      if (ended) listener(ended);
+      else listeners.push(listener);
+    },
+    stderrTail: () => '',
+    async close() {
+      closing = true;
+      open = false;
+      await options.release();
+      await client.close().catch(() => undefined);
+      finish({ requested: true, reason: 'stopped by Quiver' });
+    },
+  };
+}
+
 function describeExit(info: ExitInfo | undefined): string {
   if (!info) return 'the connection closed';
   if (info.signal === 'SIGKILL') return 'the process was killed (SIGKILL: a resource limit, e.g. memory, or an external kill)';
@@ -78,7 +136,7 @@ export async function connectStdio(
     cgroup: options.cgroup,
     stopGraceMs: options.stopGraceMs,
   });
-  const client = new Client(clientInfo, { capabilities: {} });
+  const client = newUpstreamClient();
   let exit: ExitInfo | undefined;
   let open = true;
   let ended: ConnectionEnd | undefined;
@@ -158,11 +216,11 @@ export async function connectHttp(spec: HttpSpec, options: ConnectOptions): Prom
   const attempts: Array<() => { client: Client; close: () => Promise<void>; transport: StreamableHTTPClientTransport | SSEClientTransport }> = [
     () => {
       const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: withHeaders });
-      return { client: new Client(clientInfo, { capabilities: {} }), transport, close: () => transport.terminateSession().catch(() => undefined) };
+      return { client: newUpstreamClient(), transport, close: () => transport.terminateSession().catch(() => undefined) };
     },
     () => {
       const transport = new SSEClientTransport(url, { requestInit: { headers }, fetch: withHeaders });
-      return { client: new Client(clientInfo, { capabilities: {} }), transport, close: async () => undefined };
+      return { client: newUpstreamClient(), transport, close: async () => undefined };
     },
   ];
   const problems: string[] = [];
@@ -175,37 +233,7 @@ export async function connectHttp(spec: HttpSpec, options: ConnectOptions): Prom
       await client.close().catch(() => undefined);
       continue;
     }
-    let open = true;
-    let ended: ConnectionEnd | undefined;
-    let closing = false;
-    const listeners: Array<(end: ConnectionEnd) => void> = [];
-    const finish = (end: ConnectionEnd): void => {
-      if (ended) return;
-      ended = end;
-      open = false;
-      for (const listener of listeners.splice(0)) listener(end);
-    };
-    client.onclose = () => finish({ requested: closing, reason: closing ? 'stopped by Quiver' : 'the remote connection closed' });
-    client.onerror = () => undefined;
-    return {
-      client,
-      pid: undefined,
-      startedAt: options.clock.now(),
-      launch: undefined,
-      isOpen: () => open,
-      onEnd(listener) {
-        if (ended) listener(ended);
-        else listeners.push(listener);
-      },
-      stderrTail: () => '',
-      async close() {
-        closing = true;
-        open = false;
-        await terminate();
-        await client.close().catch(() => undefined);
-        finish({ requested: true, reason: 'stopped by Quiver' });
-      },
-    };
+    return processlessConnection(client, { clock: options.clock, lostReason: 'the remote connection closed', release: terminate });
   }
   throw new QuiverError(ErrorCodes.unavailable, options.redact(`cannot reach remote plugin '${spec.pluginName}' at ${url.origin}${url.pathname}: ${problems.join('; ')}`), {
     details: { reason: 'connect_failed', pluginId: spec.pluginId },

@@ -88,3 +88,43 @@ export async function buildSubject(plugins: SubjectSource, reference: string): P
     launch: plugin.status === 'active' ? await launchOf(plugins, plugin.name) : null,
   };
 }
+
+/** A version staged beside the installed one (issue #11 rollouts): what it ships, not what the catalog holds. */
+export interface StagedSubjectInput {
+  pluginId: string;
+  pluginName: string;
+  version: string;
+  sourceType: VerificationSubject['sourceType'];
+  source: Record<string, unknown>;
+  manifest: Record<string, unknown> | null;
+  /** The PID the staged version ships, when it ships one. */
+  intelligence: Record<string, unknown> | null;
+  /** The tools the staged version served at discovery. */
+  tools: SubjectTool[];
+  /** The staged version's own launch spec (the canary slot's); forced to the strictest sandbox here. */
+  launch: UpstreamSpecInput;
+}
+
+/** Builds the subject of a staged version, verified before it takes traffic. */
+export async function buildStagedSubject(plugins: SubjectSource, input: StagedSubjectInput): Promise<VerificationSubject> {
+  return {
+    pluginId: input.pluginId,
+    pluginName: input.pluginName,
+    version: input.version,
+    sourceType: input.sourceType,
+    source: input.source,
+    codeDir: codeDirOf(input.source),
+    manifest: input.manifest,
+    intelligence: input.intelligence,
+    tools: input.tools.map((tool) => ({
+      name: tool.name,
+      ...(tool.title === undefined ? {} : { title: tool.title }),
+      ...(tool.description === undefined ? {} : { description: tool.description }),
+      inputSchema: tool.inputSchema,
+      ...(tool.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema }),
+      ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
+    })),
+    otherToolNames: await otherToolNames(plugins, input.pluginId),
+    launch: strictestLaunch(input.launch),
+  };
+}

@@ -4,6 +4,8 @@
 // parsed as markup), and the page's Content-Security-Policy forbids inline scripts and styles.
 
 import { renderTrust } from './trust.js';
+import { renderRollouts } from './rollouts.js';
+import { renderPid } from './pid.js';
 import { accuracyChart } from './accuracy.js';
 import { learningPanel } from './learning.js';
 
@@ -282,6 +284,10 @@ const VIEWS = {
   analytics: renderAnalytics,
   // Trust view (issue #10) lives in trust.js; it gets this module's helpers.
   trust: (root) => renderTrust(root, { api, h, table, badge, formatDate, formatNumber, loading, errorBox, toast, isAdmin, ApiError }),
+  // Blue-green rollouts (issue #11) live in rollouts.js.
+  rollouts: (root) => renderRollouts(root, { api, h, table, badge, formatDate, formatNumber, loading, errorBox, toast, isAdmin, ApiError }),
+  // Generated intelligence documents (issue #14) live in pid.js.
+  documents: (root) => renderPid(root, { api, h, table, badge, formatDate, formatNumber, loading, errorBox, toast, isAdmin, ApiError }),
 };
 
 function tabs() {

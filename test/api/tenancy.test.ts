@@ -11,6 +11,7 @@ import { describeEachBackend } from '../helpers/backends.ts';
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createApi } from '../../src/api/app.ts';
+import { requestJson } from '../helpers/api.ts';
 
 describeEachBackend('tenant isolation across the HTTP API', (backend) => {
   let app: App;
@@ -21,15 +22,7 @@ describeEachBackend('tenant isolation across the HTTP API', (backend) => {
   let keyB: string;
   const ids: Record<string, string> = {};
 
-  const call = async (method: string, path: string, key: string, body?: unknown) => {
-    const response = await api.request(path, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-  };
+  const call = (method: string, path: string, key: string, body?: unknown) => requestJson<Record<string, unknown>>(api, method, path, key, body);
   const names = (tools: unknown) => (tools as Array<{ qualifiedName: string }>).map((t) => t.qualifiedName).sort();
 
   before(async () => {

@@ -14,6 +14,7 @@ import { describeEachBackend } from '../helpers/backends.ts';
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createApi } from '../../src/api/app.ts';
+import { requestJson } from '../helpers/api.ts';
 
 type Json = Record<string, unknown>;
 type Tenant = 'a' | 'b' | 'w' | 'f';
@@ -49,15 +50,7 @@ describeEachBackend('tenant matrix over every read endpoint', (backend) => {
   const ids: Record<string, string> = {};
   const events = {} as Record<Tenant, string[]>;
 
-  const call = async (method: string, path: string, key: string, body?: unknown) => {
-    const response = await api.request(path, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : {}) as Json };
-  };
+  const call = (method: string, path: string, key: string, body?: unknown) => requestJson<Json>(api, method, path, key, body);
   const ok = async (path: string, key: string) => {
     const response = await call('GET', path, key);
     assert.equal(response.status, 200, `${path}: ${JSON.stringify(response.body)}`);

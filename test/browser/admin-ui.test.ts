@@ -206,7 +206,11 @@ describe('admin UI in Chromium', { skip }, () => {
     await page.keyboard.press('Home');
     assert.equal(await page.getByRole('tab', { name: 'Catalog' }).getAttribute('aria-selected'), 'true');
     await page.getByRole('button', { name: 'weather__get_forecast' }).waitFor();
-    // From the first tab, ArrowLeft wraps to the last (Trust), then steps back to Analytics.
+    // From the first tab, ArrowLeft wraps to the last (Rollouts), then steps back through Documents and Trust to Analytics.
+    await page.keyboard.press('ArrowLeft');
+    assert.equal(await page.getByRole('tab', { name: 'Rollouts' }).getAttribute('aria-selected'), 'true');
+    await page.keyboard.press('ArrowLeft');
+    assert.equal(await page.getByRole('tab', { name: 'Documents' }).getAttribute('aria-selected'), 'true');
     await page.keyboard.press('ArrowLeft');
     assert.equal(await page.getByRole('tab', { name: 'Trust' }).getAttribute('aria-selected'), 'true');
     await page.keyboard.press('ArrowLeft');

@@ -8,32 +8,26 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { serveHttp, type HttpServer } from '../../src/composition/server.ts';
+import { browserSkip, openBrowserPage, signIn } from '../helpers/browser.ts';
 import { openTempDir } from '../plugins/helpers.ts';
 import { createPinningPluginFolder, ORIGINAL_TOOLS, serveTools } from '../trust/pinning-fixture.ts';
 
-const CHROMIUM = process.env.QUIVER_TEST_CHROMIUM ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const inCi = process.env.CI === 'true';
-const skip = existsSync(CHROMIUM) || inCi ? false : `${CHROMIUM} is not installed (apt-get install -y chromium); browser test skipped`;
-
-describe('admin UI Trust view in Chromium', { skip }, () => {
+describe('admin UI Trust view in Chromium', { skip: browserSkip }, () => {
   let home: string;
   let app: App;
   let server: HttpServer;
   let context: BrowserContext | undefined;
   let page: Page;
-  const consoleErrors: string[] = [];
+  let consoleErrors: string[] = [];
 
   before(async () => {
-    assert.ok(existsSync(CHROMIUM), `CI=true but ${CHROMIUM} is missing: the provisioning must install chromium`);
     home = await openTempDir('trust-ui');
     app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_DATABASE_URL: 'memory://', QUIVER_LOG_LEVEL: 'silent' }));
     const folder = await createPinningPluginFolder(home, 'weather-src');
@@ -49,14 +43,7 @@ describe('admin UI Trust view in Chromium', { skip }, () => {
     await app.plugins.sync('weather');
     assert.equal((await app.pinning.quarantined()).length, 1);
     server = await serveHttp(app, { host: '127.0.0.1', port: 0 });
-    context = await chromium.launchPersistentContext(join(home, 'profile'), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1360, height: 900 } });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(15_000);
-    page.on('console', (message) => {
-      // The parts of the view that are not on this hub answer 404/503; the browser logs those fetches.
-      if (message.type() === 'error' && !/status of (404|503)/.test(message.text())) consoleErrors.push(message.text());
-    });
-    page.on('pageerror', (error) => consoleErrors.push(`page error: ${error.message}`));
+    ({ context, page, consoleErrors } = await openBrowserPage(home, { ignore: /status of (404|503)/ }));
   });
 
   after(async () => {
@@ -67,9 +54,7 @@ describe('admin UI Trust view in Chromium', { skip }, () => {
   });
 
   it('shows the quarantined tool with its diff, then approves it', async () => {
-    await page.goto(`${server.url}/ui`);
-    await page.getByLabel('API key', { exact: true }).fill(server.adminKey!);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, server.url, server.adminKey!);
     await page.getByRole('tab', { name: 'Trust' }).click();
     const card = page.locator('article.quarantine[data-tool="weather__lookup_weather"]');
     await card.waitFor();

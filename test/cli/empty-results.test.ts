@@ -7,31 +7,16 @@
 import { before, after, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { describeEachBackend, type BackendName } from '../helpers/backends.ts';
+import { createScratchDatabase, describeEachBackend, type BackendName } from '../helpers/backends.ts';
 import { runInProcess } from '../helpers/cli.ts';
 
 /** Store flags for the CLI: a fresh data folder, or a fresh PostgreSQL database. */
 async function freshStore(backend: BackendName, folder: string): Promise<{ flags: string[]; drop(): Promise<void> }> {
   if (backend === 'pglite') return { flags: ['--data', join(folder, 'data')], drop: async () => {} };
-  const adminUrl = process.env.QUIVER_TEST_DATABASE_URL!;
-  const name = `quiver_t_${randomBytes(6).toString('hex')}`;
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: adminUrl });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return { flags: ['--database-url', url.toString()], drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  const scratch = await createScratchDatabase();
+  return { flags: ['--database-url', scratch.url], drop: scratch.drop };
 }
 
 describeEachBackend('empty results explain themselves', (backend) => {

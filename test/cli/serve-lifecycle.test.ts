@@ -6,43 +6,32 @@
  */
 import { it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { describeEachBackend } from '../helpers/backends.ts';
+import { describeEachBackend, processStore } from '../helpers/backends.ts';
 import { QUIVER_BIN, runBinary, startServe, stopChild } from '../helpers/cli.ts';
 import { createRawPluginFolder } from '../plugins/raw-server.ts';
 
-const adminUrl = process.env.QUIVER_TEST_DATABASE_URL;
 const KEY_LINE = /Created the first admin API key[^\n]*\n\n\s+(\S+)\n/;
 
 describeEachBackend('quiver serve: the first admin key and a prompt stop', (backend) => {
   let root: string;
   let env: Record<string, string>;
-  let databaseName: string | undefined;
+  let store: Awaited<ReturnType<typeof processStore>> | undefined;
   let blocker: Server;
 
   before(async () => {
     root = mkdtempSync(join(tmpdir(), 'quiver-serve-life-'));
     chmodSync(root, 0o755); // the sandbox user must traverse to the plugin folder
     env = { QUIVER_HOME: join(root, 'home'), QUIVER_DATA_DIR: join(root, 'home', 'data'), QUIVER_LOG_LEVEL: 'silent' };
-    if (backend.name === 'postgres') {
-      databaseName = `quiver_t_${randomBytes(6).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: adminUrl });
-      await admin.connect();
-      await admin.query(`CREATE DATABASE ${databaseName}`);
-      await admin.end();
-      const url = new URL(adminUrl!);
-      url.pathname = `/${databaseName}`;
-      env['QUIVER_DATABASE_URL'] = url.toString();
-    }
+    store = await processStore(backend);
+    Object.assign(env, store.env);
     await createRawPluginFolder(root, 'echo-plugin');
     const added = await runBinary(['plugin', 'add', join(root, 'echo-plugin'), '--name', 'echo-plugin'], env, 120_000);
     assert.equal(added.code, 0, added.stderr);
@@ -52,12 +41,7 @@ describeEachBackend('quiver serve: the first admin key and a prompt stop', (back
 
   after(async () => {
     await new Promise((resolve) => blocker.close(resolve));
-    if (databaseName !== undefined) {
-      const admin = new pg.Client({ connectionString: adminUrl });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
-      await admin.end();
-    }
+    await store?.drop();
     rmSync(root, { recursive: true, force: true });
   });
 

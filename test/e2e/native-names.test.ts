@@ -7,21 +7,18 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { GATEWAY_TOOL_NAMES, nativeNaming } from '../../src/core/native-names.ts';
 import { META_TOOL_NAMES } from '../../src/gateway/meta-tools.ts';
-import { describeEachBackend } from '../helpers/backends.ts';
+import { describeEachBackend, processStore } from '../helpers/backends.ts';
 import { QUIVER_BIN, runBinary } from '../helpers/cli.ts';
 import { createTwinPluginFolder } from './fixtures/twin-server.ts';
 
-const adminUrl = process.env.QUIVER_TEST_DATABASE_URL;
 const text = (result: unknown) => ((result as CallToolResult).content[0] as { text: string }).text;
 const sorted = (names: string[]) => [...names].sort();
 
@@ -59,7 +56,7 @@ describe('native naming rule', () => {
 describeEachBackend('native names through quiver serve --stdio', (backend) => {
   let root: string;
   let env: Record<string, string>;
-  let databaseName: string | undefined;
+  let store: Awaited<ReturnType<typeof processStore>> | undefined;
 
   async function withSession(flags: string[], body: (client: Client) => Promise<void>): Promise<void> {
     const client = new Client({ name: 'native-names', version: '1.0.0' });
@@ -77,16 +74,8 @@ describeEachBackend('native names through quiver serve --stdio', (backend) => {
     root = mkdtempSync(join(tmpdir(), 'quiver-native-'));
     chmodSync(root, 0o755); // the sandbox user must traverse to the plugin folders
     env = { QUIVER_HOME: join(root, 'home'), QUIVER_DATA_DIR: join(root, 'home', 'data'), QUIVER_LOG_LEVEL: 'silent' };
-    if (backend.name === 'postgres') {
-      databaseName = `quiver_t_${randomBytes(6).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: adminUrl });
-      await admin.connect();
-      await admin.query(`CREATE DATABASE ${databaseName}`);
-      await admin.end();
-      const url = new URL(adminUrl!);
-      url.pathname = `/${databaseName}`;
-      env['QUIVER_DATABASE_URL'] = url.toString();
-    }
+    store = await processStore(backend);
+    Object.assign(env, store.env);
     for (const label of ['alpha', 'beta']) {
       await createTwinPluginFolder(root, label);
       const added = await runBinary(['plugin', 'add', join(root, label), '--name', label], env, 120_000);
@@ -95,12 +84,7 @@ describeEachBackend('native names through quiver serve --stdio', (backend) => {
   });
 
   after(async () => {
-    if (databaseName !== undefined) {
-      const admin = new pg.Client({ connectionString: adminUrl });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
-      await admin.end();
-    }
+    await store?.drop();
     rmSync(root, { recursive: true, force: true });
   });
 

@@ -7,19 +7,16 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ErrorCode, type CallToolResult, type McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { describeEachBackend } from '../helpers/backends.ts';
+import { describeEachBackend, processStore } from '../helpers/backends.ts';
 import { QUIVER_BIN, runBinary } from '../helpers/cli.ts';
 import { RICH_PROMPTS, RICH_RESOURCES, RICH_TOOLS, createRichPluginFolder } from './fixtures/rich-server.ts';
 
-const adminUrl = process.env.QUIVER_TEST_DATABASE_URL;
 const everythingDir = new URL('../../node_modules/@modelcontextprotocol/server-everything/', import.meta.url).pathname;
 const everythingVersion = (JSON.parse(readFileSync(join(everythingDir, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -42,7 +39,7 @@ const qualified = (plugin: string, tool: Tool | (typeof RICH_TOOLS)[number]) => 
 describeEachBackend('MCP fields pass through quiver serve --stdio', (backend) => {
   let root: string;
   let env: Record<string, string>;
-  let databaseName: string | undefined;
+  let store: Awaited<ReturnType<typeof processStore>> | undefined;
   let direct: { tools: Tool[]; structured: CallToolResult };
 
   /** One `quiver serve --stdio` session for `body` (one at a time: the embedded store has one owner). */
@@ -62,16 +59,8 @@ describeEachBackend('MCP fields pass through quiver serve --stdio', (backend) =>
     root = mkdtempSync(join(tmpdir(), 'quiver-fidelity-'));
     chmodSync(root, 0o755); // the sandbox user must traverse to the plugin folder
     env = { QUIVER_HOME: join(root, 'home'), QUIVER_DATA_DIR: join(root, 'home', 'data'), QUIVER_LOG_LEVEL: 'silent' };
-    if (backend.name === 'postgres') {
-      databaseName = `quiver_t_${randomBytes(6).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: adminUrl });
-      await admin.connect();
-      await admin.query(`CREATE DATABASE ${databaseName}`);
-      await admin.end();
-      const url = new URL(adminUrl!);
-      url.pathname = `/${databaseName}`;
-      env['QUIVER_DATABASE_URL'] = url.toString();
-    }
+    store = await processStore(backend);
+    Object.assign(env, store.env);
     await createRichPluginFolder(root, 'rich');
     const [rich, everything] = await Promise.all([
       runBinary(['plugin', 'add', join(root, 'rich'), '--name', 'rich'], env, 120_000),
@@ -85,12 +74,7 @@ describeEachBackend('MCP fields pass through quiver serve --stdio', (backend) =>
   });
 
   after(async () => {
-    if (databaseName !== undefined) {
-      const admin = new pg.Client({ connectionString: adminUrl });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
-      await admin.end();
-    }
+    await store?.drop();
     rmSync(root, { recursive: true, force: true });
   });
 

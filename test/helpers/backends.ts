@@ -23,29 +23,52 @@ export interface Backend {
 
 const postgresUrl = process.env.QUIVER_TEST_DATABASE_URL;
 
-async function openFreshPostgres(adminUrl: string): Promise<Database> {
-  const name = `quiver_t_${randomBytes(6).toString('hex')}`;
+async function runAdmin(adminUrl: string, sql: string): Promise<void> {
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.query(sql);
   } finally {
     await admin.end();
   }
+}
+
+/** An empty PostgreSQL database of its own, for code or a process that migrates it itself. */
+export interface ScratchDatabase {
+  name: string;
+  url: string;
+  /** Drops it, closing whatever connections are left. */
+  drop(): Promise<void>;
+}
+
+/** Creates an empty PostgreSQL database next to the one `adminUrl` names (QUIVER_TEST_DATABASE_URL by default). */
+export async function createScratchDatabase(adminUrl: string | undefined = postgresUrl): Promise<ScratchDatabase> {
+  if (!adminUrl) throw new Error('QUIVER_TEST_DATABASE_URL is not set: a PostgreSQL test needs it');
+  const name = `quiver_t_${randomBytes(6).toString('hex')}`;
+  await runAdmin(adminUrl, `CREATE DATABASE ${name}`);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  const { db } = await openStore({ kind: 'postgres', url: url.toString() }, { poolSize: 4 });
+  return { name, url: url.toString(), drop: () => runAdmin(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/**
+ * What a real `quiver` process needs to run on `backend`: on PostgreSQL, QUIVER_DATABASE_URL of
+ * a scratch database (dropped by `drop`); on PGlite nothing, the process's data folder serves.
+ */
+export async function processStore(backend: Backend): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+  if (backend.name === 'pglite') return { env: {}, drop: async () => {} };
+  const scratch = await createScratchDatabase();
+  return { env: { QUIVER_DATABASE_URL: scratch.url }, drop: scratch.drop };
+}
+
+async function openFreshPostgres(adminUrl: string): Promise<Database> {
+  const scratch = await createScratchDatabase(adminUrl);
+  const { db } = await openStore({ kind: 'postgres', url: scratch.url }, { poolSize: 4 });
   return {
     ...db,
     async close() {
       await db.close();
-      const dropper = new pg.Client({ connectionString: adminUrl });
-      await dropper.connect();
-      try {
-        await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await dropper.end();
-      }
+      await scratch.drop();
     },
   };
 }

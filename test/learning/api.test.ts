@@ -13,6 +13,7 @@ import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createApi } from '../../src/api/app.ts';
 import { LEARNING_TOOLS, PARAPHRASE } from './catalog-fixture.ts';
+import { requestJson } from '../helpers/api.ts';
 
 describeEachBackend('learned example API routes (issue #13)', (backend) => {
   let app: App;
@@ -23,15 +24,7 @@ describeEachBackend('learned example API routes (issue #13)', (backend) => {
   let tenantA: string;
   let toolId: string;
 
-  const call = async (method: string, path: string, key: string, body?: unknown) => {
-    const response = await api.request(path, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : {} };
-  };
+  const call = (method: string, path: string, key: string, body?: unknown) => requestJson(api, method, path, key, body);
   const path = () => `/internal/tool-registry/tools/${toolId}/learned-examples`;
 
   before(async () => {

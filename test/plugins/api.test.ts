@@ -134,6 +134,12 @@ describeEachBackend('plugin API', (backend) => {
     assert.equal(invalid.status, 400);
     assert.ok(invalid.body.error.details.errors.length >= 2, JSON.stringify(invalid.body));
     assert.equal((await call('GET', '/api/v1/plugins/calc/intelligence', { key: reader })).body.origin, 'admin');
+    // Generating again refreshes what tools and manifest say and keeps the admin's execution profile.
+    const regenerated = await call('POST', '/api/v1/plugins/calc/intelligence');
+    assert.equal(regenerated.status, 201);
+    assert.deepEqual(regenerated.body.pid.execution, document.execution);
+    assert.deepEqual(regenerated.body.pid.tools.map((t: { name: string }) => t.name), ['add', 'echo']);
+    await call('PUT', '/api/v1/plugins/calc/intelligence', { body: document });
 
     const exported = await call('GET', '/api/v1/plugins/intelligence/export', { key: reader });
     assert.deepEqual(exported.body.documents.map((d: { pluginName: string }) => d.pluginName), ['calc']);

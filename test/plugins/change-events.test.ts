@@ -24,6 +24,7 @@ const CACHE_WRITES = {
   add: 'installation',
   update: 'installation',
   sync: 'installation',
+  commitStagedVersion: 'installation',
   remove: 'installation',
   setStatus: 'status',
   enable: 'enablement',
@@ -37,7 +38,7 @@ const CACHE_WRITES = {
 } as const satisfies Partial<Record<keyof PluginService, PluginChangeKind>>;
 
 /** Writes no cache reads (new empty scopes, intelligence documents, the marketplace catalog). */
-const OTHER_WRITES = ['createWorkspace', 'createProject', 'generateIntelligence', 'putIntelligence', 'importMarketplace'] as const;
+const OTHER_WRITES = ['createWorkspace', 'createProject', 'generateIntelligence', 'putIntelligence', 'importMarketplace', 'stageVersion'] as const;
 
 /** Methods that write nothing. */
 const READS = [
@@ -107,6 +108,8 @@ describeEachBackend('plugin service change events', (backend) => {
       unsetEnv: () => plugins.unsetEnv('calc', 'CALC_MODE'),
       sync: () => plugins.sync('calc'),
       update: () => plugins.update('calc'),
+      // Issue #11: staging writes nothing the caches read; committing the staged version is an installation.
+      commitStagedVersion: async () => plugins.commitStagedVersion('calc', await plugins.stageVersion('calc')),
       remove: () => plugins.remove('calc'),
     };
     // Object order is the call order: add first, remove last.

@@ -8,17 +8,14 @@
 import { it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import pg from 'pg';
-import { describeEachBackend } from '../helpers/backends.ts';
+import { describeEachBackend, processStore } from '../helpers/backends.ts';
 import { QUIVER_BIN, runBinary } from '../helpers/cli.ts';
 import { readProcessStat } from '../../src/store/process-owner.ts';
 import { createPluginRepo, openTempDir } from './helpers.ts';
 
-const adminUrl = process.env.QUIVER_TEST_DATABASE_URL;
 
 /** Polls `condition` until it holds (a state of another process: there is no event to subscribe to). */
 async function waitFor(condition: () => Promise<boolean> | boolean, what: string, timeoutMs = 60_000): Promise<void> {
@@ -37,23 +34,15 @@ describeEachBackend('a plugin install killed with kill -9 is rolled back at the 
   let root: string;
   let home: string;
   let env: Record<string, string>;
-  let databaseName: string | undefined;
+  let store: Awaited<ReturnType<typeof processStore>> | undefined;
   let group: ChildProcess | undefined;
 
   before(async () => {
     root = await openTempDir('crash-cli');
     home = join(root, 'home');
     env = { QUIVER_HOME: home, QUIVER_LOG_LEVEL: 'silent' };
-    if (backend.name === 'postgres') {
-      databaseName = `quiver_t_${randomBytes(6).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: adminUrl });
-      await admin.connect();
-      await admin.query(`CREATE DATABASE ${databaseName}`);
-      await admin.end();
-      const url = new URL(adminUrl!);
-      url.pathname = `/${databaseName}`;
-      env['QUIVER_DATABASE_URL'] = url.toString();
-    }
+    store = await processStore(backend);
+    Object.assign(env, store.env);
   });
   after(async () => {
     // The shell's group: `sleep` (the zombie's parent) and anything the install left running.
@@ -64,12 +53,7 @@ describeEachBackend('a plugin install killed with kill -9 is rolled back at the 
         // already gone
       }
     }
-    if (databaseName !== undefined) {
-      const admin = new pg.Client({ connectionString: adminUrl });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
-      await admin.end();
-    }
+    await store?.drop();
     await rm(root, { recursive: true, force: true });
   });
 

@@ -15,13 +15,16 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { describeEachBackend } from '../helpers/backends.ts';
 import type { Database } from '../../src/store/database.ts';
 import { createHarness, type PluginsHarness } from './helpers.ts';
+import { UPSTREAM_CLIENT_CAPABILITIES } from '../../src/runtime/upstream-client.ts';
 
 const npmCacheDir = process.env.QUIVER_TEST_NPM_CACHE;
 const INSTALL_TIMEOUT = 300_000;
 
 /** Lists a server's tools with a bare SDK client, unsandboxed, from its installed folder. */
 async function listDirectly(spec: { command: string; args: string[]; cwd?: string | undefined }): Promise<string[]> {
-  const client = new Client({ name: 'quiver-test', version: '0' });
+  // Declares what Quiver's own client declares: server-everything lists its sampling, elicitation
+  // and roots tools only to clients that offer those (issue #12 forwarding).
+  const client = new Client({ name: 'quiver-test', version: '0' }, { capabilities: { ...UPSTREAM_CLIENT_CAPABILITIES } });
   await client.connect(new StdioClientTransport({ command: spec.command, args: spec.args, ...(spec.cwd ? { cwd: spec.cwd } : {}), stderr: 'ignore' }));
   try {
     const names: string[] = [];

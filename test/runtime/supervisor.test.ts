@@ -137,7 +137,9 @@ describe('timeouts, hangs and crashes', () => {
     await supervisor.close();
   });
 
-  it('uses the PID timeoutRecommendation when the call gives none', async () => {
+  // The spec is built by hand here: this checks the supervisor honours spec.execution. That a PID's
+  // profile reaches spec.execution through the install path is test/runtime/execution-profile.test.ts.
+  it('uses the spec execution.timeoutRecommendation when the call gives none', async () => {
     const { supervisor } = make();
     const started = Date.now();
     await assert.rejects(supervisor.callTool(fixtureSpec('pid-timeout', { execution: { timeoutRecommendation: 250 } }), 'hang'), (error) => isQuiverError(error, 'timeout'));

@@ -12,6 +12,7 @@ import { describeEachBackend } from '../helpers/backends.ts';
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createApi } from '../../src/api/app.ts';
+import { requestJson } from '../helpers/api.ts';
 
 describeEachBackend('trust and egress API', (backend) => {
   let app: App;
@@ -20,15 +21,7 @@ describeEachBackend('trust and egress API', (backend) => {
   let admin: string;
   let reader: string;
 
-  const call = async (method: string, path: string, key: string, body?: unknown) => {
-    const response = await api.request(path, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : {}) as Record<string, any> };
-  };
+  const call = (method: string, path: string, key: string, body?: unknown) => requestJson<Record<string, any>>(api, method, path, key, body);
 
   before(async () => {
     home = mkdtempSync(join(tmpdir(), 'quiver-trust-api-'));

@@ -21,6 +21,8 @@ const ASSETS: ReadonlyMap<string, string> = new Map([
   ['accuracy.js', 'text/javascript; charset=utf-8'],
   ['learning.js', 'text/javascript; charset=utf-8'],
   ['trust.js', 'text/javascript; charset=utf-8'],
+  ['pid.js', 'text/javascript; charset=utf-8'],
+  ['rollouts.js', 'text/javascript; charset=utf-8'],
   ['styles.css', 'text/css; charset=utf-8'],
   ['favicon.svg', 'image/svg+xml'],
 ]);

@@ -16,6 +16,13 @@ import { benchGatewayLoad } from './gateway-load.ts';
 import { benchPoisoning } from './poisoning.ts';
 import { benchVerification } from './verification.ts';
 import { benchLearning } from './learning.ts';
+import { benchReplicas } from './replicas.ts';
+import { benchNotifyFanout } from './notify-fanout.ts';
+import { benchTelemetryOverhead } from './telemetry-overhead.ts';
+import { benchPidGeneration } from './pid-generation.ts';
+import { benchSharedLimits } from './shared-limits.ts';
+import { benchRollouts } from './rollouts.ts';
+import { benchSessionEvents } from './session-events.ts';
 
 /** One named benchmark. */
 export interface BenchSection {
@@ -42,6 +49,7 @@ export const benchSections: BenchSection[] = [
     target: 'learned example queries (issue #13): search p99 while learning ≈ without; time from an outcome to the taught tool at rank 1',
     run: () => benchLearning(),
   },
+  { name: 'pidGeneration', target: 'issue #14: generation time per tool without an LLM (zod + TypeScript sources, 200 tools)', run: () => benchPidGeneration() },
   {
     name: 'differentialSync',
     target: '1,000 tools with 3 changed: ≤ 100 ms on PGlite, exactly 3 re-embedded',
@@ -58,6 +66,11 @@ export const benchSections: BenchSection[] = [
     name: 'processBound',
     target: '1,000 calls across 50 sessions to 5 plugins: ≤ 5 (+ pool size) plugin processes alive, none orphaned',
     run: () => benchProcessBound(),
+  },
+  {
+    name: 'sharedLimits',
+    target: 'issues #11/#16: cost per call of a declared limit: in-memory token (µs) vs the replica-wide bucket and slot lease on PGlite and PostgreSQL (ms); plugins without limits pay nothing',
+    run: () => benchSharedLimits(),
   },
   { name: 'supervisorCallOverhead', target: 'added latency of a call through the supervisor vs a direct MCP client', run: () => benchCallOverhead() },
   { name: 'gatewayCallOverhead', target: '≤ 1 ms added at p50 vs a direct MCP client', run: () => benchProductionGatewayOverhead() },
@@ -77,6 +90,31 @@ export const benchSections: BenchSection[] = [
     run: () => benchGatewayLoad({ sessions: 150, durationMs: 60_000 }),
   },
   { name: 'sessionTokens', target: 'tool tokens per session in search mode vs all mode (≥ 150 real tools)', run: () => benchSessionTokens() },
+  {
+    name: 'rollouts',
+    target: 'issue #11: failed client calls during a healthy blue-green upgrade = 0; during a bad one ≤ the canary share; time from degradation to rollback',
+    run: () => benchRollouts(),
+  },
+  {
+    name: 'replicas',
+    target: 'issue #16: search + call through HAProxy, 1 vs 3 replicas on one PostgreSQL (ratio; 2 cores bound the absolute figure), and the latency shared session state adds over in-memory sessions',
+    run: () => benchReplicas(),
+  },
+  {
+    name: 'sessionEvents',
+    target: 'issue #16: the write per SSE event of a stored session (resumable streams, Last-Event-ID) and a replay of 100 events, embedded and PostgreSQL',
+    run: () => benchSessionEvents(),
+  },
+  {
+    name: 'notifyFanout',
+    target: 'issue #16: LISTEN/NOTIFY delivery to N listening replicas, PostgreSQL connections per replica, bytes per MCP session row (docs/scale-out.md)',
+    run: () => benchNotifyFanout(),
+  },
+  {
+    name: 'telemetryOverhead',
+    target: 'issue #16: what the always-on metrics add per selection and per MCP request (ns), tracing off',
+    run: () => benchTelemetryOverhead(),
+  },
   { name: 'serveStartup', target: 'quiver serve on the embedded default ready ≤ 3 s', run: () => benchServeStartup() },
   { name: 'memory', target: '≤ 400 MB RSS with 10,000 tools loaded', run: () => benchMemory(10_000) },
   { name: 'poisoning', target: 'tool poisoning: every corpus case detected; false alarms on real servers and bench catalogs (issue #10)', run: () => benchPoisoning() },

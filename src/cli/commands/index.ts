@@ -11,6 +11,7 @@ import { toolsCommands } from './tools.ts';
 import { evalCommand } from './eval.ts';
 import { pluginCommands } from './plugin.ts';
 import { pluginEnvCommands } from './plugin-env.ts';
+import { rolloutCommands } from './rollout.ts';
 import { pinningCommands } from './pinning.ts';
 import { trustCommands } from './trust.ts';
 import { importCommand } from './import.ts';
@@ -20,6 +21,7 @@ import { selectionCommands } from './select.ts';
 import { embeddingsCommands } from './embeddings.ts';
 import { verifyCommands } from './verify.ts';
 import { learnedExampleCommands } from './learned-examples.ts';
+import { pidCommands } from './pid.ts';
 
 /** All commands. */
-export const commands: CommandSpec[] = [serveCommand, ...pluginCommands, ...pluginEnvCommands, ...pinningCommands, ...trustCommands, importCommand, clientConfigCommand, ...workspaceCommands, ...toolsCommands, ...learnedExampleCommands, ...selectionCommands, ...embeddingsCommands, ...verifyCommands, manifestCheckCommand, evalCommand, ...keysCommands, benchCommand];
+export const commands: CommandSpec[] = [serveCommand, ...pluginCommands, ...rolloutCommands, ...pluginEnvCommands, ...pinningCommands, ...trustCommands, importCommand, clientConfigCommand, ...workspaceCommands, ...toolsCommands, ...learnedExampleCommands, ...pidCommands, ...selectionCommands, ...embeddingsCommands, ...verifyCommands, manifestCheckCommand, evalCommand, ...keysCommands, benchCommand];

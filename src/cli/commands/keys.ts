@@ -11,7 +11,7 @@ const create: CommandSpec = {
   summary: 'Create an API key (printed once). Scopes: admin, read, select, mcp.',
   usage: 'NAME [--scope S]... [--org ORG] [--user USER] [--workspace-id ID] [--role R]... [--tier T]',
   options: {
-    scope: { type: 'string', multiple: true, valueName: 'S', description: 'what the key may do: admin, read, select or mcp', defaultHelp: 'select and mcp' },
+    scope: { type: 'string', multiple: true, valueName: 'S', description: 'what the key may do: admin, read, select, mcp or metrics (reads /metrics only)', defaultHelp: 'select and mcp' },
     org: { type: 'string', valueName: 'ORG', description: 'bind the key to this organisation id (policy and visibility)' },
     user: { type: 'string', valueName: 'USER', description: 'bind the key to this user id' },
     'workspace-id': { type: 'string', valueName: 'ID', description: 'bind the key to this workspace (its MCP sessions use it)', defaultHelp: 'the default workspace' },

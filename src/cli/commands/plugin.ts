@@ -10,7 +10,7 @@ import type { App } from '../../app.ts';
 import { QuiverError, invalidInput } from '../../core/errors.ts';
 import { parseJsonText } from '../../core/validation.ts';
 import type { PluginHealthSource } from '../../plugins/health.ts';
-import type { InstallReport, PluginService } from '../../plugins/service.ts';
+import type { InstallReport, PluginDetails, PluginService } from '../../plugins/service.ts';
 import { parsePluginSource } from '../../plugins/sources.ts';
 import { EXIT_CODES, formatTable, printJson, type CliContext, type CommandOptions, type CommandSpec } from '../command.ts';
 import { noMarketplaceMatchMessage, noPluginsMessage } from '../empty-results.ts';
@@ -89,6 +89,7 @@ function sourceFrom(context: CliContext, text: string): string {
   try {
     const source = parsePluginSource(text, context.cwd);
     if (source.kind === 'path') return source.path;
+    if (source.kind === 'openapi') return `openapi:${source.location}`;
     if (source.kind === 'git' && !/^[a-z+]+:\/\//i.test(source.url) && !/^[\w.-]+@[\w.-]+:/.test(source.url)) return source.url;
   } catch {
     // The service parses it again and reports what is wrong with it.
@@ -98,8 +99,8 @@ function sourceFrom(context: CliContext, text: string): string {
 
 const add: CommandSpec = {
   path: ['plugin', 'add'],
-  summary: 'Install a plugin: git URL (--ref), npm:<package>, a folder, an http(s) MCP endpoint, or market:<name>.',
-  usage: 'SOURCE [--name N] [--ref R] [--path DIR] [--workspace W] [--project P] [--header K=V]... [--secret K=V]... [--arg A]... [--bin B] [--trusted]',
+  summary: 'Install a plugin: git URL (--ref), npm:<package>, a folder, an http(s) MCP endpoint, market:<name>, or openapi:<file or URL> (a REST API, --base-url).',
+  usage: 'SOURCE [--name N] [--ref R] [--path DIR] [--workspace W] [--project P] [--header K=V]... [--secret K=V]... [--arg A]... [--bin B] [--base-url URL] [--trusted]',
   options: {
     name: { type: 'string', valueName: 'N', description: 'install under this name (kebab-case)', defaultHelp: 'derived from the source' },
     ref: { type: 'string', valueName: 'R', description: 'git branch, tag or commit', defaultHelp: "the repository's default branch" },
@@ -109,6 +110,7 @@ const add: CommandSpec = {
     secret: { type: 'string', multiple: true, valueName: 'K=V', description: 'a credential (environment variable or declared header), stored encrypted' },
     arg: { type: 'string', multiple: true, valueName: 'A', description: "an argument appended to the plugin's launch command (e.g. the folder a filesystem server serves)" },
     bin: { type: 'string', valueName: 'B', description: 'which package.json bin entry to run when there are several' },
+    'base-url': { type: 'string', valueName: 'URL', description: 'openapi: sources: the API root the operations are called on', defaultHelp: "the document's first absolute server URL" },
     trusted: { type: 'boolean', default: false, description: "run the package's npm lifecycle scripts (install, build) when installing" },
   },
   async run(context) {
@@ -123,6 +125,7 @@ const add: CommandSpec = {
       secrets: keyValues(list(context, 'secret'), 'secret'),
       args: list(context, 'arg'),
       bin: text(context, 'bin'),
+      baseUrl: text(context, 'base-url'),
       trusted: context.args.values.trusted === true,
     });
     printReport(context, 'installed', report);
@@ -150,6 +153,20 @@ const listCommand: CommandSpec = {
   },
 };
 
+/** One line of the effective execution profile (issue #11): what the PID set is marked with `*`. */
+function formatExecution(execution: PluginDetails['execution']): string {
+  if (execution === null) return 'the intelligence document\'s profile cannot be applied (see plugin intelligence)';
+  const mark = (field: string) => (execution.fromPid.includes(field) ? '*' : '');
+  const breaker = execution.circuitBreaker;
+  return [
+    `timeout ${execution.timeoutMs} ms${mark('timeoutRecommendation')}`,
+    `attempts ${execution.retryPolicy.maxAttempts}${mark('retryPolicy')}`,
+    `breaker ${breaker.failureThreshold} failures/${breaker.timeout} ms open${mark('circuitBreakerConfig')}`,
+    `rate ${execution.rateLimit === null ? 'unlimited' : `${execution.rateLimit.requestsPerMinute}/min burst ${execution.rateLimit.burst}`}${mark('rateLimits')}`,
+    `concurrency ${execution.maxConcurrent ?? 'uncapped'}${mark('concurrency')}`,
+  ].join(', ') + (execution.fromPid.length > 0 ? ' (* from the intelligence document)' : '');
+}
+
 const show: CommandSpec = {
   path: ['plugin', 'show'],
   summary: 'Show a plugin: source, launch, enablement, credentials (names only), warnings.',
@@ -173,6 +190,7 @@ const show: CommandSpec = {
       `  credentials: ${plugin.credentials.map((c) => `${c.name}${c.required ? '*' : ''}=${c.set ? 'set' : 'unset'}`).join(', ') || 'none'}`,
       `  settings: ${details.env.map((row) => `${row.key}=${row.value}`).join(', ') || 'none'}`,
       `  intelligence: ${details.intelligence ? `${details.intelligence.status} (${details.intelligence.origin})` : 'none'}`,
+      `  execution: ${formatExecution(details.execution)}`,
       ...plugin.manifestWarnings.map((warning) => `  warning: ${warning}`),
     ];
     context.io.stdout(`${lines.filter(Boolean).join('\n')}\n`);

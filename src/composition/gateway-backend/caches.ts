@@ -20,23 +20,32 @@ export interface BackendCaches {
   plugins(): Promise<Map<string, PublicPlugin>>;
   /** Forgets everything (a catalog change). */
   clear(): void;
+  /** Hits and misses of each cache since start, and entries held (the `/metrics` cache figures). */
+  stats(): Record<'launchSpecs' | 'pluginList', { hits: number; misses: number; size: number }>;
 }
 
 /** Creates the spec and plugin-list caches over the plugin service. */
 export function createBackendCaches(service: Pick<PluginService, 'list' | 'upstreamSpec'>, ttlMs: number, now: () => number): BackendCaches {
   const specs = new Map<string, Timed<Promise<UpstreamSpec>>>();
   let pluginList: Timed<Promise<Map<string, PublicPlugin>>> | undefined;
+  const counts = { launchSpecs: { hits: 0, misses: 0 }, pluginList: { hits: 0, misses: 0 } };
   return {
     async specFor(pluginName) {
       const cached = specs.get(pluginName);
-      if (cached && now() - cached.at <= ttlMs) return cached.value;
+      if (cached && now() - cached.at <= ttlMs) {
+        counts.launchSpecs.hits += 1;
+        return cached.value;
+      }
+      counts.launchSpecs.misses += 1;
       const loading = service.upstreamSpec(pluginName);
       loading.catch(() => specs.delete(pluginName));
       specs.set(pluginName, { value: loading, at: now() });
       return loading;
     },
     async plugins() {
-      if (!pluginList || now() - pluginList.at > ttlMs) {
+      if (pluginList && now() - pluginList.at <= ttlMs) counts.pluginList.hits += 1;
+      else {
+        counts.pluginList.misses += 1;
         const loading = service.list().then((list) => new Map(list.map((p) => [p.name, p])));
         loading.catch(() => {
           if (pluginList?.value === loading) pluginList = undefined;
@@ -49,5 +58,9 @@ export function createBackendCaches(service: Pick<PluginService, 'list' | 'upstr
       specs.clear();
       pluginList = undefined;
     },
+    stats: () => ({
+      launchSpecs: { ...counts.launchSpecs, size: specs.size },
+      pluginList: { ...counts.pluginList, size: pluginList ? 1 : 0 },
+    }),
   };
 }

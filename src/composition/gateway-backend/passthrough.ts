@@ -3,54 +3,74 @@
  * Resources and prompts of the plugins a session can see, run by the supervisor. Lists fan
  * out to every visible plugin with a process (synced plugins have none) and return what
  * answered plus a warning per plugin that failed; a read or a prompt needs a visible plugin.
+ * A client's roots change goes to the connections its session used (issue #12).
  */
 import type { Prompt, Resource } from '@modelcontextprotocol/sdk/types.js';
-import type { AggregatedList, BackendSession, GatewayBackend } from '../../gateway/backend.ts';
-import type { Supervisor, UpstreamSpec } from '../../runtime/index.ts';
+import type { AggregatedList, BackendCallOptions, BackendSession, GatewayBackend } from '../../gateway/backend.ts';
+import type { CallOptions, Supervisor, UpstreamSpec } from '../../runtime/index.ts';
 import type { BackendCaches } from './caches.ts';
 import type { SessionVisibility } from './visibility.ts';
 
 /** What the passthrough methods are built from. */
 export interface PassthroughDeps {
-  supervisor: Pick<Supervisor, 'listResources' | 'readResource' | 'listPrompts' | 'getPrompt'>;
+  supervisor: Pick<Supervisor, 'listResources' | 'readResource' | 'listPrompts' | 'getPrompt' | 'rootsChanged'>;
   visibility: SessionVisibility;
   caches: BackendCaches;
 }
 
-/** Creates `listResources`, `readResource`, `listPrompts` and `getPrompt`. */
-export function createPassthroughMethods(deps: PassthroughDeps): Pick<GatewayBackend, 'listResources' | 'readResource' | 'listPrompts' | 'getPrompt'> {
-  const { supervisor, visibility, caches } = deps;
+/**
+ * Asks every visible plugin with a process (synced plugins have none) for a list; what answered
+ * is kept with its plugin, each failure becomes a warning (also used by `surface-methods.ts`).
+ */
+export async function fanOutToPlugins<T>(
+  deps: Pick<PassthroughDeps, 'visibility' | 'caches'>,
+  session: BackendSession,
+  list: (spec: UpstreamSpec) => Promise<T[]>,
+  what: string,
+): Promise<AggregatedList<T>> {
+  const { visibility, caches } = deps;
+  const names = [...(await visibility.visiblePlugins(session)).keys()];
+  const known = await caches.plugins();
+  // Plugins that registered through sync have no process to ask.
+  const launchable = names.filter((name) => known.get(name)?.launch);
+  const settled = await Promise.allSettled(launchable.map(async (name) => ({ name, items: await list(await caches.specFor(name)) })));
+  const result: AggregatedList<T> = { items: [], warnings: [] };
+  settled.forEach((outcome, i) => {
+    if (outcome.status === 'fulfilled') {
+      for (const item of outcome.value.items) result.items.push({ pluginName: outcome.value.name, item });
+    } else {
+      result.warnings.push(`${launchable[i]}: ${what} failed: ${(outcome.reason as Error).message}`);
+    }
+  });
+  return result;
+}
 
-  async function fanOut<T>(session: BackendSession, list: (spec: UpstreamSpec) => Promise<T[]>, what: string): Promise<AggregatedList<T>> {
-    const names = [...(await visibility.visiblePlugins(session)).keys()];
-    const known = await caches.plugins();
-    // Plugins that registered through sync have no process to ask.
-    const launchable = names.filter((name) => known.get(name)?.launch);
-    const settled = await Promise.allSettled(launchable.map(async (name) => ({ name, items: await list(await caches.specFor(name)) })));
-    const result: AggregatedList<T> = { items: [], warnings: [] };
-    settled.forEach((outcome, i) => {
-      if (outcome.status === 'fulfilled') {
-        for (const item of outcome.value.items) result.items.push({ pluginName: outcome.value.name, item });
-      } else {
-        result.warnings.push(`${launchable[i]}: ${what} failed: ${(outcome.reason as Error).message}`);
-      }
-    });
-    return result;
-  }
+/** The supervisor options of a read or prompt: cancellation, and the session's client for what the plugin sends meanwhile (issue #12). */
+function requestOptions(options: BackendCallOptions): CallOptions {
+  return { ...(options.signal ? { signal: options.signal } : {}), ...(options.client ? { caller: options.client } : {}) };
+}
+
+/** Creates `listResources`, `readResource`, `listPrompts`, `getPrompt` and `rootsChanged`. */
+export function createPassthroughMethods(deps: PassthroughDeps): Pick<GatewayBackend, 'listResources' | 'readResource' | 'listPrompts' | 'getPrompt' | 'rootsChanged'> {
+  const { supervisor, visibility, caches } = deps;
+  const fanOut = <T>(session: BackendSession, list: (spec: UpstreamSpec) => Promise<T[]>, what: string) => fanOutToPlugins(deps, session, list, what);
 
   return {
+    // Issue #12: a client's roots changed; only the plugin connections its session used are told.
+    rootsChanged: (session) => supervisor.rootsChanged(session.sessionId),
+
     listResources: (session) => fanOut<Resource>(session, (spec) => supervisor.listResources(spec), 'resources/list'),
 
     async readResource(session, pluginName, uri, options = {}) {
       await visibility.requireVisiblePlugin(session, pluginName);
-      return supervisor.readResource(await caches.specFor(pluginName), uri, options.signal ? { signal: options.signal } : {});
+      return supervisor.readResource(await caches.specFor(pluginName), uri, requestOptions(options));
     },
 
     listPrompts: (session) => fanOut<Prompt>(session, (spec) => supervisor.listPrompts(spec), 'prompts/list'),
 
     async getPrompt(session, pluginName, name, args, options = {}) {
       await visibility.requireVisiblePlugin(session, pluginName);
-      return supervisor.getPrompt(await caches.specFor(pluginName), name, args, options.signal ? { signal: options.signal } : {});
+      return supervisor.getPrompt(await caches.specFor(pluginName), name, args, requestOptions(options));
     },
   };
 }

@@ -14,6 +14,7 @@ import { parseQualifiedName } from '../../core/names.ts';
 import type { SelectionCandidate } from '../../store/repositories/candidates.ts';
 import { quarantinedError, type PinningService } from '../../trust/pinning/index.ts';
 import type { PinGuard } from './pin-guard.ts';
+import type { RolloutService } from '../../rollouts/index.ts';
 
 /** What the tool methods are built from. */
 export interface ToolMethodsDeps {
@@ -21,6 +22,8 @@ export interface ToolMethodsDeps {
   supervisor: Pick<Supervisor, 'callTool'>;
   visibility: SessionVisibility;
   caches: Pick<BackendCaches, 'specFor'>;
+  /** Blue-green slots (issue #11): the spec of the slot serving this session during a rollout. */
+  slots?: Pick<RolloutService, 'route'> | undefined;
   /** Tool pinning (issue #10): the quarantine of a plugin tool, if any. */
   pinning?: Pick<PinningService, 'quarantineOf'> | undefined;
   /** Tool pinning at run time: screens a restarted plugin's tools before a call reaches it. */
@@ -81,11 +84,16 @@ export function createToolMethods(deps: ToolMethodsDeps): Pick<GatewayBackend, '
       if (!tool.pluginName) {
         throw new QuiverError(ErrorCodes.unavailable, `tool '${qualifiedName}' has no plugin process to run it (it was registered through the catalog API)`);
       }
-      const spec = await deps.caches.specFor(tool.pluginName);
-      await deps.pinGuard?.beforeCall(spec, tool.name, qualifiedName);
+      const stable = await deps.caches.specFor(tool.pluginName);
+      await deps.pinGuard?.beforeCall(stable, tool.name, qualifiedName);
+      // During a rollout the session's slot serves it (only tools the canary serves unchanged go there).
+      const spec = deps.slots?.route(tool.pluginName, stable, session.sessionId, tool.name) ?? stable;
       const annotations = tool.annotations as { readOnlyHint?: boolean; idempotentHint?: boolean };
       return deps.supervisor.callTool(spec, tool.name, args, {
         ...(options.signal ? { signal: options.signal } : {}),
+        // Issue #12: the plugin's requests, logs and progress go to this session's client only.
+        ...(options.client ? { caller: options.client } : {}),
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
         annotations: {
           ...(typeof annotations.readOnlyHint === 'boolean' ? { readOnlyHint: annotations.readOnlyHint } : {}),
           ...(typeof annotations.idempotentHint === 'boolean' ? { idempotentHint: annotations.idempotentHint } : {}),

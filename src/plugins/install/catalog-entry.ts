@@ -6,6 +6,8 @@
  * are assembled. Warnings are redacted of the install's credential values.
  */
 import { buildCatalogTools, validatePluginMetadata, type CredentialSpec, type DiscoveredTool, type PluginMetadata } from '../../core/plugin-metadata.ts';
+import { isQuiverError } from '../../core/errors.ts';
+import { executionFromPid } from '../../runtime/execution-profile.ts';
 import type { Redactor } from '../../runtime/redact.ts';
 import type { PluginInstallFields } from '../../store/repositories/plugins.ts';
 import type { StoredLaunch } from '../launch.ts';
@@ -41,6 +43,12 @@ function validatedMetadata(input: CatalogEntryInput): { metadata: PluginMetadata
       errors: result.errors,
       warnings: result.warnings,
     });
+  }
+  try {
+    executionFromPid(result.metadata?.intelligence); // issue #11: what the runtime cannot apply fails the install
+  } catch (error) {
+    if (!isQuiverError(error)) throw error;
+    throw fail('validation', `quiver.json: ${error.message}`, { errors: [error.message], warnings: result.warnings });
   }
   return { metadata: result.metadata, warnings: result.warnings };
 }

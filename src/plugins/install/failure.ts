@@ -9,7 +9,7 @@ import { QuiverError } from '../../core/errors.ts';
 import { createRedactor, type Redactor } from '../../runtime/redact.ts';
 
 /** The steps an install goes through, as reported in `install_failed` details. */
-export type InstallStep = 'clone' | 'checkout' | 'dependencies' | 'build' | 'npm-install' | 'launch' | 'discovery' | 'validation' | 'sync';
+export type InstallStep = 'clone' | 'checkout' | 'dependencies' | 'build' | 'npm-install' | 'fetch-spec' | 'launch' | 'discovery' | 'validation' | 'sync';
 
 /** Extra details of a failed step. */
 export interface FailureExtra {
@@ -22,7 +22,7 @@ export interface FailureExtra {
 export type FailStep = (step: InstallStep, reason: string, extra?: FailureExtra) => QuiverError;
 
 /** How a step reads in a message when its id is not plain words. */
-const STEP_LABELS: Partial<Record<InstallStep, string>> = { 'npm-install': 'npm install' };
+const STEP_LABELS: Partial<Record<InstallStep, string>> = { 'npm-install': 'npm install', 'fetch-spec': 'reading the OpenAPI document' };
 
 /** The error every failed install throws; the message names the step once ("clone failed: …"). */
 export function installFailed(pluginName: string, step: InstallStep, reason: string, extra: FailureExtra = {}): QuiverError {

@@ -17,6 +17,7 @@ import { prepareSourceTree, SourceBuildError } from '../source-build.ts';
 import type { InstallerSettings, InstallRequest } from './types.ts';
 import type { FailStep, InstallStep } from './failure.ts';
 import type { Staging } from './staging.ts';
+import { fetchOpenApi } from './openapi.ts';
 
 /** What fetching a source produced. */
 export interface FetchedSource {
@@ -186,7 +187,9 @@ export async function fetchSource(input: FetchInput): Promise<FetchedSource> {
         ? await fetchNpm(input, source.spec)
         : source.kind === 'path'
           ? await fetchPath(input, source.path)
-          : fetchUrl(input, source.url);
+          : source.kind === 'openapi'
+            ? await fetchOpenApi(input, source)
+            : fetchUrl(input, source.url);
   if (request.reuseCachePath === undefined) {
     // A re-install keeps the recorded source as it is; a new fetch records what it was asked for.
     fetched.sourceRecord = { ...fetched.sourceRecord, ...(request.sourceExtras ?? {}) };

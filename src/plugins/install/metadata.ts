@@ -12,6 +12,7 @@ import type { InstallRequest } from './types.ts';
 import { parseSourceJson, readSourceFile, SOURCE_FILE_LIMIT, SourceFileError } from '../source-files.ts';
 import type { FailStep } from './failure.ts';
 import type { FetchedSource } from './fetch.ts';
+import { openApiLaunch } from './openapi.ts';
 
 /** What the plugin's files say about it. */
 export interface PluginFiles {
@@ -72,6 +73,7 @@ export async function readPluginFiles(fetched: FetchedSource, name: string, fail
 /** How the plugin is launched: its URL (remote), or the command quiver.json, package.json or the bin entry give. */
 export async function resolvePluginLaunch(request: InstallRequest, fetched: FetchedSource, files: PluginFiles, fail: FailStep): Promise<StoredLaunch> {
   if (request.source.kind === 'url') return { transport: 'http', url: request.source.url };
+  if (request.source.kind === 'openapi') return openApiLaunch(fetched);
   const { sourceRecord } = fetched;
   try {
     return await resolveLaunch({

@@ -7,8 +7,9 @@
 import { stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { QuiverError } from '../../core/errors.ts';
-import type { TrustLevel, UpstreamSpecInput } from '../../runtime/types.ts';
+import type { Execution, TrustLevel, UpstreamSpecInput } from '../../runtime/types.ts';
 import type { StoredLaunch } from '../launch.ts';
+import { openApiUpstreamSpec } from './openapi.ts';
 
 /** A stdio command relative to the plugin (`./server`) is made absolute against its working folder. */
 function absoluteCommand(command: string, cwd: string): string {
@@ -44,9 +45,18 @@ export function buildUpstreamSpec(input: {
   trustLevel: TrustLevel;
   /** Writable folder of the plugin (default: the supervisor's `<stateRoot>/<pluginId>`). */
   stateDir?: string | undefined;
+  /** Timeout, retries, breaker and limits from the PID (`executionFromPid`); absent, the runtime's defaults. */
+  execution?: Execution | undefined;
 }): UpstreamSpecInput {
-  const base = { pluginId: input.pluginId, pluginName: input.pluginName, version: input.version, trustLevel: input.trustLevel };
+  const base = {
+    pluginId: input.pluginId,
+    pluginName: input.pluginName,
+    version: input.version,
+    trustLevel: input.trustLevel,
+    ...(input.execution === undefined ? {} : { execution: input.execution }),
+  };
   if (input.launch.transport === 'http') return { ...base, transport: 'http', url: input.launch.url, headers: input.headers };
+  if (input.launch.transport === 'openapi') return openApiUpstreamSpec(base, input.launch, input.root, input.env);
   if (input.root === undefined) throw new QuiverError('internal', `plugin '${input.pluginName}' has a local launch but no folder`);
   const cwd = isAbsolute(input.launch.cwd) ? input.launch.cwd : join(input.root, input.launch.cwd);
   return {

@@ -34,9 +34,11 @@ import { createLaunchEnvPart } from './launch-env.ts';
 import { createLifecyclePart } from './lifecycle.ts';
 import { createMarketplacePart } from './marketplace.ts';
 import { reinstallPlugin } from './reinstall.ts';
+import { commitStagedVersion, stageVersion } from './versions.ts';
 import type { PluginService, PluginServiceOptions } from './types.ts';
 
 export * from './types.ts';
+export type { StagedVersion } from './versions.ts';
 
 /** Creates the plugins service. */
 export function createPluginService(options: PluginServiceOptions): PluginService {
@@ -45,6 +47,8 @@ export function createPluginService(options: PluginServiceOptions): PluginServic
     add: (source, addOptions) => addPlugin(context, source, addOptions),
     update: (reference, overrides = {}) => reinstallPlugin(context, reference, 'update', overrides),
     sync: (reference) => reinstallPlugin(context, reference, 'sync'),
+    stageVersion: (reference, overrides = {}) => stageVersion(context, reference, overrides),
+    commitStagedVersion: (reference, staged) => commitStagedVersion(context, reference, staged),
     ...createLifecyclePart(context),
     ...createEnablementPart(context),
     ...createLaunchEnvPart(context),

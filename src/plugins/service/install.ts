@@ -78,6 +78,10 @@ async function resolveSource(context: PluginContext, sourceText: string, addOpti
       source = { kind: 'npm', spec: plan.spec };
     } else source = { kind: 'url', url: plan.url };
   }
+  if (addOptions.baseUrl !== undefined) {
+    if (source.kind !== 'openapi') throw invalidInput('--base-url only applies to openapi: sources');
+    source = { ...source, baseUrl: addOptions.baseUrl };
+  }
   if (addOptions.headers !== undefined && Object.keys(addOptions.headers).length > 0) {
     const headers = headerCredentials(addOptions.headers);
     for (const credential of headers.credentials) {

@@ -9,6 +9,7 @@ import { validateManifest, type PluginManifest } from '../../core/manifest.ts';
 import type { Queryable } from '../../store/database.ts';
 import { findIntelligence, listIntelligence, upsertIntelligence, type IntelligenceRecord, type PluginRecord } from '../../store/repositories/plugins.ts';
 import { assessPid, generatePid, pidSearchFields, PID_SCHEMA_VERSION, PID_SEARCH_FIELDS, type PidAssessment } from '../intelligence.ts';
+import { executionFromPid } from '../../runtime/execution-profile.ts';
 import { lexicalSearch } from '../lexical-search.ts';
 import type { PluginContext } from './context.ts';
 import { allTools, requirePlugin } from './records.ts';
@@ -45,6 +46,29 @@ export async function storeAssessedPid(
   );
 }
 
+/** The execution settings of the stored PID, as JSON; undefined when none can be applied. */
+function previousExecution(previous: IntelligenceRecord | undefined): string | undefined {
+  try {
+    return JSON.stringify(executionFromPid(previous?.pid));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What a generated document keeps of the one it replaces: the execution profile and the
+ * safety section (timeouts, retries, breaker, rate limits, concurrency) are an author's or an
+ * operator's decisions that tools and manifests cannot tell, and the runtime applies them.
+ */
+function runtimeSections(previous: Record<string, unknown> | undefined): Record<string, unknown> {
+  const kept: Record<string, unknown> = {};
+  for (const section of ['execution', 'safety'] as const) {
+    const value = previous?.[section];
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) kept[section] = value;
+  }
+  return kept;
+}
+
 /** Validates a PID against the plugin's registered tools, stores it, returns the stored row; hard errors reject it. */
 async function storeValidPid(context: PluginContext, record: PluginRecord, document: Record<string, unknown>, origin: IntelligenceRecord['origin']): Promise<IntelligenceRecord> {
   const registeredTools = (await allTools(context, record.id)).map((tool) => tool.name);
@@ -55,7 +79,12 @@ async function storeValidPid(context: PluginContext, record: PluginRecord, docum
       warnings: assessment.validation.warnings,
     });
   }
+  // Issue #11: a profile the runtime cannot apply is refused here, not at the plugin's next call.
+  const execution = JSON.stringify(executionFromPid(document));
+  const previous = await findIntelligence(context.db, record.id);
   await storeAssessedPid(context, context.db, { pluginId: record.id, version: record.version ?? 'local', document, assessment, origin });
+  // The execution profile is part of how the plugin runs: cached launch specs must be rebuilt.
+  if (execution !== previousExecution(previous)) context.changed({ kind: 'settings', pluginId: record.id });
   return (await findIntelligence(context.db, record.id))!;
 }
 
@@ -75,7 +104,8 @@ export function createIntelligencePart(context: PluginContext): IntelligencePart
       let manifest: PluginManifest | undefined;
       if (record.manifest !== null) manifest = validateManifest(record.manifest, { pluginName: record.name }).manifest;
       const document = generatePid({ pluginName: record.name, manifest, description: record.description, tools: await allTools(context, record.id) });
-      return storeValidPid(context, record, document, 'generated');
+      const previous = await findIntelligence(db, record.id);
+      return storeValidPid(context, record, { ...document, ...runtimeSections(previous?.pid) }, 'generated');
     },
 
     async putIntelligence(reference, document) {

@@ -9,7 +9,8 @@ import { QuiverError, ErrorCodes } from '../../core/errors.ts';
 import { parseUpstreamSpec, type TrustLevel } from '../../runtime/types.ts';
 import { deletePluginEnv, listPluginEnv, upsertPluginEnv } from '../../store/repositories/plugin-env.ts';
 import { deleteSecret, listSecrets } from '../../store/repositories/secrets.ts';
-import type { PluginRecord } from '../../store/repositories/plugins.ts';
+import { findIntelligence, type PluginRecord } from '../../store/repositories/plugins.ts';
+import { executionFromPid } from '../../runtime/execution-profile.ts';
 import { buildUpstreamSpec, credentialDelivery } from '../installer.ts';
 import type { StoredLaunch } from '../launch.ts';
 import { assertSecretAllowed, assertSettingAllowed, mergeLaunchEnv } from '../plugin-env.ts';
@@ -103,6 +104,7 @@ export function createLaunchEnvPart(context: PluginContext): LaunchEnvPart {
         headers,
         readOnlyPaths: context.installer.readOnlyPaths,
         trustLevel: (record.trustLevel as TrustLevel | null) ?? context.trustLevel,
+        execution: executionFromPid((await findIntelligence(context.db, record.id))?.pid),
       });
       // Effective trust (grants, caps, dynamic trust) and the enforced allow-list (issue #10).
       const trust = await context.launchTrust?.(record.id);

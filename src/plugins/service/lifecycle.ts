@@ -7,6 +7,7 @@
  * and reinstall.ts.
  */
 import { invalidInput } from '../../core/errors.ts';
+import { effectiveExecution, executionFromPid, type EffectiveExecution } from '../../runtime/execution-profile.ts';
 import { pluginStateDir } from '../../runtime/state-dir.ts';
 import { deleteAllPluginEnv, listPluginEnv } from '../../store/repositories/plugin-env.ts';
 import { deletePluginEnablements, findIntelligence, listPluginRecords, setPluginStatus } from '../../store/repositories/plugins.ts';
@@ -19,6 +20,15 @@ import type { PluginService } from './types.ts';
 
 /** The list, show, status and remove methods of the service. */
 export type LifecyclePart = Pick<PluginService, 'list' | 'show' | 'tools' | 'setStatus' | 'remove'>;
+
+/** The execution profile a plugin's calls run with; null when its stored PID's cannot be applied. */
+function effectiveProfileOf(pid: Record<string, unknown> | undefined): EffectiveExecution | null {
+  try {
+    return effectiveExecution(executionFromPid(pid));
+  } catch {
+    return null;
+  }
+}
 
 /** Creates the lifecycle part of the service. */
 export function createLifecyclePart(context: PluginContext): LifecyclePart {
@@ -45,6 +55,7 @@ export function createLifecyclePart(context: PluginContext): LifecyclePart {
           intelligence === undefined
             ? null
             : { status: intelligence.validationStatus, origin: intelligence.origin, contentHash: intelligence.contentHash },
+        execution: effectiveProfileOf(intelligence?.pid),
       };
     },
 

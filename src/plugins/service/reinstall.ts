@@ -35,16 +35,18 @@ function sourceOf(record: PluginRecord, overrides: ReinstallOverrides): InstallR
       return { kind: 'path', path: String(source['path']) };
     case 'url':
       return { kind: 'url', url: String(source['url']) };
+    case 'openapi':
+      return { kind: 'openapi', location: String(source['location']), baseUrl: String(source['baseUrl']) };
     default:
       throw invalidInput(`plugin '${record.name}' registered itself through the sync API; it has no source to install from`);
   }
 }
 
-/** The install request that repeats an installed plugin's install (with the overrides). */
-async function requestOf(context: PluginContext, existing: PluginRecord, mode: 'update' | 'sync', overrides: ReinstallOverrides): Promise<InstallRequest> {
+/** The install request that repeats an installed plugin's install (with the overrides); rollouts stage a version with it (versions.ts). */
+export async function requestOf(context: PluginContext, existing: PluginRecord, mode: 'update' | 'sync', overrides: ReinstallOverrides): Promise<InstallRequest> {
   const previousSource = existing.source;
   // update refetches from the remote; sync (and update of a folder or URL) re-discovers what is installed.
-  const refetch = mode === 'update' && (existing.sourceType === 'git' || existing.sourceType === 'npm');
+  const refetch = mode === 'update' && (existing.sourceType === 'git' || existing.sourceType === 'npm' || existing.sourceType === 'openapi');
   return {
     source: sourceOf(existing, overrides),
     name: existing.name,

@@ -4,11 +4,13 @@
  * and the change events it emits after every committed write (the caches subscribe to them).
  * The parts in this folder each implement a slice of `PluginService`; `index.ts` assembles them.
  */
+import type { StagedVersion } from './versions.ts';
 import type { CredentialSpec } from '../../core/plugin-metadata.ts';
 import type { ToolRecord } from '../../core/tool.ts';
 import type { CatalogService } from '../../catalog/service.ts';
 import type { PinningService } from '../../trust/pinning/index.ts';
 import type { Logger } from '../../core/logger.ts';
+import type { EffectiveExecution } from '../../runtime/execution-profile.ts';
 import type { Supervisor } from '../../runtime/supervisor.ts';
 import type { TrustLevel, UpstreamSpec } from '../../runtime/types.ts';
 import type { Database } from '../../store/database.ts';
@@ -103,6 +105,8 @@ export interface AddPluginOptions {
   args?: readonly string[] | undefined;
   /** Which package.json `bin` entry to run when there are several. */
   bin?: string | undefined;
+  /** `openapi:` sources: the API root operations are called on (default: the document's first absolute server URL). */
+  baseUrl?: string | undefined;
   /** Run npm lifecycle scripts for this package. */
   trusted?: boolean | undefined;
 }
@@ -139,6 +143,8 @@ export interface PluginDetails {
   stateDir: string | null;
   toolCount: number;
   intelligence: { status: IntelligenceRecord['validationStatus']; origin: IntelligenceRecord['origin']; contentHash: string } | null;
+  /** The execution profile its calls run with (PID, else defaults; issue #11); null when the stored PID's cannot be applied. */
+  execution: EffectiveExecution | null;
 }
 
 /** A non-secret setting of a plugin. */
@@ -179,6 +185,10 @@ export interface PluginService {
   update(plugin: string, options?: { ref?: string | undefined; version?: string | undefined }): Promise<InstallReport>;
   /** Re-discovers from the installed folder (no fetch) and re-syncs. */
   sync(plugin: string): Promise<InstallReport>;
+  /** Fetches, builds and discovers a new version into its own folder without installing it (issue #11: a blue-green slot). */
+  stageVersion(plugin: string, options?: { ref?: string | undefined; version?: string | undefined }): Promise<StagedVersion>;
+  /** Makes a staged version the installed one (catalog moves to its tools); the running process is not stopped. */
+  commitStagedVersion(plugin: string, staged: StagedVersion): Promise<InstallReport>;
   /** Disables, soft-deletes its tools, marks it removed and cleans its cache folder. */
   remove(plugin: string): Promise<void>;
   /** Tools of every plugin in effect for a workspace (and project). */

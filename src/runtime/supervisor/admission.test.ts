@@ -20,13 +20,21 @@ function setup(execution: Record<string, unknown> = {}) {
   return { entry, advance: (ms: number) => (now += ms) };
 }
 
-function refusal(admission: Admission): { code: string; details: unknown } {
+/** In-memory limits decide at once: no promise, so no database round trip on this path. */
+function decided(admission: Admission | Promise<Admission>): Admission {
+  assert.ok(!(admission instanceof Promise), 'in-memory admission is synchronous');
+  return admission as Admission;
+}
+
+function refusal(pending: Admission | Promise<Admission>): { code: string; details: unknown } {
+  const admission = decided(pending);
   assert.equal(admission.admitted, false, 'expected a refusal');
   const error = (admission as { error: { code: string; details: unknown } }).error;
   return { code: error.code, details: error.details };
 }
 
-function admitted(admission: Admission) {
+function admitted(pending: Admission | Promise<Admission>) {
+  const admission = decided(pending);
   assert.equal(admission.admitted, true, 'expected the call to be admitted');
   return (admission as Extract<Admission, { admitted: true }>).permits;
 }

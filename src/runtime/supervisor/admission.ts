@@ -2,12 +2,13 @@
  * @module runtime/supervisor/admission
  * Whether a tool call may go to the plugin at all, checked in this order before any work: the
  * crash loop, the plugin's circuit breaker, the tool's breaker (seed 000 §5.2), then one token
- * from the plugin's and the tool's buckets (seed 000 §3.2.4). A refusal gives back the breaker
+ * from the plugin's and the tool's buckets (seed 000 §3.2.4), in memory or, for limits held
+ * across replicas, in the database (replica-limits.ts). A refusal gives back the breaker
  * permits already taken without counting them, so a refused call never decides a half-open trial.
  */
 import { ErrorCodes, QuiverError } from '../../core/errors.ts';
 import type { BreakerOutcome, BreakerPermit } from '../breaker.ts';
-import { takeAll } from '../rate-limit.ts';
+import type { TakeResult } from '../rate-limit.ts';
 import type { Entry } from './state.ts';
 
 /** The breaker permits of an admitted call: release them once, with how the call ended. */
@@ -27,8 +28,8 @@ function permitsOf(plugin: BreakerPermit, tool: BreakerPermit): CallPermits {
   };
 }
 
-/** Decides whether a call of `toolName` may run now. */
-export function admitCall(entry: Pick<Entry, 'spec' | 'crashes' | 'breakers' | 'limits'>, toolName: string): Admission {
+/** Decides whether a call of `toolName` may run now; a promise only when its limits are replica-wide. */
+export function admitCall(entry: Pick<Entry, 'spec' | 'crashes' | 'breakers' | 'limits'>, toolName: string): Admission | Promise<Admission> {
   const { spec } = entry;
   if (entry.crashes.inLoop()) return { admitted: false, error: entry.crashes.loopError() };
   const pluginDecision = entry.breakers.plugin.tryAcquire();
@@ -51,8 +52,8 @@ export function admitCall(entry: Pick<Entry, 'spec' | 'crashes' | 'breakers' | '
     };
   }
   const permits = permitsOf(pluginDecision.permit, toolDecision.permit);
-  const taken = takeAll(entry.limits.buckets(toolName));
-  if (!taken.ok) {
+  const settle = (taken: TakeResult): Admission => {
+    if (taken.ok) return { admitted: true, permits };
     permits.release('ignored', 'ignored');
     return {
       admitted: false,
@@ -60,6 +61,12 @@ export function admitCall(entry: Pick<Entry, 'spec' | 'crashes' | 'breakers' | '
         details: { pluginId: spec.pluginId, tool: toolName, retryAfterMs: taken.retryAfterMs },
       }),
     };
-  }
-  return { admitted: true, permits };
+  };
+  const taken = entry.limits.take(toolName);
+  if (!(taken instanceof Promise)) return settle(taken);
+  // Replica-wide buckets (issue #16): the breaker permits go back if the database throws.
+  return taken.then(settle, (error: unknown) => {
+    permits.release('ignored', 'ignored');
+    throw error;
+  });
 }

@@ -6,11 +6,15 @@
  * `runtime/supervisor.ts`.
  */
 import type { EgressDecision } from '../egress-proxy.ts';
-import type { GetPromptResult, Implementation, Prompt, ReadResourceResult, Resource, ServerCapabilities, Tool, CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Progress, GetPromptResult, Implementation, Prompt, ReadResourceResult, Resource, ServerCapabilities, Tool, CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../core/logger.ts';
 import type { BreakerState } from '../breaker.ts';
 import type { HostCapabilities, LaunchDescription } from '../sandbox.ts';
+import type { SharedLimits } from '../replica-limits.ts';
 import type { CallEvent, CircuitBreakerConfig, Clock, ResourceLimits, UpstreamSpecInput } from '../types.ts';
+import type { ResourceExtras } from './resource-extras.ts';
+import type { ToolTasks } from './tool-tasks.ts';
+import type { CallerLink } from './session-routing.ts';
 
 /** Sandbox and launcher settings. */
 export interface SandboxOptions {
@@ -72,6 +76,8 @@ export interface SupervisorOptions {
   healthWindow?: { size?: number; ms?: number };
   /** Receives one event per upstream tool call. */
   onCall?: (event: CallEvent) => void;
+  /** Holds declared rate limits and concurrency caps across replicas (issue #16; `createSharedLimits`). */
+  sharedLimits?: SharedLimits;
 }
 
 /** Options of one call. */
@@ -80,6 +86,10 @@ export interface CallOptions {
   timeoutMs?: number;
   /** The tool's MCP annotations when the caller knows them (else the supervisor asks the plugin). */
   annotations?: { readOnlyHint?: boolean; idempotentHint?: boolean };
+  /** The gateway session that made a tools/call: receives the plugin's requests and log messages (issue #12). */
+  caller?: CallerLink;
+  /** Receives the plugin's progress for this tools/call (the client's own token is the caller's business). */
+  onProgress?: (progress: Progress) => void;
 }
 
 /** What `discover()` found. */
@@ -123,8 +133,8 @@ export interface PluginHealth {
   score: number;
 }
 
-/** The supervisor. */
-export interface Supervisor {
+/** The supervisor (resource templates, completion and subscriptions: `resource-extras.ts`; tasks: `tool-tasks.ts`). */
+export interface Supervisor extends ResourceExtras, ToolTasks {
   callTool(spec: UpstreamSpecInput, toolName: string, args?: Record<string, unknown>, options?: CallOptions): Promise<CallToolResult>;
   listTools(spec: UpstreamSpecInput, options?: CallOptions): Promise<Tool[]>;
   listResources(spec: UpstreamSpecInput, options?: CallOptions): Promise<Resource[]>;
@@ -135,8 +145,12 @@ export interface Supervisor {
   discover(spec: UpstreamSpecInput, options?: { timeoutMs?: number }): Promise<Discovery>;
   /** Stops every process of a plugin (all versions); calls start it again lazily. */
   stop(pluginId: string): Promise<void>;
+  /** Stops the processes of one version of a plugin once idle (issue #11: the slot a rollout left); returns how many. */
+  retireVersion(pluginId: string, version: string): number;
   /** Clears a plugin's crash-loop flag, crash history and breakers. */
   reset(pluginId: string): void;
+  /** A gateway session's client changed its roots: tells the plugin connections that session used (issue #12). */
+  rootsChanged(sessionId: string): Promise<void>;
   health(): PluginHealth[];
   /** Live plugin processes (pids of the launched leaders; tools/list_changed notifications each sent). */
   processes(): Array<{ pluginId: string; version: string; pid: number | undefined; toolListChanges: number }>;

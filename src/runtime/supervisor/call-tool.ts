@@ -17,8 +17,11 @@ import { classifyFailure } from './classify.ts';
 import { createDeadline, type Deadline } from './deadline.ts';
 import type { EntryRegistry } from './registry.ts';
 import type { Requests } from './requests.ts';
+import { answerRoomMs, claimFor, syncLogLevel, withProgressToken, type CallClaim } from './session-routing.ts';
+import type { UpstreamConnection } from '../upstream-client.ts';
 import { requestTimeoutMs, type SupervisorSettings } from './settings.ts';
 import type { Entry, Gate } from './state.ts';
+import { SpanKind, inSpan, withTraceMeta } from '../../telemetry/tracing/spans.ts';
 
 /** Calls a tool of a plugin. */
 export type ToolCaller = (spec: UpstreamSpecInput, toolName: string, args?: Record<string, unknown>, options?: CallOptions) => Promise<CallToolResult>;
@@ -43,6 +46,29 @@ function retryable(error: QuiverError): boolean {
 
 function outcomeOf(error: QuiverError): CallOutcome {
   return error.code === ErrorCodes.timeout ? 'timeout' : 'error';
+}
+
+/**
+ * The upstream `tools/call`: the connection's log level first, a progress token of Quiver's own
+ * when the client asked for progress (its notifications are mapped back), and, for a caller that may be asked to answer (a form to fill), an SDK
+ * timeout that leaves room for the answer: the call's own deadline stops meanwhile.
+ */
+async function forwardedCall(
+  connection: UpstreamConnection,
+  call: { toolName: string; args: Record<string, unknown>; callOptions: CallOptions; claim: CallClaim },
+  signal: AbortSignal,
+  remaining: () => number,
+): Promise<CallToolResult> {
+  const { toolName, args, callOptions, claim } = call;
+  await syncLogLevel(connection.client, callOptions.caller, { signal, timeout: remaining() });
+  return withProgressToken(connection.client, callOptions.onProgress, async (progressToken) => {
+    const params = { name: toolName, arguments: args, ...(progressToken ? { _meta: { progressToken } } : {}) };
+    // W3C trace context for the plugin in `_meta` when this call is traced (issue #16).
+    return (await connection.client.callTool(withTraceMeta(params), undefined, {
+      signal,
+      timeout: remaining() + answerRoomMs(claim.caller),
+    })) as CallToolResult;
+  });
 }
 
 /** Creates `callTool`. */
@@ -79,8 +105,13 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
     for (;;) {
       const attempts = call.countAttempt();
       try {
-        const result = (await requests.onConnection(entry, deadline, `tools/call '${toolName}'`, (connection, signal, remaining) =>
-          connection.client.callTool({ name: toolName, arguments: args }, undefined, { signal, timeout: remaining() }),
+        const claim = claimFor(callOptions.caller, deadline);
+        const result = (await requests.onConnection(
+          entry,
+          deadline,
+          `tools/call '${toolName}'`,
+          (connection, signal, remaining) => forwardedCall(connection, { toolName, args, callOptions, claim }, signal, remaining),
+          claim,
         )) as CallToolResult;
         entry.crashes.succeeded();
         // A tool-level error (isError) is the tool failing, not the plugin: it only moves the tool's breaker.
@@ -107,7 +138,11 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
     }
   }
 
-  return async function callTool(specInput, toolName, args = {}, callOptions = {}) {
+  // One CLIENT span per plugin call when traced (issue #16); untraced, `inSpan` only runs the call.
+  return (specInput, toolName, args, callOptions) =>
+    inSpan(`tools/call ${toolName}`, { kind: SpanKind.CLIENT, attributes: { 'gen_ai.tool.name': toolName, 'quiver.plugin.id': specInput.pluginId } }, () => callTool(specInput, toolName, args, callOptions));
+
+  async function callTool(specInput: UpstreamSpecInput, toolName: string, args: Record<string, unknown> = {}, callOptions: CallOptions = {}): Promise<CallToolResult> {
     gate.ensureOpen();
     const entry = registry.resolve(specInput);
     const spec = entry.spec;
@@ -123,7 +158,7 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
       emit({ pluginId: spec.pluginId, pluginName: spec.pluginName, version: spec.version, tool: toolName, latencyMs, outcome, errorClass, attempts, at: new Date(clock.now()) });
     };
 
-    const admission = admitCall(entry, toolName);
+    const admission = await admitCall(entry, toolName);
     if (!admission.admitted) {
       finish('rejected', admission.error.code);
       throw admission.error;
@@ -156,5 +191,5 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
       for (const release of releases) release();
       deadline.dispose();
     }
-  };
+  }
 }

@@ -19,6 +19,7 @@ import { startSandboxEgress, type SandboxEgress } from '../sandbox-egress.ts';
 import { pluginStateDir } from '../state-dir.ts';
 import type { Clock, ResourceLimits, StdioSpec, UpstreamSpec } from '../types.ts';
 import { connectHttp, connectStdio, type UpstreamConnection } from '../upstream-client.ts';
+import { connectOpenApi } from '../in-process.ts';
 import type { SandboxOptions } from './api.ts';
 
 /** What the launcher needs from the supervisor. */
@@ -157,6 +158,7 @@ export function createLauncher(options: LauncherOptions): Launcher {
     host,
     connect(spec, launchOptions) {
       if (spec.transport === 'http') return connectHttp(spec, { startTimeoutMs, redact: launchOptions.redact, clock, signal: launchOptions.signal });
+      if (spec.transport === 'openapi') return connectOpenApi(spec, { startTimeoutMs, redact: launchOptions.redact, clock, signal: launchOptions.signal });
       return connectLocal(spec, launchOptions);
     },
     dispose() {

@@ -12,8 +12,9 @@ import { sleep } from '../process-tree.ts';
 import type { Clock } from '../types.ts';
 import type { UpstreamConnection } from '../upstream-client.ts';
 import type { Launcher } from './launcher.ts';
+import { attachSessionRouting } from './session-routing.ts';
 import type { SupervisorSettings } from './settings.ts';
-import { closedError, type Entry, type Gate, type Instance } from './state.ts';
+import { closedError, inUse, type Entry, type Gate, type Instance } from './state.ts';
 
 /** Starts and stops the instances of every entry. */
 export interface InstanceLifecycle {
@@ -71,6 +72,8 @@ export function createInstanceLifecycle(options: LifecycleOptions): InstanceLife
     connection.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       instance.toolListChanges += 1;
     });
+    // Issue #12: sampling, elicitation, roots and log messages go to the session whose call caused them.
+    attachSessionRouting(instance, logger);
     instance.state = 'ready';
     entry.lastStartedAt = connection.startedAt;
     scheduleIdle(instance);
@@ -92,6 +95,7 @@ export function createInstanceLifecycle(options: LifecycleOptions): InstanceLife
       ready: undefined as unknown as Promise<UpstreamConnection>,
       connection: undefined,
       inFlight: 0,
+      holds: 0,
       lastUsedAt: clock.now(),
       idleTimer: undefined,
       endReason: undefined,
@@ -133,13 +137,13 @@ export function createInstanceLifecycle(options: LifecycleOptions): InstanceLife
   function scheduleIdle(instance: Instance): void {
     if (instance.idleTimer) clearTimeout(instance.idleTimer);
     instance.idleTimer = undefined;
-    if (instance.inFlight > 0 || instance.state !== 'ready') return;
+    if (inUse(instance) || instance.state !== 'ready') return;
     if (instance.retire) {
       void stop(instance, 'retired');
       return;
     }
     instance.idleTimer = setTimeout(() => {
-      if (instance.inFlight === 0 && instance.state === 'ready') void stop(instance, 'idle');
+      if (!inUse(instance) && instance.state === 'ready') void stop(instance, 'idle');
     }, settings.idleTimeoutMs);
     instance.idleTimer.unref();
   }

@@ -36,6 +36,7 @@ function addInstance(entry: Entry, state: Instance['state'], options: { inFlight
     ready: new Promise(() => undefined),
     connection: options.pid === undefined ? undefined : ({ pid: options.pid, isOpen: () => true } as unknown as UpstreamConnection),
     inFlight: options.inFlight ?? 0,
+    holds: 0,
     lastUsedAt: 0,
     idleTimer: undefined,
     endReason: undefined,
@@ -78,9 +79,21 @@ describe('entry registry: one entry per plugin version', () => {
     assert.deepEqual(stopped.map((item) => [item.instance, item.why]), [[idle, 'settings changed']]);
     assert.equal(idle.retire && busy.retire, true);
     assert.equal(entry.annotations, undefined, 'annotations are listed again under the new settings');
-    assert.notEqual(entry.limits, limits, 'new limiters for the new settings');
+    assert.equal(entry.limits, limits, 'unchanged limits keep their limiters: tokens taken and slots held carry over');
+    registry.resolve(spec({ execution: { rateLimits: { plugin: { requestsPerMinute: 60 } } } }));
+    assert.notEqual(entry.limits, limits, 'new limiters for new limits');
     assert.equal(entry.breakers, breakers, 'failures are not forgotten by a credential rotation');
     assert.equal(entry.crashes, crashes);
+  });
+
+  it('versions and slots of one plugin share its limiters while their limits agree', () => {
+    const { registry } = setup();
+    const execution = { concurrency: { plugin: 1 } };
+    const stable = registry.resolve(spec({ execution }));
+    const canary = registry.resolve(spec({ version: '2.0.0+green', execution }));
+    assert.notEqual(stable, canary, 'each version has its own entry');
+    assert.equal(canary.limits, stable.limits, 'one cap of 1 for the plugin, not one per version');
+    assert.notEqual(registry.resolve(spec({ pluginId: 'p2', execution })).limits, stable.limits, 'another plugin has its own');
   });
 
   it('live() lists the instances of every entry that are not stopping', () => {

@@ -2,7 +2,9 @@
  * @module runtime/supervisor/registry
  * The entries of the supervisor, one per plugin version (`pluginId@version`), found from a
  * spec. The same version arriving with other settings (rotated credentials, new limits, a new
- * PID) gets new limiters and retires its old connections; its crash record and breakers stay.
+ * PID) retires its old connections; its crash record and breakers stay. Rate limiters and
+ * concurrency caps belong to the plugin: shared by its versions while their limits agree, new
+ * when the limits change.
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../core/logger.ts';
@@ -10,10 +12,11 @@ import { createCallWindow } from '../health.ts';
 import { redactorForSpec } from '../redact.ts';
 import { circuitBreakerConfigSchema, parseUpstreamSpec, type Clock, type UpstreamSpec, type UpstreamSpecInput } from '../types.ts';
 import { createPluginBreakers } from './breakers.ts';
-import { createCallLimits } from './call-limits.ts';
+import type { SharedLimits } from '../replica-limits.ts';
+import { createCallLimits, type CallLimits } from './call-limits.ts';
 import { createCrashHistory } from './crash-history.ts';
 import type { SupervisorSettings } from './settings.ts';
-import type { Entry, Instance } from './state.ts';
+import { inUse, type Entry, type Instance } from './state.ts';
 
 /** The supervisor's entries. */
 export interface EntryRegistry {
@@ -33,6 +36,8 @@ export interface RegistryOptions {
   logger: Logger;
   /** Stops an instance retired by a settings change. */
   stop(instance: Instance, why: string): Promise<void>;
+  /** Replica-wide limiters for declared limits (issue #16); absent, every limit is in memory. */
+  sharedLimits?: SharedLimits | undefined;
 }
 
 /** Creates an empty registry. */
@@ -43,6 +48,18 @@ export function createEntryRegistry(options: RegistryOptions): EntryRegistry {
   // Parsing and hashing on every call would cost more than the rest of the call path: both are
   // cached per object (callers pass the same spec object for every call of a plugin).
   const fingerprints = new WeakMap<UpstreamSpec, string>();
+  // Limits are the plugin's, not a version's: every version and deployment slot with the same
+  // declared limits shares one set of limiters, so a canary never doubles a limit (issue #16).
+  const pluginLimits = new Map<string, { declared: string; limits: CallLimits }>();
+
+  function limitsFor(spec: UpstreamSpec): CallLimits {
+    const declared = JSON.stringify([spec.execution.rateLimits ?? null, spec.execution.concurrency ?? null]);
+    const held = pluginLimits.get(spec.pluginId);
+    if (held && held.declared === declared) return held.limits;
+    const limits = createCallLimits(spec, clock, options.sharedLimits);
+    pluginLimits.set(spec.pluginId, { declared, limits });
+    return limits;
+  }
 
   function parse(input: UpstreamSpecInput): UpstreamSpec {
     let spec = specs.get(input);
@@ -71,7 +88,7 @@ export function createEntryRegistry(options: RegistryOptions): EntryRegistry {
       instances: [],
       crashes: createCrashHistory(() => entry.spec, settings, clock, logger),
       breakers: createPluginBreakers(circuitBreakerConfigSchema.parse({ ...settings.breakerDefaults, ...spec.execution.circuitBreakerConfig }), clock),
-      limits: createCallLimits(spec, clock),
+      limits: limitsFor(spec),
       window: createCallWindow(clock, settings.healthWindow.size, settings.healthWindow.ms),
       totals: { calls: 0, failures: 0 },
       annotations: undefined,
@@ -86,11 +103,11 @@ export function createEntryRegistry(options: RegistryOptions): EntryRegistry {
     entry.spec = spec;
     entry.fingerprint = fingerprint;
     entry.redact = redactorForSpec(spec);
-    entry.limits = createCallLimits(spec, clock);
+    entry.limits = limitsFor(spec);
     entry.annotations = undefined;
     for (const instance of [...entry.instances]) {
       instance.retire = true;
-      if (instance.inFlight === 0) void options.stop(instance, 'settings changed');
+      if (!inUse(instance)) void options.stop(instance, 'settings changed');
     }
   }
 

@@ -15,6 +15,7 @@ import { classifyFailure } from './classify.ts';
 import { createDeadline, type Deadline } from './deadline.ts';
 import type { InstanceLifecycle } from './lifecycle.ts';
 import type { Pool } from './pool.ts';
+import { claimFor, releaseClaim, type CallClaim } from './session-routing.ts';
 import type { EntryRegistry } from './registry.ts';
 import { requestTimeoutMs, type SupervisorSettings } from './settings.ts';
 import type { Entry, Gate, Instance } from './state.ts';
@@ -24,8 +25,8 @@ export type ConnectionRequest<T> = (connection: UpstreamConnection, signal: Abor
 
 /** Runs requests on pooled connections. */
 export interface Requests {
-  /** Runs `request` on a pooled connection of `entry` within `deadline`, mapping errors. */
-  onConnection<T>(entry: Entry, deadline: Deadline, what: string, request: ConnectionRequest<T>): Promise<T>;
+  /** Runs `request` on a pooled connection of `entry` within `deadline`, mapping errors; a `claim` holds the connection for its caller (session-routing). */
+  onConnection<T>(entry: Entry, deadline: Deadline, what: string, request: ConnectionRequest<T>, claim?: CallClaim): Promise<T>;
   /** A tool's MCP annotations, listing the tools once per settings when not known yet. */
   annotationsFor(entry: Entry, tool: string, deadline: Deadline): Promise<Tool['annotations'] | undefined>;
   /** Resolves the entry, gives the request its own deadline and runs it (no breakers, no retries). */
@@ -46,11 +47,15 @@ export interface RequestsOptions {
 export function createRequests(options: RequestsOptions): Requests {
   const { settings, clock, gate, registry, pool, lifecycle } = options;
 
-  async function onConnection<T>(entry: Entry, deadline: Deadline, what: string, request: ConnectionRequest<T>): Promise<T> {
+  async function onConnection<T>(entry: Entry, deadline: Deadline, what: string, request: ConnectionRequest<T>, claim?: CallClaim): Promise<T> {
     let instance: Instance | undefined;
+    // Every request holds a claim, also Quiver's own (a tools/list for annotations, an API read
+    // without a session): a stranger never joins the connection of a session that has it to
+    // itself, where it would make that session's sampling or elicitation unattributable.
+    const held = claim ?? claimFor(undefined, deadline);
     try {
       deadline.pause();
-      instance = await pool.acquire(entry, deadline.signal);
+      instance = await pool.acquire(entry, deadline.signal, held);
       deadline.restart();
       instance.inFlight += 1;
       instance.lastUsedAt = clock.now();
@@ -64,6 +69,7 @@ export function createRequests(options: RequestsOptions): Requests {
       throw classified;
     } finally {
       if (instance) {
+        releaseClaim(instance, held);
         instance.inFlight -= 1;
         instance.lastUsedAt = clock.now();
         lifecycle.scheduleIdle(instance);
@@ -71,12 +77,19 @@ export function createRequests(options: RequestsOptions): Requests {
     }
   }
 
+  /** One `tools/list` per entry at a time: the first calls after a start all wait on the same listing. */
+  const listings = new WeakMap<Entry, Promise<Map<string, Tool['annotations']>>>();
+
   async function annotationsFor(entry: Entry, tool: string, deadline: Deadline): Promise<Tool['annotations'] | undefined> {
-    if (!entry.annotations) {
-      const tools = await onConnection(entry, deadline, 'tools/list', (connection, signal, remaining) => listAllTools(connection.client, { timeoutMs: remaining(), signal }));
-      entry.annotations = new Map(tools.map((item) => [item.name, item.annotations]));
+    if (entry.annotations) return entry.annotations.get(tool);
+    let listing = listings.get(entry);
+    if (!listing) {
+      listing = onConnection(entry, deadline, 'tools/list', (connection, signal, remaining) => listAllTools(connection.client, { timeoutMs: remaining(), signal }))
+        .then((tools) => (entry.annotations = new Map(tools.map((item) => [item.name, item.annotations]))))
+        .finally(() => listings.delete(entry));
+      listings.set(entry, listing);
     }
-    return entry.annotations.get(tool);
+    return (await listing).get(tool);
   }
 
   async function simple<T>(spec: UpstreamSpecInput, what: string, callOptions: CallOptions, request: (entry: Entry) => ConnectionRequest<T>): Promise<T> {
@@ -85,7 +98,8 @@ export function createRequests(options: RequestsOptions): Requests {
     if (entry.crashes.inLoop()) throw entry.crashes.loopError();
     const deadline = createDeadline(entry.spec, what, requestTimeoutMs(entry.spec, settings, callOptions.timeoutMs), callOptions.signal, clock);
     try {
-      return await onConnection(entry, deadline, what, request(entry));
+      // Issue #12: a gateway session's read or prompt holds its connection like a tools/call does.
+      return await onConnection(entry, deadline, what, request(entry), callOptions.caller ? claimFor(callOptions.caller, deadline) : undefined);
     } finally {
       deadline.dispose();
     }

@@ -4,6 +4,7 @@
  * settings object instead of repeating `options.x ?? default`. The defaults follow seed 003
  * "Performance and Connection Management" (warm connections, idle shutdown, backoff).
  */
+import { EXECUTION_DEFAULTS } from '../execution-profile.ts';
 import type { CircuitBreakerConfig, UpstreamSpec } from '../types.ts';
 import type { SupervisorOptions } from './api.ts';
 
@@ -32,7 +33,7 @@ export function resolveSettings(options: SupervisorOptions): SupervisorSettings 
     poolSize: Math.max(1, Math.min(options.poolSize ?? 1, maxPoolSize)),
     maxProcesses: Math.max(1, options.maxProcesses ?? 32),
     idleTimeoutMs: options.idleTimeoutMs ?? 300_000,
-    defaultTimeoutMs: options.defaultTimeoutMs ?? 30_000,
+    defaultTimeoutMs: options.defaultTimeoutMs ?? EXECUTION_DEFAULTS.timeoutMs,
     startTimeoutMs: options.startTimeoutMs ?? 15_000,
     stopGraceMs: options.stopGraceMs ?? 1_000,
     pingIntervalMs: options.pingIntervalMs && options.pingIntervalMs > 0 ? options.pingIntervalMs : 0,

@@ -22,7 +22,13 @@ export interface Instance {
   /** Settles when the connection is up (or failed to come up). */
   ready: Promise<UpstreamConnection>;
   connection: UpstreamConnection | undefined;
+  /** Requests running on the connection now (each holds a `CallClaim`, session-routing). */
   inFlight: number;
+  /**
+   * What keeps the connection alive between requests: resource subscriptions and tool tasks
+   * held on it. Not requests: a plugin request meanwhile is still attributed by the claims.
+   */
+  holds: number;
   lastUsedAt: number;
   idleTimer: NodeJS.Timeout | undefined;
   /** Why the connection ended, as its transport reported it. */
@@ -79,4 +85,9 @@ export function createGate(): Gate {
       return true;
     },
   };
+}
+
+/** True while the connection has requests in flight or something holding it open: never stopped as idle or retired meanwhile. */
+export function inUse(instance: Instance): boolean {
+  return instance.inFlight > 0 || instance.holds > 0;
 }

@@ -19,6 +19,8 @@ export interface PluginCallEventWrite {
   outcome: CallEventOutcome;
   errorClass: string | null;
   sessionId: string | null;
+  /** The runtime version (blue-green slot) that served the call (migration 0060; issue #11). */
+  version?: string | null;
   createdAt: Date;
 }
 
@@ -37,13 +39,14 @@ export async function insertPluginCallEvents(db: Queryable, events: readonly Plu
     outcome: e.outcome,
     error_class: e.errorClass,
     session_id: e.sessionId,
+    version: e.version ?? null,
     created_at: timeParam(e.createdAt),
   }));
   const result = await db.query(
-    `INSERT INTO plugin_call_events (plugin_id, plugin_name, tool_name, latency_ms, outcome, error_class, session_id, created_at)
-     SELECT x.plugin_id, x.plugin_name, x.tool_name, x.latency_ms, x.outcome, x.error_class, x.session_id, x.created_at
+    `INSERT INTO plugin_call_events (plugin_id, plugin_name, tool_name, latency_ms, outcome, error_class, session_id, version, created_at)
+     SELECT x.plugin_id, x.plugin_name, x.tool_name, x.latency_ms, x.outcome, x.error_class, x.session_id, x.version, x.created_at
        FROM jsonb_to_recordset($1::jsonb) AS x(plugin_id uuid, plugin_name text, tool_name text, latency_ms double precision,
-            outcome text, error_class text, session_id text, created_at timestamptz)
+            outcome text, error_class text, session_id text, version text, created_at timestamptz)
        JOIN plugins p ON p.id = x.plugin_id`,
     [jsonParam(records)],
   );

@@ -15,8 +15,8 @@ import type { Database } from '../../store/database.ts';
 import { runPipeline, type PipelineProgress, type PipelineResult, type RunPipelineOptions } from '../pipeline.ts';
 import { buildReport, newReportJobId, type VerificationReport } from '../report.ts';
 import { hubPublicKey, loadHubSigningKey, signReport } from '../signing.ts';
-import { buildSubject, type SubjectSource } from '../subject.ts';
-import type { Stage, StageName, VerificationSettings } from '../types.ts';
+import { buildStagedSubject, buildSubject, type StagedSubjectInput, type SubjectSource } from '../subject.ts';
+import type { Stage, StageName, VerificationSettings, VerificationSubject } from '../types.ts';
 import { computeVerdict } from '../verdict.ts';
 import { VERIFICATION_JOB_KIND, verificationJobHandler } from './job.ts';
 import { listReports, storeReport, type StoredReport } from './store.ts';
@@ -49,6 +49,12 @@ export interface VerificationServiceOptions {
 export interface VerificationService {
   /** Verifies an installed plugin now and returns its signed, stored report. */
   verify(plugin: string, options?: { onProgress?: (progress: PipelineProgress) => void; signal?: AbortSignal }): Promise<VerificationReport>;
+  /**
+   * Verifies a version staged beside the installed one (issue #11: before its rollout takes
+   * traffic). The signed report is stored, but the plugin's trust columns and tool pins stay
+   * the installed version's; promotion re-verifies as every update does.
+   */
+  verifyStaged(input: StagedSubjectInput, options?: { signal?: AbortSignal }): Promise<VerificationReport>;
   /** Queues a background verification of the installed version (deduplicated per plugin version). */
   enqueue(plugin: string, reason: string): Promise<JobRecord>;
   /** After a committed install, update or sync: queues a verification when the plugin is active, else nothing. */
@@ -70,7 +76,15 @@ export function createVerificationService(options: VerificationServiceOptions): 
   const now = options.clock ?? (() => new Date());
 
   async function verify(reference: string, verifyOptions: { onProgress?: (progress: PipelineProgress) => void; signal?: AbortSignal } = {}): Promise<VerificationReport> {
-    const subject = await buildSubject(plugins, reference);
+    return verifySubject(await buildSubject(plugins, reference), verifyOptions, true);
+  }
+
+  /** Runs, signs and stores; `installed` false for a staged version (no trust columns, no onVerified). */
+  async function verifySubject(
+    subject: VerificationSubject,
+    verifyOptions: { onProgress?: (progress: PipelineProgress) => void; signal?: AbortSignal },
+    installed: boolean,
+  ): Promise<VerificationReport> {
     const key = await loadHubSigningKey(db, secrets);
     const createdAt = now();
     const pipeline = await (options.runPipeline ?? runPipeline)({
@@ -86,8 +100,9 @@ export function createVerificationService(options: VerificationServiceOptions): 
     // A JSON round trip first: the signed bytes are exactly what any reader of the JSON gets.
     const unsigned = JSON.parse(JSON.stringify(buildReport({ jobId: newReportJobId(createdAt), subject, pipeline, verdict, createdAt }))) as Omit<VerificationReport, 'signature'>;
     const report: VerificationReport = { ...unsigned, signature: signReport(unsigned, key) };
-    const { trustWritten } = await storeReport(db, report, key.keyId);
-    logger.info({ plugin: subject.pluginName, version: subject.version, score: report.overallScore, level: report.recommendation.trustLevel, trustWritten }, 'plugin verified');
+    const { trustWritten } = await storeReport(db, report, key.keyId, { writeTrust: installed });
+    logger.info({ plugin: subject.pluginName, version: subject.version, score: report.overallScore, level: report.recommendation.trustLevel, trustWritten, staged: !installed }, 'plugin verified');
+    if (!installed) return report;
     try {
       options.onVerified?.(subject.pluginId, report);
     } catch (error) {
@@ -111,6 +126,7 @@ export function createVerificationService(options: VerificationServiceOptions): 
 
   return {
     verify,
+    verifyStaged: async (input, verifyOptions = {}) => verifySubject(await buildStagedSubject(plugins, input), verifyOptions, false),
     enqueue,
     async enqueueAfterInstall(pluginId) {
       if (options.jobs === undefined) return undefined;

@@ -46,13 +46,15 @@ function toStored(row: ReportRow): StoredReport {
 }
 
 /** Stores a signed report; writes the plugin's trust columns when it still has that version. Returns whether it did. */
-export async function storeReport(db: Database, report: VerificationReport, keyId: string): Promise<{ trustWritten: boolean }> {
+export async function storeReport(db: Database, report: VerificationReport, keyId: string, options: { writeTrust?: boolean } = {}): Promise<{ trustWritten: boolean }> {
   return db.transaction(async (tx: Queryable) => {
     await tx.query(
       `INSERT INTO verification_reports (job_id, plugin_id, version, score, grade, trust_level, report, signature, key_id, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10)`,
       [report.jobId, report.pluginUuid, report.version, report.overallScore, report.grade, report.recommendation.trustLevel, JSON.stringify(report), report.signature, keyId, report.createdAt],
     );
+    // A staged version (issue #11) may carry the installed version's label: never its trust.
+    if (options.writeTrust === false) return { trustWritten: false };
     const updated = await tx.query(
       `UPDATE plugins SET trust_score = $2, trust_level = $3, updated_at = now()
        WHERE id = $1 AND COALESCE(version, 'local') = $4 AND status <> 'removed'`,

@@ -31,6 +31,8 @@ export const addPluginBodySchema = z.strictObject({
   secrets: stringMap.optional(),
   args: z.array(z.string().max(4_096)).max(100).optional(),
   bin: z.string().min(1).max(200).optional(),
+  /** `openapi:` sources: the API root operations are called on (issue #14). */
+  baseUrl: z.url({ protocol: /^https?$/ }).max(2_048).optional(),
   trusted: z.boolean().optional(),
 });
 

@@ -4,11 +4,13 @@
  * machine, so there is no sandbox to watch — no resources, network or writes — but the MCP
  * contract is the same, and the compatibility stage judges it from the same listing and calls
  * (reads and bad-argument calls, by the same rule). The sandbox-execution stage sees
- * `remote: true` and scores what it cannot observe accordingly.
+ * `remote: true` and scores what it cannot observe accordingly. An OpenAPI plugin (issue #14)
+ * is probed the same way: its generated server runs in Quiver, the API it calls elsewhere.
  */
 import { connectHttp } from '../../../runtime/upstream-client.ts';
+import { connectOpenApi } from '../../../runtime/in-process.ts';
 import { redactorForSpec } from '../../../runtime/redact.ts';
-import { httpSpecSchema, systemClock, type UpstreamSpecInput } from '../../../runtime/types.ts';
+import { httpSpecSchema, openApiSpecSchema, systemClock, type UpstreamSpecInput } from '../../../runtime/types.ts';
 import type { ProbeTarget } from './exercise.ts';
 
 /** A connected remote plugin, as the exercise phase uses it, and how to close it. */
@@ -17,9 +19,10 @@ export interface RemoteTarget extends ProbeTarget {
 }
 
 /** Connects to a remote plugin (handshake within `startTimeoutMs`); throws when it cannot. */
-export async function connectRemote(launch: UpstreamSpecInput & { transport: 'http' }, startTimeoutMs: number, signal: AbortSignal | undefined): Promise<RemoteTarget> {
-  const spec = httpSpecSchema.parse(launch);
-  const connection = await connectHttp(spec, { startTimeoutMs, redact: redactorForSpec(spec), clock: systemClock, ...(signal ? { signal } : {}) });
+export async function connectRemote(launch: UpstreamSpecInput & { transport: 'http' | 'openapi' }, startTimeoutMs: number, signal: AbortSignal | undefined): Promise<RemoteTarget> {
+  const spec = launch.transport === 'openapi' ? openApiSpecSchema.parse(launch) : httpSpecSchema.parse(launch);
+  const options = { startTimeoutMs, redact: redactorForSpec(spec), clock: systemClock, ...(signal ? { signal } : {}) };
+  const connection = spec.transport === 'openapi' ? await connectOpenApi(spec, options) : await connectHttp(spec, options);
   const ended = new Promise<string>((resolve) => connection.onEnd((end) => (end.requested ? undefined : resolve(end.reason))));
   // The SDK's HTTP transports keep the version the client settled on in `initialize`.
   const transport = connection.client.transport as { protocolVersion?: unknown } | undefined;

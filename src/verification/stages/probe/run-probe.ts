@@ -45,7 +45,7 @@ export async function runProbe(launch: UpstreamSpecInput | null, options: ProbeO
   if (launch === null) return emptyResult(0, 'the plugin has no launch to probe (not active, or a credential is missing)');
   // Every call in flight listens to the signal: more than Node's default of 10 is expected here.
   if (options.signal) setMaxListeners(64, options.signal);
-  return launch.transport === 'http' ? probeRemote(launch, options) : probeSandboxed(launch, options);
+  return launch.transport === 'stdio' ? probeSandboxed(launch, options) : probeRemote(launch, options);
 }
 
 async function probeSandboxed(launch: UpstreamSpecInput & { transport: 'stdio' }, options: ProbeOptions): Promise<ProbeResult> {
@@ -71,7 +71,7 @@ async function probeSandboxed(launch: UpstreamSpecInput & { transport: 'stdio' }
   return { ...assemble(exercised, first, startMs, began), launch: first.launch, ...totals, warnings: first.launch.warnings };
 }
 
-async function probeRemote(launch: UpstreamSpecInput & { transport: 'http' }, options: ProbeOptions): Promise<ProbeResult> {
+async function probeRemote(launch: UpstreamSpecInput & { transport: 'http' | 'openapi' }, options: ProbeOptions): Promise<ProbeResult> {
   const began = Date.now();
   let target;
   try {
@@ -95,7 +95,11 @@ async function probeRemote(launch: UpstreamSpecInput & { transport: 'http' }, op
     resources: empty.resources,
     network: empty.network,
     writes: empty.writes,
-    warnings: ['a remote plugin runs outside Quiver: its resources, network use and writes cannot be observed'],
+    warnings: [
+      launch.transport === 'openapi'
+        ? "an OpenAPI plugin runs no third-party code: Quiver's generated server calls only its base URL's host; the API itself runs elsewhere, unobserved"
+        : 'a remote plugin runs outside Quiver: its resources, network use and writes cannot be observed',
+    ],
   };
 }
 

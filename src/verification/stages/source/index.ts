@@ -76,6 +76,13 @@ export const sourceStage: Stage = async (context) => {
     case 'url':
       result = { score: 40, issues: [{ severity: 'medium', code: 'remote_code_unseen', message: 'a remote server: its code cannot be fetched or pinned; only what it serves is verified' }] };
       break;
+    case 'openapi':
+      // Issue #14: no third-party code; Quiver's own server runs from the pinned document.
+      result = {
+        score: 60,
+        issues: [{ severity: 'low', code: 'remote_api_unseen', message: `a REST API described by OpenAPI: the document is pinned (sha256 ${String(subject.source['sha256'] ?? 'unknown').slice(0, 16)}…) and served by Quiver's own code; the API behind ${String(subject.source['baseUrl'] ?? 'its base URL')} is not verified` }],
+      };
+      break;
     default:
       result = { score: 0, issues: [{ severity: 'high', code: 'no_source', message: 'registered through sync: there is no source to verify' }] };
   }

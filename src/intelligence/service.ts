@@ -1,0 +1,137 @@
+/**
+ * @module intelligence/service
+ * The PID generation service (issue #14): generate a plugin's document from the sources asked
+ * for, store it with provenance and input hashes, put its example requests into the catalog,
+ * say whether a stored one is stale, and diff it against the plugin's current document. A
+ * folder that is not installed can be generated from too (code and OpenAPI sources; nothing
+ * stored). A failed generation (an LLM timeout, a 5xx, invalid output) throws before any
+ * write: the previous document stays in place.
+ */
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { invalidInput, notFound } from '../core/errors.ts';
+import type { CatalogService } from '../catalog/index.ts';
+import type { Database } from '../store/database.ts';
+import { applyExampleRequests } from './apply.ts';
+import { diffDocuments, type DocumentChange } from './diff.ts';
+import type { ChatClient } from './llm/client.ts';
+import { runPipeline, type PipelineResult } from './pipeline.ts';
+import { currentPid, pluginInputs, type PluginReader } from './plugin-inputs.ts';
+import { findGeneration, upsertGeneration, type GenerationRecord } from './repository.ts';
+import { staleness, type StalenessReport } from './staleness.ts';
+import type { LlmPrices } from './sources/llm.ts';
+import { DEFAULT_SOURCES, SELECTABLE_SOURCES, type GenerationInputs, type SelectableSource } from './types.ts';
+
+export type { StalenessReport };
+
+/** What the service needs. */
+export interface PidGenerationOptions {
+  db: Database;
+  plugins: PluginReader;
+  catalog: Pick<CatalogService, 'updateTool'>;
+  /** The LLM endpoint, when configured (QUIVER_LLM_*). */
+  llm?: { client: ChatClient; prices?: LlmPrices | undefined } | undefined;
+  now?: () => Date;
+}
+
+/** Options of one generation. */
+export interface GenerateOptions {
+  from?: readonly string[] | undefined;
+  openApiPath?: string | undefined;
+  /** Compute and report without storing or touching the catalog. */
+  dryRun?: boolean | undefined;
+}
+
+/** A generation as reported to fronts. */
+export interface GenerationReport extends Omit<PipelineResult, 'sources'> {
+  plugin: string;
+  stored: boolean;
+  /** Catalog tools whose example queries changed. */
+  updatedTools: number;
+}
+
+/** The service. */
+export interface PidGenerationService {
+  generate(plugin: string, options?: GenerateOptions): Promise<GenerationReport>;
+  generateFromPath(path: string, options?: GenerateOptions): Promise<GenerationReport>;
+  /**
+   * After a plugin sync or update: regenerates its document when one was generated before,
+   * with the same sources (LLM only when an endpoint is configured), reusing every source
+   * whose inputs did not change; undefined when it was never generated.
+   */
+  refresh(plugin: string): Promise<GenerationReport | undefined>;
+  get(plugin: string): Promise<GenerationRecord>;
+  status(plugin: string): Promise<StalenessReport>;
+  diff(plugin: string): Promise<{ plugin: string; against: 'current' | 'none'; changes: DocumentChange[] }>;
+}
+
+/** Parses `--from mcp,zod,…`; unknown names are a user error naming the valid ones. */
+export function parseSources(from: readonly string[] | undefined): { sources: SelectableSource[]; explicit: boolean } {
+  if (from === undefined || from.length === 0) return { sources: [...DEFAULT_SOURCES], explicit: false };
+  const names = from.flatMap((entry) => entry.split(',')).map((entry) => entry.trim().toLowerCase()).filter(Boolean);
+  const unknown = names.filter((name) => !(SELECTABLE_SOURCES as readonly string[]).includes(name));
+  if (unknown.length > 0) throw invalidInput(`unknown source${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (use ${SELECTABLE_SOURCES.join(', ')})`);
+  return { sources: [...new Set(names)] as SelectableSource[], explicit: true };
+}
+
+const report = (plugin: string, result: PipelineResult, stored: boolean, updatedTools: number): GenerationReport => {
+  const { sources: _sources, ...rest } = result;
+  return { plugin, ...rest, stored, updatedTools };
+};
+
+/** Creates the PID generation service. */
+export function createPidGenerationService(options: PidGenerationOptions): PidGenerationService {
+  const { db, plugins, catalog } = options;
+  const now = options.now ?? (() => new Date());
+
+  const llmFor = () => ({ client: options.llm?.client, db, prices: options.llm?.prices, now });
+
+  return {
+    async generate(reference, generateOptions = {}) {
+      const { sources, explicit } = parseSources(generateOptions.from);
+      const { inputs, pluginId, name } = await pluginInputs(plugins, reference);
+      const previous = await findGeneration(db, pluginId);
+      const result = await runPipeline(inputs, { from: sources, explicit, openApiPath: generateOptions.openApiPath, previous: previous?.sources, llm: llmFor() });
+      if (generateOptions.dryRun === true) return report(name, result, false, 0);
+      const { applied, updatedTools } = await applyExampleRequests(catalog, inputs.discovered ?? [], result.document, previous?.appliedExamples ?? {});
+      await upsertGeneration(db, { pluginId, document: result.document, provenance: result.provenance, inputHashes: result.inputHashes, contentHash: result.contentHash, sources: result.sources, warnings: result.warnings, llmUsage: result.llmUsage, appliedExamples: applied, durationMs: result.durationMs }, now());
+      return report(name, result, true, updatedTools);
+    },
+
+    async generateFromPath(path, generateOptions = {}) {
+      const folder = resolve(path);
+      const info = await stat(folder).catch(() => undefined);
+      if (!info?.isDirectory()) throw invalidInput(`${path} is not a folder`);
+      const { sources, explicit } = parseSources(generateOptions.from);
+      const inputs: GenerationInputs = { pluginName: folder.split('/').filter(Boolean).pop() ?? 'plugin', codeDir: folder, discovered: undefined, author: undefined };
+      const result = await runPipeline(inputs, { from: sources, explicit, openApiPath: generateOptions.openApiPath, llm: llmFor() });
+      return report(inputs.pluginName, result, false, 0);
+    },
+
+    async refresh(reference) {
+      const { plugin } = await plugins.show(reference);
+      const previous = await findGeneration(db, plugin.id);
+      if (previous === undefined) return undefined;
+      const from = Object.keys(previous.inputHashes).filter((source) => source !== 'author' && (source !== 'llm' || options.llm !== undefined));
+      return this.generate(plugin.name, { from: from.length > 0 ? from : undefined });
+    },
+
+    async get(reference) {
+      const { plugin } = await plugins.show(reference);
+      const record = await findGeneration(db, plugin.id);
+      if (record === undefined) throw notFound('generated intelligence document of plugin', plugin.name);
+      return record;
+    },
+
+    async status(reference) {
+      const { inputs, pluginId, name } = await pluginInputs(plugins, reference);
+      return staleness(name, inputs, await findGeneration(db, pluginId));
+    },
+
+    async diff(reference) {
+      const record = await this.get(reference);
+      const current = await currentPid(plugins, record.pluginName);
+      return { plugin: record.pluginName, against: current === undefined ? 'none' : 'current', changes: diffDocuments(current?.pid, record.document, record.provenance) };
+    },
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * @module rollouts/router
+ * The hot-path half of rollouts: which spec serves a call. It holds, per plugin name, what the
+ * open rollout says (canary percent of the step, the tools the canary may serve, its staged
+ * install) and answers synchronously, without the database. `load()` replaces the table from
+ * the database; it runs at start, after every transition this replica makes, on every rollout
+ * notification from another replica, and on each decider tick as a safety net, so all
+ * replicas route alike within one notification.
+ */
+import type { Logger } from '../core/logger.ts';
+import type { UpstreamSpec } from '../runtime/types.ts';
+import type { Queryable } from '../store/database.ts';
+import { deploymentsOf, openRollouts } from './repository.ts';
+import { routesToCanary, type RouteState } from './routing.ts';
+import { canarySpec } from './slot-spec.ts';
+import type { Deployment } from './types.ts';
+
+interface PluginRoute extends RouteState {
+  canary: Deployment;
+}
+
+/** The slot router. */
+export interface SlotRouter {
+  /** The spec that serves this call: the canary's for sessions in its share, else `stable` itself. */
+  route(pluginName: string, stable: UpstreamSpec, sessionKey: string, toolName: string): UpstreamSpec;
+  /** Reloads the open rollouts from the database. */
+  load(): Promise<void>;
+  /** Plugin names with an open rollout (for tests and status). */
+  routed(): string[];
+}
+
+/** Creates the router; nothing is routed before the first `load()`. */
+export function createSlotRouter(options: { db: Queryable; pluginNameOf: (pluginId: string) => Promise<string | undefined>; stateRoot: string | undefined; logger: Logger }): SlotRouter {
+  let table = new Map<string, PluginRoute>();
+  // Derived specs are reused while the stable spec object (the gateway's cached one) is the same.
+  let derived = new WeakMap<UpstreamSpec, { rolloutId: string; spec: UpstreamSpec }>();
+  let loading: Promise<void> | undefined;
+
+  async function readTable(): Promise<Map<string, PluginRoute>> {
+    const next = new Map<string, PluginRoute>();
+    for (const rollout of await openRollouts(options.db)) {
+      const canary = (await deploymentsOf(options.db, rollout.pluginId)).find((deployment) => deployment.id === rollout.toDeployment);
+      const name = await options.pluginNameOf(rollout.pluginId);
+      if (canary === undefined || canary.install === null || name === undefined) continue;
+      next.set(name, { rolloutId: rollout.id, pluginId: rollout.pluginId, canaryPercent: canary.trafficPercent, canaryTools: new Set(canary.routableTools), canary });
+    }
+    return next;
+  }
+
+  return {
+    route(pluginName, stable, sessionKey, toolName) {
+      const route = table.get(pluginName);
+      if (route === undefined || !routesToCanary(route, sessionKey, toolName)) return stable;
+      const cached = derived.get(stable);
+      if (cached !== undefined && cached.rolloutId === route.rolloutId) return cached.spec;
+      try {
+        const spec = canarySpec(stable, route.canary.install!, route.canary.slot, route.canary.runtimeVersion, options.stateRoot);
+        derived.set(stable, { rolloutId: route.rolloutId, spec });
+        return spec;
+      } catch (error) {
+        // Fail open on routing: the stable slot always works.
+        options.logger.warn({ err: error, plugin: pluginName }, 'rollouts: cannot build the canary spec; serving the stable slot');
+        return stable;
+      }
+    },
+    load() {
+      // Loads run one at a time; a load asked for while one runs follows it (it may have missed a change).
+      const run = (loading ?? Promise.resolve()).then(async () => {
+        table = await readTable();
+        derived = new WeakMap();
+      });
+      loading = run.catch((error) => options.logger.warn({ err: error }, 'rollouts: could not load the routing table'));
+      return run;
+    },
+    routed: () => [...table.keys()],
+  };
+}

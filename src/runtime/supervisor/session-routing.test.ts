@@ -1,0 +1,160 @@
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { LoggingLevel, LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import { silentLogger, type Logger } from '../../core/logger.ts';
+import { createDeadline } from './deadline.ts';
+import { attribute, claimReleased, compatible, forwardLog, forwardRequest, needsOwnConnection, registerClaim, releaseClaim, type CallClaim, type CallerCapabilities, type CallerLink } from './session-routing.ts';
+import type { Instance } from './state.ts';
+
+const clock = { now: () => Date.now() };
+
+/** An instance as the routing reads it: its plugin's name and redactor, and its in-flight count. */
+function instance(): Instance {
+  return { entry: { spec: { pluginName: 'fwd', pluginId: 'fwd' }, redact: (text: string) => text }, inFlight: 0 } as unknown as Instance;
+}
+
+function link(sessionId: string, capabilities: CallerCapabilities, level?: LoggingLevel) {
+  const logs: Array<LoggingMessageNotification['params']> = [];
+  const requests: string[] = [];
+  const caller: CallerLink = {
+    sessionId,
+    capabilities,
+    logLevel: () => level,
+    async request(request) {
+      requests.push(request.method);
+      return { ok: sessionId };
+    },
+    async notify(notification) {
+      logs.push(notification.params);
+    },
+  };
+  return { caller, logs, requests };
+}
+
+const deadlines: Array<{ dispose(): void }> = [];
+after(() => deadlines.forEach((deadline) => deadline.dispose()));
+
+function claim(on: Instance, caller: CallerLink | undefined, sessionId = caller?.sessionId ?? 'anonymous', exclusive = false): CallClaim {
+  const made: CallClaim = { sessionId, exclusive, caller, deadline: createDeadline({ pluginId: 'fwd', pluginName: 'fwd' }, 'tools/call', 5_000, undefined, clock) };
+  deadlines.push(made.deadline);
+  registerClaim(on, made);
+  on.inFlight += 1;
+  return made;
+}
+
+describe('session routing (issue #12)', () => {
+  it('keeps an exclusive session alone on a connection; other sessions may share', () => {
+    const shared = instance();
+    const a = link('A', {}).caller;
+    claim(shared, a);
+    assert.equal(compatible(shared, { sessionId: 'A', exclusive: true } as CallClaim), true, 'the same session may add calls');
+    assert.equal(compatible(shared, { sessionId: 'B', exclusive: false } as CallClaim), true);
+    assert.equal(compatible(shared, { sessionId: 'B', exclusive: true } as CallClaim), false);
+    const held = instance();
+    claim(held, link('C', { elicitation: {} }).caller, 'C', true);
+    assert.equal(compatible(held, { sessionId: 'D', exclusive: false } as CallClaim), false);
+    assert.equal(needsOwnConnection(link('E', { roots: { listChanged: true } }).caller), false, 'roots alone share connections (answered only when unambiguous)');
+    assert.equal(needsOwnConnection(link('F', { sampling: {} }).caller), true);
+    assert.equal(compatible(held, undefined), true, 'requests that are not tools/calls are not held off');
+  });
+
+  it('attributes to exactly one session, else says why', () => {
+    const on = instance();
+    assert.match((attribute(on) as { problem: string }).problem, /no call is in flight/);
+    const a = claim(on, link('A', {}).caller);
+    claim(on, link('A', {}).caller);
+    assert.equal((attribute(on) as { claim: CallClaim }).claim.sessionId, 'A');
+    on.inFlight += 1; // e.g. a resources/read of someone else
+    assert.match((attribute(on) as { problem: string }).problem, /several callers/);
+    on.inFlight -= 1;
+    const b = claim(on, link('B', {}).caller);
+    assert.match((attribute(on) as { problem: string }).problem, /several callers/);
+    releaseClaim(on, b);
+    on.inFlight -= 1;
+    releaseClaim(on, a);
+    on.inFlight -= 1;
+    assert.equal((attribute(on) as { claim: CallClaim }).claim.sessionId, 'A');
+  });
+
+  it('refuses a request the calling client did not declare, and forwards one it did', async () => {
+    const on = instance();
+    const plain = link('A', { sampling: {}, elicitation: { form: {} } });
+    claim(on, plain.caller);
+    const signal = new AbortController().signal;
+    assert.deepEqual(await forwardRequest(on, { method: 'sampling/createMessage', params: { messages: [], maxTokens: 1 } }, signal), { ok: 'A' });
+    await assert.rejects(forwardRequest(on, { method: 'sampling/createMessage', params: { tools: [] } }, signal), /did not declare 'sampling.tools'/);
+    await assert.rejects(forwardRequest(on, { method: 'elicitation/create', params: { mode: 'url', url: 'https://x' } }, signal), /did not declare 'elicitation.url'/);
+    await assert.rejects(forwardRequest(on, { method: 'roots/list' }, signal), /did not declare the 'roots' capability/);
+    await assert.rejects(forwardRequest(on, { method: 'elicitation/create', params: { task: {} } }, signal), /task-augmented/);
+    assert.deepEqual(plain.requests, ['sampling/createMessage']);
+    // A bare `elicitation: {}` is form mode.
+    const legacy = instance();
+    claim(legacy, link('L', { elicitation: {} }).caller);
+    assert.deepEqual(await forwardRequest(legacy, { method: 'elicitation/create', params: { message: 'm', requestedSchema: {} } }, signal), { ok: 'L' });
+  });
+
+  it("forwards log messages at the session's level, naming the plugin; unattributable ones go to Quiver's log", async () => {
+    const on = instance();
+    const session = link('A', {}, 'warning');
+    claim(on, session.caller);
+    forwardLog(on, { level: 'info', data: 'quiet' }, silentLogger);
+    forwardLog(on, { level: 'error', data: 'loud' }, silentLogger);
+    forwardLog(on, { level: 'critical', logger: 'db', data: 'louder' }, silentLogger);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(session.logs, [
+      { level: 'error', logger: 'fwd', data: 'loud' },
+      { level: 'critical', logger: 'fwd/db', data: 'louder' },
+    ]);
+    const other = link('B', {});
+    claim(on, other.caller);
+    const lines: string[] = [];
+    const capture = { ...silentLogger, info: (context: object, message?: string) => void lines.push(`${message} ${JSON.stringify(context)}`) } as Logger;
+    forwardLog(on, { level: 'error', data: 'whose?' }, capture);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(session.logs.length, 2);
+    assert.equal(other.logs.length, 0);
+    assert.match(lines[0]!, /not forwarded.*whose\?/);
+  });
+
+  it('wakes a caller waiting its turn when a call on the plugin ends, and stops waiting on abort', async () => {
+    const on = instance();
+    const made = claim(on, link('A', {}).caller);
+    const started = Date.now();
+    const woken = claimReleased(on.entry, new AbortController().signal, 10_000);
+    setTimeout(() => releaseClaim(on, made), 50);
+    await woken;
+    assert.ok(Date.now() - started < 5_000, 'woken by the release, not the fallback timer');
+    const controller = new AbortController();
+    const waiting = claimReleased(on.entry, controller.signal, 10_000);
+    controller.abort(new Error('caller gave up'));
+    await assert.rejects(waiting, /caller gave up/);
+  });
+
+  it("stops the call's deadline while any of its requests waits on the client", async () => {
+    const on = instance();
+    const waits = [100, 450];
+    const caller: CallerLink = {
+      sessionId: 'A',
+      capabilities: { sampling: {} },
+      logLevel: () => undefined,
+      request: (_request, options) =>
+        new Promise((resolve, reject) => {
+          const wait = waits.shift()!;
+          const timer = setTimeout(() => resolve({ waited: wait }), wait);
+          options.signal.addEventListener('abort', () => (clearTimeout(timer), reject(options.signal.reason)), { once: true });
+        }),
+      notify: async () => undefined,
+    };
+    const made: CallClaim = { sessionId: 'A', exclusive: true, caller, deadline: createDeadline({ pluginId: 'fwd', pluginName: 'fwd' }, 'tools/call', 200, undefined, clock) };
+    deadlines.push(made.deadline);
+    registerClaim(on, made);
+    on.inFlight += 1;
+    const signal = new AbortController().signal;
+    const sampling = { method: 'sampling/createMessage' as const, params: { messages: [], maxTokens: 1 } };
+    // Two parallel requests: the first answer must not restart the clock while the second waits.
+    const answers = await Promise.all([forwardRequest(on, sampling, signal), forwardRequest(on, sampling, signal)]);
+    assert.deepEqual(answers, [{ waited: 100 }, { waited: 450 }]);
+    assert.equal(made.deadline.timedOut(), false);
+    assert.ok(made.deadline.remaining() > 100, 'the full timeout again once the client has answered');
+  });
+});

@@ -1,0 +1,154 @@
+/**
+ * @module sessions/session-store
+ * The durable side of MCP sessions (issue #16): a `SessionStore` over the `mcp_sessions` table.
+ * A replica keeps each session it serves in memory (the gateway's session object is the cache)
+ * with the version it last saw; this store decides what that cache costs:
+ * - identity, owner and what the client declared are written through when the session starts;
+ * - the gateway state (bound tools, loop guard, search history, open selection event) is written
+ *   through whenever a request changed it, before the response leaves the replica, so the
+ *   client's next request finds it on any replica (`shared`); on the embedded database, which
+ *   one process owns, it is written behind with the activity (`saveStateLater`): a crash there
+ *   loses at most the last `touchEveryMs` of changes, where before every session was lost;
+ * - activity without a change (a `tools/list`, a repeated call) only pushes the expiry forward,
+ *   written behind every `touchEveryMs` in one statement: a SIGKILL loses at most that much of
+ *   a session's idle clock, never its state;
+ * - `shared` (PostgreSQL, several replicas): each request compares the cached version with the
+ *   row's (one indexed read returning no JSON when unchanged) and reloads a copy another
+ *   replica wrote. On the embedded database one process owns the data, so the check is skipped.
+ */
+import { silentLogger, type Logger } from '../core/logger.ts';
+import type { Database } from '../store/database.ts';
+import { createSessionEventStore, type SessionEventStore } from './event-store.ts';
+import {
+  countLive,
+  deleteExpired,
+  deleteSession,
+  insertSession,
+  selectIfChanged,
+  selectSession,
+  takeStaleOpenEvents,
+  touchSessions,
+  updateExtension,
+  updateState,
+  type InsertOutcome,
+  type NewStoredSession,
+  type StoredSession,
+  type StoredSessionLimits,
+} from './repository.ts';
+
+export type { InsertOutcome, NewStoredSession, StoredSession, StoredSessionLimits, StoredSessionOwner } from './repository.ts';
+
+/** Options of `createSessionStore`. */
+export interface SessionStoreOptions {
+  db: Database;
+  limits: StoredSessionLimits;
+  /** Compare each request's cached copy with the row (default: true on PostgreSQL, false on PGlite). */
+  shared?: boolean;
+  /** How often pending activity is written, ms (default: a tenth of the idle TTL, at most 5 s). */
+  touchEveryMs?: number;
+  /** Bounds of the SSE events kept for resuming streams (see `sessions/event-store`). */
+  events?: { maxEventsPerSession?: number; maxAgeMs?: number };
+  logger?: Logger;
+}
+
+/** MCP sessions in the database; see the module comment. */
+export interface SessionStore {
+  /** True when every request checks its cached copy against the row (several replicas). */
+  readonly shared: boolean;
+  readonly limits: Readonly<StoredSessionLimits>;
+  /** The SSE events of these sessions, replayable from any replica (`Last-Event-ID`). */
+  readonly events: SessionEventStore;
+  /** Inserts a session under the per-tenant and global limits. */
+  create(session: NewStoredSession): Promise<InsertOutcome>;
+  /** A live session by id. */
+  load(id: string): Promise<StoredSession | undefined>;
+  /** Undefined: gone or expired; `{ version }`: the cached copy is current; a row: reload it. */
+  check(id: string, knownVersion: number): Promise<StoredSession | { version: number } | undefined>;
+  /** Writes a changed state through; the new version, or undefined when the session is gone. */
+  saveState(id: string, state: Record<string, unknown>): Promise<number | undefined>;
+  /** Queues a changed state, written with the next activity flush (single-process stores). */
+  saveStateLater(id: string, state: Record<string, unknown>): void;
+  /** Sets a per-session value of another part (null removes it); the new version or undefined. */
+  setExtension(id: string, name: string, value: unknown): Promise<number | undefined>;
+  /** Marks a session active; written behind (see `touchEveryMs`). */
+  touch(id: string): void;
+  /** Ends a session; its last row when it was there. */
+  delete(id: string): Promise<StoredSession | undefined>;
+  /** Deletes expired sessions (the one replica running the collect job calls this). */
+  collectExpired(limit?: number): Promise<StoredSession[]>;
+  /** Takes open selection events opened before `openedBefore` (epoch ms) out of their sessions. */
+  takeStaleOpenEvents(openedBefore: number, limit?: number): Promise<Array<{ id: string; openEvent: Record<string, unknown> }>>;
+  /** Live sessions across every replica. */
+  countLive(): Promise<number>;
+  /** Writes pending activity now. */
+  flush(): Promise<void>;
+  /** Flushes and stops the timer. */
+  close(): Promise<void>;
+}
+
+/** Creates the store. */
+export function createSessionStore(options: SessionStoreOptions): SessionStore {
+  const { db, limits } = options;
+  const logger = (options.logger ?? silentLogger).child({ part: 'session-store' });
+  const shared = options.shared ?? db.engine === 'postgres';
+  const touchEveryMs = options.touchEveryMs ?? Math.min(5_000, Math.max(100, Math.floor(limits.idleTtlMs / 10)));
+  const pendingTouches = new Set<string>();
+  const pendingStates = new Map<string, Record<string, unknown>>();
+  let flushing: Promise<void> | undefined;
+  const timer = setInterval(() => void flush(), touchEveryMs);
+  timer.unref();
+
+  async function flush(): Promise<void> {
+    if (flushing) await flushing;
+    if (pendingTouches.size === 0 && pendingStates.size === 0) return;
+    const ids = [...pendingTouches];
+    const states = [...pendingStates];
+    pendingTouches.clear();
+    pendingStates.clear();
+    flushing = (async () => {
+      try {
+        for (const [id, state] of states) await updateState(db, id, state, limits.idleTtlMs);
+        await touchSessions(db, ids, limits.idleTtlMs);
+      } catch (error) {
+        logger.warn({ err: error, sessions: ids.length + states.length }, 'recording MCP session activity failed');
+      }
+    })().finally(() => (flushing = undefined));
+    await flushing;
+  }
+
+  return {
+    shared,
+    limits: Object.freeze({ ...limits }),
+    events: createSessionEventStore({ db, ...options.events, logger }),
+    create: (session) => db.transaction((tx) => insertSession(tx, session, limits)),
+    load: (id) => selectSession(db, id),
+    check: (id, knownVersion) => selectIfChanged(db, id, knownVersion),
+    saveState(id, state) {
+      // The write carries the activity too.
+      pendingTouches.delete(id);
+      pendingStates.delete(id);
+      return updateState(db, id, state, limits.idleTtlMs);
+    },
+    saveStateLater(id, state) {
+      pendingTouches.delete(id);
+      pendingStates.set(id, state);
+    },
+    setExtension: (id, name, value) => updateExtension(db, id, name, value),
+    touch(id) {
+      if (!pendingStates.has(id)) pendingTouches.add(id);
+    },
+    delete(id) {
+      pendingTouches.delete(id);
+      pendingStates.delete(id);
+      return deleteSession(db, id);
+    },
+    collectExpired: (limit = 500) => deleteExpired(db, limit),
+    takeStaleOpenEvents: (openedBefore, limit = 500) => takeStaleOpenEvents(db, openedBefore, limit),
+    countLive: () => countLive(db),
+    flush,
+    async close() {
+      clearInterval(timer);
+      await flush();
+    },
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * The admin UI's Documents view (issue #14) in a real browser: a real App served over HTTP
+ * with a plugin that registered its tools through catalog sync, one description carrying
+ * markup. In Debian's Chromium (playwright-core): the view says there is no generated document
+ * yet, Generate produces one, and the page shows its sources, freshness, each field with the
+ * source it came from, and the diff against the (absent) current document — as text, the
+ * markup never run. Without /usr/bin/chromium the suite is skipped locally and fails under CI.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
+import type { BrowserContext, Page } from 'playwright-core';
+import { createApp, type App } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { serveHttp, type HttpServer } from '../../src/composition/server.ts';
+import { browserSkip, openBrowserPage, signIn } from '../helpers/browser.ts';
+import { openTempDir } from '../plugins/helpers.ts';
+
+describe('admin UI Documents view in Chromium', { skip: browserSkip }, () => {
+  let home: string;
+  let app: App;
+  let server: HttpServer;
+  let context: BrowserContext | undefined;
+  let page: Page;
+  let consoleErrors: string[] = [];
+
+  before(async () => {
+    home = await openTempDir('pid-ui');
+    app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_DATABASE_URL: 'memory://', QUIVER_LOG_LEVEL: 'silent' }));
+    await app.catalog.syncPlugin({
+      pluginId: 'kit',
+      version: '1.0.0',
+      tools: [
+        { name: 'convert_currency', description: 'Convert money between currencies. <img src=x onerror="window.__xss=1">', parameters: { type: 'object', properties: { amount: { type: 'number' } } }, annotations: { readOnlyHint: true } },
+        { name: 'book_flight', description: 'Book a flight for the traveller.', parameters: { type: 'object', properties: {} }, annotations: { readOnlyHint: false } },
+      ],
+    });
+    server = await serveHttp(app, { host: '127.0.0.1', port: 0 });
+    ({ context, page, consoleErrors } = await openBrowserPage(home));
+  });
+
+  after(async () => {
+    await context?.close();
+    await server?.close();
+    await app?.close();
+    if (home) await rm(home, { recursive: true, force: true });
+  });
+
+  it('generates a document and shows its provenance and diff as text', async () => {
+    await signIn(page, server.url, server.adminKey!);
+    await page.getByRole('tab', { name: 'Documents' }).click();
+    await page.getByText('No generated document yet.').waitFor();
+    await page.getByRole('button', { name: 'Generate' }).click();
+    const provenance = page.locator('table', { has: page.locator('caption', { hasText: 'Provenance' }) });
+    await provenance.waitFor();
+    await provenance.getByRole('row', { name: /tools\.convert_currency\.description mcp/ }).waitFor();
+    assert.match(await provenance.innerText(), /tools\.book_flight\.sideEffects\s+mcp/);
+    assert.match(await page.locator('.pid-summary').innerText(), /up to date/);
+    const diff = page.locator('table', { has: page.locator('caption', { hasText: /Diff/ }) });
+    assert.match(await diff.innerText(), /added\s+tools\.convert_currency\.retrySafe\s+mcp/);
+    // The description's markup is shown, never run.
+    assert.match(await provenance.innerText(), /<img src=x onerror="window.__xss=1">/);
+    assert.equal(await page.locator('#view img').count(), 0);
+    assert.equal(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss), undefined);
+    assert.doesNotMatch(await page.locator('#view').innerText(), /\bundefined\b|\bNaN\b|\[object Object\]/);
+    assert.deepEqual(consoleErrors, []);
+  });
+});

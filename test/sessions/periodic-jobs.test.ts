@@ -1,0 +1,91 @@
+/**
+ * Periodic work with one owner (issue #16): three job workers ("replicas", each with its own
+ * connection on PostgreSQL) register the same periodic kind; runs never overlap, one run is
+ * pending at a time, the cadence follows the interval, and when the worker that runs it stops
+ * the others carry on.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { describeEachBackend, type Backend } from '../helpers/backends.ts';
+import type { Database } from '../../src/store/database.ts';
+import { openStore } from '../../src/store/open.ts';
+import { createJobs, type Jobs } from '../../src/jobs/index.ts';
+
+async function openThree(backend: Backend): Promise<{ dbs: Database[]; close(): Promise<void> }> {
+  const adminUrl = process.env.QUIVER_TEST_DATABASE_URL;
+  if (backend.name === 'pglite' || adminUrl === undefined) {
+    const db = await backend.open();
+    return { dbs: [db, db, db], close: () => db.close() };
+  }
+  const name = `quiver_t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`).finally(() => admin.end());
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const dbs: Database[] = [];
+  for (let i = 0; i < 3; i++) dbs.push((await openStore({ kind: 'postgres', url: url.toString() }, { poolSize: 2 })).db);
+  return {
+    dbs,
+    async close() {
+      for (const db of dbs) await db.close();
+      const dropper = new pg.Client({ connectionString: adminUrl });
+      await dropper.connect();
+      await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => dropper.end());
+    },
+  };
+}
+
+describeEachBackend('periodic jobs with one owner', (backend) => {
+  let three: { dbs: Database[]; close(): Promise<void> };
+  before(async () => {
+    three = await openThree(backend);
+  });
+  after(async () => {
+    await three.close();
+  });
+
+  test('three workers, one run at a time, on the interval; a stopped owner is replaced', async () => {
+    const runs: Array<{ worker: number; start: number; end: number }> = [];
+    let running = 0;
+    let overlaps = 0;
+    const workers: Jobs[] = three.dbs.map((db, worker) => {
+      const jobs = createJobs({ db, pollMs: 20, leaseMs: 1000, firstPeriodicRunMs: 0 });
+      jobs.every('tick', 150, async () => {
+        running += 1;
+        if (running > 1) overlaps += 1;
+        const start = Date.now();
+        await sleep(30);
+        running -= 1;
+        runs.push({ worker, start, end: Date.now() });
+        return { worker };
+      });
+      jobs.start();
+      return jobs;
+    });
+    try {
+      await sleep(1600);
+      const pending = await three.dbs[0]!.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE dedupe_key = 'every:tick' AND status IN ('queued', 'running')`);
+      assert.equal(pending.rows[0]!.n, 1, 'one pending run for all three workers');
+      assert.equal(overlaps, 0);
+      // 1.6 s at one run per 150 ms after the previous one finished: at most 10 (fewer on a busy machine).
+      assert.ok(runs.length >= 3 && runs.length <= 10, `runs: ${runs.length}`);
+      for (let index = 1; index < runs.length; index += 1) {
+        assert.ok(runs[index]!.start - runs[index - 1]!.end >= 140, `run ${index} started ${runs[index]!.start - runs[index - 1]!.end} ms after the previous ended`);
+      }
+      // The worker that ran the last run stops; the others go on.
+      const last = runs.at(-1)!.worker;
+      await workers[last]!.close();
+      const before = runs.length;
+      await sleep(800);
+      const later = runs.slice(before);
+      assert.ok(later.length >= 2, `runs after the stop: ${later.length}`);
+      assert.ok(later.every((run) => run.worker !== last));
+    } finally {
+      await Promise.allSettled(workers.map((jobs) => jobs.close()));
+    }
+  });
+});
