@@ -73,7 +73,14 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
     toolsMs: options.cacheTtls?.toolsMs ?? 60_000,
     banditMs: options.cacheTtls?.banditMs ?? 5_000,
   };
-  const batches = { flushMs: options.events?.flushMs ?? 50, batchSize: options.events?.batchSize ?? 200, maxQueue: options.events?.maxQueue ?? 10_000 };
+  // Written in the first 50 ms pause between selections, or once a second during a burst:
+  // on the embedded database each write holds the event loop (issue #18, the stdio p99).
+  const batches = {
+    flushMs: options.events?.flushMs ?? 50,
+    maxWaitMs: options.events?.maxWaitMs ?? 1_000,
+    batchSize: options.events?.batchSize ?? 200,
+    maxQueue: options.events?.maxQueue ?? 10_000,
+  };
   const retrieval: SelectionRetrieval =
     typeof options.retrieval === 'function' ? options.retrieval() : (options.retrieval ?? createLexicalRetrieval());
 

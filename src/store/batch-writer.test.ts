@@ -74,6 +74,31 @@ describe('batch writer', () => {
     assert.equal(writer.size, 0);
   });
 
+  it('with maxWaitMs, a partial batch waits for a pause in pushes, but never longer than maxWaitMs', async () => {
+    const written: Array<{ batch: number[]; at: number }> = [];
+    const started = Date.now();
+    const writer = createBatchWriter<number>({ write: async (batch) => void written.push({ batch, at: Date.now() - started }), flushMs: 200, maxWaitMs: 450, batchSize: 1_000, maxQueue: 10_000 });
+    // A burst: a push every 10 ms for about a second leaves no 200 ms pause.
+    for (let n = 0; n < 100; n += 1) {
+      writer.push(n);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // Without the quiet period the burst would have been written every 200 ms (5 writes).
+    assert.ok(written.length >= 1 && written.length <= 3, `written ${written.length} times during the burst: ${JSON.stringify(written.map((w) => w.at))}`);
+    assert.ok(written[0]!.at >= 430, `the first write waited for the burst up to maxWaitMs: ${written[0]!.at} ms`);
+    // The pause after the burst writes the rest.
+    const before = written.length;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(written.length, before + 1);
+    assert.deepEqual(written.flatMap((w) => w.batch), Array.from({ length: 100 }, (_, n) => n));
+    // A lone push is written after flushMs, not maxWaitMs.
+    const lone = Date.now();
+    writer.push(999);
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    assert.deepEqual(written.at(-1)!.batch, [999]);
+    assert.ok(written.at(-1)!.at - (lone - started) < 340);
+  });
+
   it('drops the oldest item when full, and reports a failing batch without throwing', async () => {
     const dropped: number[] = [];
     const errors: number[][] = [];

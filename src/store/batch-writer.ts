@@ -33,8 +33,19 @@ import { isQuiverError, ErrorCodes } from '../core/errors.ts';
 export interface BatchWriterOptions<T> {
   /** Writes one batch (or, after a data error, a part of one); a throw is passed to `onError`. */
   write(batch: T[]): Promise<void>;
-  /** Delay before a partial batch is written (ms). */
+  /**
+   * Delay before a partial batch is written (ms). With `maxWaitMs`, a quiet period instead:
+   * each push moves the write to `flushMs` after it, but never past `maxWaitMs` after the
+   * oldest queued item.
+   */
   flushMs: number;
+  /**
+   * Writes wait for a pause in pushes up to this long (ms). On the embedded database a write
+   * holds the event loop, so during a burst of requests (each pushing an item) writing every
+   * `flushMs` delays one request in every few; writing in the first pause, or once per
+   * `maxWaitMs` when none comes, keeps writes between requests (issue #18).
+   */
+  maxWaitMs?: number;
   batchSize: number;
   /** Most queued items; beyond it the oldest is dropped. */
   maxQueue: number;
@@ -81,6 +92,8 @@ export function createBatchWriter<T>(options: BatchWriterOptions<T>): BatchWrite
   const queue: T[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   let flushing: Promise<void> | undefined;
+  // When the oldest item still queued arrived (for `maxWaitMs`); reset when the queue empties.
+  let oldestAt: number | undefined;
 
   // Bisection: a batch of n with one bad item costs about 2·log2(n) extra writes, not n.
   async function writeIsolating(items: T[]): Promise<void> {
@@ -111,6 +124,8 @@ export function createBatchWriter<T>(options: BatchWriterOptions<T>): BatchWrite
     while (queue.length >= batchSize || (owed > 0 && queue.length > 0)) {
       await yieldToEventLoop();
       const batch = queue.splice(0, batchSize);
+      // What stays queued arrived after this batch began waiting: its wait starts at the write.
+      oldestAt = queue.length > 0 ? Date.now() : undefined;
       owed -= batch.length;
       wrote = true;
       try {
@@ -123,12 +138,23 @@ export function createBatchWriter<T>(options: BatchWriterOptions<T>): BatchWrite
     armTimer();
   }
 
-  function armTimer(): void {
-    if (queue.length === 0 || timer !== undefined) return;
+  /** Arms the write of a partial batch; `pushed` (a new item) moves a quiet-period write later. */
+  function armTimer(pushed = false): void {
+    if (queue.length === 0) {
+      oldestAt = undefined;
+      return;
+    }
+    const now = Date.now();
+    oldestAt ??= now;
+    if (timer !== undefined) {
+      if (!pushed || options.maxWaitMs === undefined) return;
+      clearTimeout(timer);
+    }
+    const delay = options.maxWaitMs === undefined ? options.flushMs : Math.max(0, Math.min(options.flushMs, oldestAt + options.maxWaitMs - now));
     timer = setTimeout(() => {
       timer = undefined;
       void flush();
-    }, options.flushMs);
+    }, delay);
     timer.unref?.();
   }
 
@@ -152,7 +178,7 @@ export function createBatchWriter<T>(options: BatchWriterOptions<T>): BatchWrite
       // A running write takes the full batches queued meanwhile when it ends.
       if (flushing) return;
       if (queue.length >= batchSize) void startDrain(false);
-      else armTimer();
+      else armTimer(true);
     },
     flush,
     get size() {

@@ -22,17 +22,20 @@ export interface EventLog {
 /** Batch settings shared by the event and outcome queues. */
 export interface BatchSettings {
   flushMs: number;
+  /** Writes wait for a pause in selections up to this long (batch-writer `maxWaitMs`). */
+  maxWaitMs?: number | undefined;
   batchSize: number;
   maxQueue: number;
 }
 
 /** Creates the event queue. */
 export function createEventLog(options: { db: Database; logger: Logger } & BatchSettings): EventLog {
-  const { db, logger, flushMs, batchSize, maxQueue } = options;
+  const { db, logger, flushMs, maxWaitMs, batchSize, maxQueue } = options;
   const pendingIds = new Set<string>();
   const events = createBatchWriter<SelectionEventWrite>({
     write: (batch) => insertSelectionEvents(db, batch),
     flushMs,
+    ...(maxWaitMs !== undefined ? { maxWaitMs } : {}),
     batchSize,
     maxQueue,
     onDrop: (dropped) => {

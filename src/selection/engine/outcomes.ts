@@ -99,7 +99,7 @@ export interface Outcomes {
 export function createOutcomes(
   options: { db: Database; logger: Logger; clock: () => Date; now: () => number; events: EventLog; arms: BanditArms; observer?: OutcomeObserver | undefined } & BatchSettings,
 ): Outcomes {
-  const { db, logger, clock, now, events, arms, flushMs, batchSize, maxQueue } = options;
+  const { db, logger, clock, now, events, arms, flushMs, maxWaitMs, batchSize, maxQueue } = options;
   // The observer (learned examples, issue #13) hears only committed outcomes, and never throws into this path.
   const observe = (observation: OutcomeObservation): void => {
     try {
@@ -116,6 +116,7 @@ export function createOutcomes(
   const outcomes = createBatchWriter<QueuedOutcome>({
     write: writeQueuedOutcomes,
     flushMs,
+    ...(maxWaitMs !== undefined ? { maxWaitMs } : {}),
     batchSize,
     maxQueue,
     onDrop: (dropped) => {

@@ -166,7 +166,7 @@ export interface SelectionEngineOptions {
   /** Bandit pool as a multiple of k (default 2) and relevance prior strength (default 8). */
   bandit?: { poolFactor?: number; relevanceStrength?: number; exploration?: boolean };
   /** Event batching: flush after this many ms (default 50) or this many events (default 200). */
-  events?: { flushMs?: number; batchSize?: number; maxQueue?: number };
+  events?: { flushMs?: number; maxWaitMs?: number; batchSize?: number; maxQueue?: number };
   /** Subscribe to catalog-change notifications (default true). */
   listen?: boolean;
   /** Told of every committed outcome (learned example queries, issue #13); never on the search path. */
