@@ -23,6 +23,7 @@ import type {
   CallToolResult,
   CompleteRequest,
   CompleteResult,
+  ElicitationCompleteNotification,
   GetPromptResult,
   LoggingLevel,
   LoggingMessageNotification,
@@ -32,6 +33,7 @@ import type {
   Resource,
   ResourceTemplate,
   Task,
+  TaskStatusNotification,
   Tool,
   ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -171,17 +173,30 @@ export interface ClientLink {
     request: { method: 'sampling/createMessage' | 'elicitation/create' | 'roots/list'; params?: Record<string, unknown> | undefined },
     options: { signal: AbortSignal },
   ): Promise<Record<string, unknown>>;
-  /** Sends a log message to the client (the backend names the plugin in `logger`). */
-  notify(notification: { method: 'notifications/message'; params: LoggingMessageNotification['params'] }): Promise<void>;
+  /**
+   * Sends a log message (the backend names the plugin in `logger`), or the completion of a URL
+   * elicitation this client was sent (which may come after the call ended), to the client.
+   */
+  notify(
+    notification:
+      | { method: 'notifications/message'; params: LoggingMessageNotification['params'] }
+      | { method: 'notifications/elicitation/complete'; params: ElicitationCompleteNotification['params'] },
+  ): Promise<void>;
 }
 
 /** Per-call options. */
 export interface BackendCallOptions {
   signal?: AbortSignal;
-  /** The calling session's client (tools/call only). */
+  /** The calling session's client (tools/call, resources/read, prompts/get, completion/complete). */
   client?: ClientLink;
-  /** Set when the client sent a progress token: receives the plugin's progress for this call. */
+  /** Set when the client sent a progress token (tools/call, resources/read, prompts/get): receives the plugin's progress for this request. */
   onProgress?: (progress: Progress) => void;
+}
+
+/** Options of creating a tool task: besides the call's, where the plugin's status notifications for the task go. */
+export interface BackendTaskOptions extends BackendCallOptions {
+  /** Receives the plugin's `notifications/tasks/status` for this task (its own task id; the gateway maps it). */
+  onStatus?: (status: TaskStatusNotification['params']) => void;
 }
 
 /** A `completion/complete` request in the plugin's own terms (its prompt name or template URI). */
@@ -269,7 +284,7 @@ export interface GatewayBackend {
     qualifiedName: string,
     args: Record<string, unknown>,
     task: { ttl?: number },
-    options?: BackendCallOptions,
+    options?: BackendTaskOptions,
   ): Promise<BackendToolTask>;
   /** Installable plugins matching the query that the session's organisation does not have. */
   suggestMarketplace(session: BackendSession, query: string, limit: number): Promise<MarketplaceSuggestion[]>;

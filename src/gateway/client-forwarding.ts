@@ -4,7 +4,8 @@
  * `logging/setLevel`; each `tools/call` hands the backend a `ClientLink` (the plugin's
  * sampling, elicitation and roots requests and its log messages go to this client, on this
  * request's stream, so over Streamable HTTP they travel with the call) and, when the client
- * sent `_meta.progressToken`, a progress callback that answers under the client's own token.
+ * sent `_meta.progressToken`, a progress callback that answers under the client's own token;
+ * so do `resources/read` and `prompts/get` (and `completion/complete` gets the link).
  * Which session a plugin message belongs to is the backend's decision (runtime
  * `supervisor/session-routing.ts`); a roots change is passed on to the backend.
  */
@@ -17,7 +18,9 @@ import {
   RootsListChangedNotificationSchema,
   SetLevelRequestSchema,
   type CallToolRequest,
+  type GetPromptRequest,
   type LoggingLevel,
+  type ReadResourceRequest,
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -86,12 +89,24 @@ export function clientLinkFor(state: SessionState, extra: CallExtra): ClientLink
       });
       return result as Record<string, unknown>;
     },
-    notify: (notification) => extra.sendNotification(notification),
+    async notify(notification) {
+      if (notification.method !== 'notifications/elicitation/complete') return extra.sendNotification(notification);
+      // A URL elicitation may complete after the call that asked ended: over HTTP its stream is
+      // then gone, and the completion goes on the session's own stream (stdio has just one).
+      try {
+        await extra.sendNotification(notification);
+      } catch {
+        await state.server.notification(notification);
+      }
+    },
   };
 }
 
-/** The forwarding options of one `tools/call`: the client link, and progress when the client asked for it. */
-export function forwardingFor(state: SessionState, request: CallToolRequest, extra: CallExtra): BackendCallOptions {
+/** A request that may carry the client's progress token (`tools/call`, `resources/read`, `prompts/get`). */
+type ProgressCarrier = Pick<CallToolRequest | ReadResourceRequest | GetPromptRequest, 'params'>;
+
+/** The forwarding options of one request: the client link, and progress when the client asked for it. */
+export function forwardingFor(state: SessionState, request: ProgressCarrier, extra: CallExtra): BackendCallOptions {
   const token = request.params._meta?.progressToken;
   const client = clientLinkFor(state, extra);
   if (token === undefined) return { client };

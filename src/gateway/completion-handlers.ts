@@ -7,6 +7,7 @@
  * Declared as the `completions` capability only when the backend forwards it.
  */
 import { CompleteRequestSchema, ErrorCode, McpError, type CompleteRequest } from '@modelcontextprotocol/sdk/types.js';
+import { clientLinkFor } from './client-forwarding.ts';
 import { requestFailure } from './errors.ts';
 import { parsePromptName, parseResourceUri } from './meta-tools.ts';
 import { prefixedPromptName } from './native-names.ts';
@@ -42,7 +43,8 @@ export function installCompletionHandler(core: GatewayCore, state: SessionState)
     const target = await pluginReference(core, state, ref);
     if (!target) throw new McpError(ErrorCode.InvalidParams, ref.type === 'ref/prompt' ? `Unknown prompt: ${ref.name}` : `Unknown resource template: ${ref.uri}`);
     try {
-      return await complete(state.backendSession, target.pluginName, { ...request.params, ref: target.ref }, { signal: extra.signal });
+      // Issue #12: the plugin's requests while it completes go to this session's client.
+      return await complete(state.backendSession, target.pluginName, { ...request.params, ref: target.ref }, { signal: extra.signal, client: clientLinkFor(state, extra) });
     } catch (error) {
       throw requestFailure('completion/complete', error, logger);
     }

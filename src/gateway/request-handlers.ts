@@ -16,7 +16,7 @@ import {
   McpError,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { clientLinkFor, forwardingFor, installForwarding } from './client-forwarding.ts';
+import { forwardingFor, installForwarding } from './client-forwarding.ts';
 import { overloadedRequest, requestFailure, toolCallFailure } from './errors.ts';
 import { isMetaToolOf, listTools } from './listed-tools.ts';
 import { listCapabilities, loadCapability, searchTools } from './meta-tool-handlers.ts';
@@ -109,7 +109,7 @@ function installResourceHandlers(core: GatewayCore, state: SessionState): void {
     const target = addressing.resolve(request.params.uri);
     if (!target) throw new McpError(ErrorCode.InvalidParams, `Unknown resource: ${request.params.uri}`);
     try {
-      const result = await backend.readResource(state.backendSession, target.pluginName, target.uri, { signal: extra.signal, client: clientLinkFor(state, extra) });
+      const result = await backend.readResource(state.backendSession, target.pluginName, target.uri, { signal: extra.signal, ...forwardingFor(state, request, extra) });
       return { ...result, contents: result.contents.map((content) => ({ ...content, uri: addressing.show(target.pluginName, content.uri) })) };
     } catch (error) {
       throw requestFailure(`resource ${request.params.uri}`, error, logger);
@@ -137,7 +137,7 @@ function installPromptHandlers(core: GatewayCore, state: SessionState): void {
     const target = parsePromptName(await prefixedPromptName(core, state, request.params.name));
     if (!target) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
     try {
-      const result = await backend.getPrompt(state.backendSession, target.pluginName, target.name, request.params.arguments ?? {}, { signal: extra.signal, client: clientLinkFor(state, extra) });
+      const result = await backend.getPrompt(state.backendSession, target.pluginName, target.name, request.params.arguments ?? {}, { signal: extra.signal, ...forwardingFor(state, request, extra) });
       return await showPromptResultUris(core, state, target.pluginName, result);
     } catch (error) {
       throw requestFailure(`prompt ${request.params.name}`, error, logger);

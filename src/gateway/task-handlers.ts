@@ -9,8 +9,9 @@
  * resource URIs in the session's addressing, like a direct call.
  *
  * Tasks live in memory with the session (`tasksOf`), like subscriptions: a session rebuilt on
- * another replica does not have them. The plugin's `notifications/tasks/status` are not
- * relayed: clients poll `tasks/get` (the spec's baseline).
+ * another replica does not have them. The plugin's `notifications/tasks/status` for a task
+ * reach the session that created it, under the gateway's id (over HTTP on the session's own
+ * stream: the call that created the task has been answered); clients may still poll.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -23,6 +24,7 @@ import {
   RELATED_TASK_META_KEY,
   type CreateTaskResult,
   type Task,
+  type TaskStatusNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { BackendToolTask } from './backend.ts';
 import { requestFailure } from './errors.ts';
@@ -53,6 +55,14 @@ export function tasksOf(state: SessionState): Map<string, SessionTask> {
 
 const shownTask = (task: Task, id: string): Task => ({ ...task, taskId: id });
 
+/** Sends the plugin's status of a task to the session under the gateway's id (the plugin's `_meta` names its own ids: left out). */
+function relayTaskStatus(core: GatewayCore, state: SessionState, id: string, status: TaskStatusNotification['params']): void {
+  const { taskId: _pluginTaskId, _meta: _pluginMeta, ...task } = status;
+  state.server.notification({ method: 'notifications/tasks/status', params: { ...task, taskId: id } }).catch((error: unknown) => {
+    core.logger.debug({ err: error, sessionId: state.id, taskId: id }, 'relaying a task status failed');
+  });
+}
+
 function owned(state: SessionState, id: string): SessionTask {
   const task = tasksOf(state).get(id);
   if (!task) throw new McpError(ErrorCode.InvalidParams, `Unknown task: ${id}`);
@@ -79,8 +89,9 @@ export async function createToolTask(
   const validation = core.validators.validate(tool, args);
   if (validation) throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${requestedName}: ${validation}`);
   try {
-    const created = await backend.createToolTask(state.backendSession, name, args, task, { signal });
     const id = randomUUID();
+    const onStatus = (status: TaskStatusNotification['params']) => relayTaskStatus(core, state, id, status);
+    const created = await backend.createToolTask(state.backendSession, name, args, task, { signal, onStatus });
     tasksOf(state).set(id, { toolName: name, pluginName: tool.pluginName, task: created, started: performance.now() });
     state.context.touch(name);
     return { task: shownTask(created.created, id) };

@@ -5,7 +5,10 @@
  * the plugin's sampling, elicitation and roots requests are answered by the client that made
  * the call, a cancelled call is cancelled at the plugin, a client without those capabilities
  * gets clear errors at once, and two concurrent sessions on one pooled plugin each see only
- * their own progress, logs and requests. Forwarding never touches the store, so this runs on the
+ * their own progress, logs and requests. Also (issue #12's second round): progress on
+ * `resources/read` and `prompts/get`, a plugin's sampling during `completion/complete`, a URL
+ * elicitation's `notifications/elicitation/complete` and a task's `notifications/tasks/status`
+ * reach only the session they belong to. Forwarding never touches the store, so this runs on the
  * embedded store only (the other e2e files cover PostgreSQL); one stdio and one HTTP `quiver serve`.
  * Most of its time is starting `quiver` processes: measured 115 to 190 s at a load average of
  * 20 to 30 on 2 cores, hence the generous timeouts.
@@ -21,13 +24,18 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CreateMessageRequestSchema,
+  CreateTaskResultSchema,
+  ElicitationCompleteNotificationSchema,
   ElicitRequestSchema,
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
   ProgressNotificationSchema,
+  TaskStatusNotificationSchema,
+  CallToolResultSchema,
   type CallToolResult,
   type LoggingMessageNotification,
   type ProgressNotification,
+  type TaskStatusNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import { QUIVER_BIN, runBinary, startServe, stopChild } from '../helpers/cli.ts';
 import { createForwardingPluginFolder } from './fixtures/forwarding-server.ts';
@@ -39,12 +47,16 @@ interface Seen {
   roots: number;
   logs: Array<LoggingMessageNotification['params']>;
   progress: Array<ProgressNotification['params']>;
+  /** URL elicitations asked (their messages) and the elicitation ids whose completion arrived. */
+  urls: string[];
+  completed: string[];
+  taskStatus: Array<TaskStatusNotification['params']>;
 }
 
 /** A client that records what reaches it; with `capable`, it declares and answers sampling, elicitation and roots. */
 function recordingClient(tag: string, capable: boolean): { client: Client; seen: Seen } {
-  const seen: Seen = { sampling: [], elicitation: [], roots: 0, logs: [], progress: [] };
-  const capabilities = capable ? { sampling: {}, elicitation: { form: {} }, roots: { listChanged: true } } : {};
+  const seen: Seen = { sampling: [], elicitation: [], roots: 0, logs: [], progress: [], urls: [], completed: [], taskStatus: [] };
+  const capabilities = capable ? { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } } : {};
   const client = new Client({ name: `forwarding-${tag}`, version: '1.0.0' }, { capabilities });
   if (capable) {
     client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
@@ -53,6 +65,10 @@ function recordingClient(tag: string, capable: boolean): { client: Client; seen:
       return { role: 'assistant', content: { type: 'text', text: `${tag} answers` }, model: 'test-model' };
     });
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      if (request.params.mode === 'url') {
+        seen.urls.push(request.params.message);
+        return { action: 'accept' };
+      }
       seen.elicitation.push(request.params.message);
       return { action: 'accept', content: { name: tag } };
     });
@@ -64,6 +80,8 @@ function recordingClient(tag: string, capable: boolean): { client: Client; seen:
   client.setNotificationHandler(LoggingMessageNotificationSchema, async (notification) => void seen.logs.push(notification.params));
   // Replaces the SDK's own progress routing: the test sends its own tokens and sees them raw.
   client.setNotificationHandler(ProgressNotificationSchema, async (notification) => void seen.progress.push(notification.params));
+  client.setNotificationHandler(ElicitationCompleteNotificationSchema, async (notification) => void seen.completed.push(notification.params.elicitationId));
+  client.setNotificationHandler(TaskStatusNotificationSchema, async (notification) => void seen.taskStatus.push(notification.params));
   return { client, seen };
 }
 
@@ -74,6 +92,16 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
   const result = (await client.callTool({ name: `fwd__${name}`, arguments: args, ...(progressToken ? { _meta: { progressToken } } : {}) })) as CallToolResult;
   assert.ok(!result.isError, textOf(result));
   return result;
+}
+
+/** Waits until `ready()` holds (a notification arrives on its own; nothing to await): at most 10 s. */
+async function until(ready: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !ready(); i += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
+/** A task-augmented tools/call, as a tasks-aware client sends it. */
+function callAsTask(client: Client, name: string) {
+  return client.request({ method: 'tools/call', params: { name: `fwd__${name}`, arguments: {}, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
 }
 
 /** Polls a plugin counter until it reaches `want` (notifications are one-way: no answer to wait for). */
@@ -146,6 +174,43 @@ describe('forwarding per session through quiver serve (issue #12)', () => {
       setTimeout(() => controller.abort(), 300);
       await assert.rejects(held);
       assert.equal(await untilCount(client, 'cancelled', 'cancelled', 1), 1);
+
+      // Progress of reads and prompts: a token of Quiver's own per request, back under the client's.
+      const progressUri = (await client.listResources()).resources.find((resource) => resource.name === 'progress')!.uri;
+      seen.progress.length = 0;
+      const [read1, read2, prompt] = await Promise.all([
+        client.readResource({ uri: progressUri, _meta: { progressToken: 'read-1' } }),
+        client.readResource({ uri: progressUri, _meta: { progressToken: 'read-2' } }),
+        client.getPrompt({ name: 'fwd__progress', arguments: { tag: 'P' }, _meta: { progressToken: 'prompt-1' } }),
+      ]);
+      const upstreamTokens = [...[read1, read2].map((read) => (read.contents[0] as { text: string }).text), (prompt.messages[0]!.content as { text: string }).text].map((text) => JSON.parse(text).token as string | null);
+      assert.equal(new Set(upstreamTokens).size, 3, `one token per request: ${JSON.stringify(upstreamTokens)}`);
+      for (const token of upstreamTokens) assert.match(String(token), /^quiver-/);
+      const stepsOf = (token: string) => seen.progress.filter((p) => p.progressToken === token).map((p) => [p.progress, p.total, p.message]);
+      assert.deepEqual(stepsOf('read-1'), [[1, 2, 'read step 1'], [2, 2, 'read step 2']]);
+      assert.deepEqual(stepsOf('read-2'), [[1, 2, 'read step 1'], [2, 2, 'read step 2']]);
+      assert.deepEqual(stepsOf('prompt-1'), [[1, 2, 'P step 1'], [2, 2, 'P step 2']]);
+      assert.equal(seen.progress.length, 6);
+
+      // The plugin's sampling while it answers completion/complete reaches this client.
+      seen.sampling.length = 0;
+      const completion = await client.complete({ ref: { type: 'ref/prompt', name: 'fwd__progress' }, argument: { name: 'tag', value: 'x' } });
+      assert.deepEqual(completion.completion.values, ['A answers']);
+      assert.equal(seen.sampling.length, 1);
+      assert.match(seen.sampling[0]!, /complete x/);
+
+      // A URL elicitation completes after its call ended: only its own id arrives.
+      assert.deepEqual(jsonOf(await call(client, 'url_ask', { tag: 'A' }))['result'], { action: 'accept' });
+      assert.deepEqual(seen.urls, ['visit for A']);
+      await until(() => seen.completed.length > 0);
+      assert.deepEqual(seen.completed, ['url-A']);
+
+      // A task's status notification arrives under the gateway's task id.
+      const { task } = await callAsTask(client, 'slow_task');
+      assert.doesNotMatch(task.taskId, /plugin-task/);
+      await until(() => seen.taskStatus.length > 0);
+      assert.deepEqual(seen.taskStatus.map((status) => [status.taskId, status.status]), [[task.taskId, 'completed']]);
+      assert.equal(textOf((await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)) as CallToolResult), 'task done');
     } finally {
       await client.close();
     }
@@ -201,6 +266,21 @@ describe('forwarding per session through quiver serve (issue #12)', () => {
       clients[2]!.seen.logs.length = 0;
       await call(plain, 'report', { tag: 'C' });
       assert.deepEqual(clients[2]!.seen.logs.map((log) => [log.level, log.logger]), [['debug', 'fwd/worker'], ['info', 'fwd']]);
+
+      // URL elicitations and tasks of two sessions at once: completions and task status (sent
+      // after the calls were answered, so on each session's own stream) reach only their session.
+      const [, , taskA, taskB] = await Promise.all([
+        call(clients[0]!.client, 'url_ask', { tag: 'A' }),
+        call(clients[1]!.client, 'url_ask', { tag: 'B' }),
+        callAsTask(clients[0]!.client, 'slow_task'),
+        callAsTask(clients[1]!.client, 'slow_task'),
+      ]);
+      await until(() => [0, 1].every((i) => clients[i]!.seen.completed.length > 0 && clients[i]!.seen.taskStatus.length > 0));
+      assert.deepEqual(clients[0]!.seen.completed, ['url-A']);
+      assert.deepEqual(clients[1]!.seen.completed, ['url-B']);
+      assert.deepEqual(clients[0]!.seen.taskStatus.map((status) => [status.taskId, status.status]), [[taskA.task.taskId, 'completed']]);
+      assert.deepEqual(clients[1]!.seen.taskStatus.map((status) => [status.taskId, status.status]), [[taskB.task.taskId, 'completed']]);
+      for (const i of [2, 3]) assert.deepEqual([clients[i]!.seen.completed, clients[i]!.seen.taskStatus], [[], []]);
     } finally {
       await Promise.allSettled(clients.map(({ client }) => client.close()));
       await stopChild(served.child);

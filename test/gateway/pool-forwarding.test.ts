@@ -176,4 +176,54 @@ describe('pooled connections and per-session forwarding (issue #12)', () => {
       await supervisor.close();
     }
   });
+
+  it("a session's completion/complete holds its connection too; without a session the plugin's request is refused", { timeout: 45_000 }, async () => {
+    const supervisor = createSupervisor({ stopGraceMs: 200 });
+    try {
+      const params = { ref: { type: 'ref/prompt' as const, name: 'progress' }, argument: { name: 'tag', value: 'x' } };
+      const completer = caller('session-K', capable, answerAs('K'));
+      assert.deepEqual((await supervisor.complete(spec, params, { caller: completer.link })).completion.values, ['K']);
+      assert.deepEqual(completer.asked.map((request) => request.method), ['sampling/createMessage']);
+      const [anonymous] = (await supervisor.complete(spec, params)).completion.values;
+      assert.match(anonymous!, /^refused: .*cannot forward sampling\/createMessage from plugin 'fwd'/);
+    } finally {
+      await supervisor.close();
+    }
+  });
+
+  it('progress of a read or a prompt reaches only its own request, under a token of Quiver\'s own', { timeout: 45_000 }, async () => {
+    const supervisor = createSupervisor({ stopGraceMs: 200 });
+    try {
+      const heard: Record<string, Array<[number, string | undefined]>> = { read: [], prompt: [], quiet: [] };
+      const listen = (name: string) => (progress: { progress: number; message?: string }) => void heard[name]!.push([progress.progress, progress.message]);
+      const [read, prompt, quiet] = await Promise.all([
+        supervisor.readResource(spec, 'fwd://progress', { onProgress: listen('read') }),
+        supervisor.getPrompt(spec, 'progress', { tag: 'P' }, { onProgress: listen('prompt') }),
+        supervisor.getPrompt(spec, 'progress', { tag: 'Q' }),
+      ]);
+      const tokens = [(read.contents[0] as { text: string }).text, ...[prompt, quiet].map((result) => (result.messages[0]!.content as { text: string }).text)].map((text) => JSON.parse(text).token);
+      assert.match(tokens[0], /^quiver-/);
+      assert.match(tokens[1], /^quiver-/);
+      assert.notEqual(tokens[0], tokens[1]);
+      assert.equal(tokens[2], null, 'no progress asked, no token sent');
+      assert.deepEqual(heard, { read: [[1, 'read step 1'], [2, 'read step 2']], prompt: [[1, 'P step 1'], [2, 'P step 2']], quiet: [] });
+    } finally {
+      await supervisor.close();
+    }
+  });
+
+  it("a task's status notifications reach the listener of that task only", { timeout: 45_000 }, async () => {
+    const supervisor = createSupervisor({ stopGraceMs: 200 });
+    try {
+      const heard: string[] = [];
+      const tasks = await Promise.all(
+        ['one', 'two'].map((name) => supervisor.createToolTask(spec, 'slow_task', {}, { ttl: 60_000 }, { onStatus: (status) => void heard.push(`${name} ${status.taskId} ${status.status}`) })),
+      );
+      await Promise.all(tasks.map((task) => task.result()));
+      for (let i = 0; i < 50 && heard.length < 2; i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.deepEqual(heard.sort(), [`one ${tasks[0]!.created.taskId} completed`, `two ${tasks[1]!.created.taskId} completed`]);
+    } finally {
+      await supervisor.close();
+    }
+  });
 });

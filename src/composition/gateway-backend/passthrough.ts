@@ -45,9 +45,13 @@ export async function fanOutToPlugins<T>(
   return result;
 }
 
-/** The supervisor options of a read or prompt: cancellation, and the session's client for what the plugin sends meanwhile (issue #12). */
-function requestOptions(options: BackendCallOptions): CallOptions {
-  return { ...(options.signal ? { signal: options.signal } : {}), ...(options.client ? { caller: options.client } : {}) };
+/** The supervisor options of a read, prompt or completion: cancellation, the session's client for what the plugin sends meanwhile, and its progress (issue #12). */
+export function requestOptions(options: BackendCallOptions = {}): CallOptions {
+  return {
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.client ? { caller: options.client } : {}),
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+  };
 }
 
 /** Creates `listResources`, `readResource`, `listPrompts`, `getPrompt` and `rootsChanged`. */

@@ -8,7 +8,7 @@
 import type { ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayBackend } from '../../gateway/backend.ts';
 import type { Supervisor } from '../../runtime/index.ts';
-import { fanOutToPlugins } from './passthrough.ts';
+import { fanOutToPlugins, requestOptions } from './passthrough.ts';
 import type { BackendCaches } from './caches.ts';
 import type { SessionVisibility } from './visibility.ts';
 
@@ -31,7 +31,7 @@ export function createSurfaceMethods(deps: SurfaceDeps): SurfaceMethods {
 
     async complete(session, pluginName, request, options) {
       await visibility.requireVisiblePlugin(session, pluginName);
-      return supervisor.complete(await caches.specFor(pluginName), request, signalOf(options));
+      return supervisor.complete(await caches.specFor(pluginName), request, requestOptions(options));
     },
 
     async subscribeResource(session, pluginName, uri, onUpdated, options) {

@@ -31,7 +31,8 @@ export function createTaskMethods(deps: TaskMethodsDeps): Required<Pick<GatewayB
       if (!tool.pluginName) throw new QuiverError(ErrorCodes.unavailable, `tool '${qualifiedName}' has no plugin process to run it`);
       const spec = await caches.specFor(tool.pluginName);
       await deps.pinGuard?.beforeCall(spec, tool.name, qualifiedName);
-      const upstream = await supervisor.createToolTask(spec, tool.name, args, task, signalOf(options));
+      // Issue #12: the plugin's status notifications for the task go to the session that created it.
+      const upstream = await supervisor.createToolTask(spec, tool.name, args, task, { ...signalOf(options), ...(options?.onStatus ? { onStatus: options.onStatus } : {}) });
       return {
         created: upstream.created,
         get: (callOptions) => upstream.get(signalOf(callOptions)),

@@ -15,13 +15,20 @@ import { classifyFailure } from './classify.ts';
 import { createDeadline, type Deadline } from './deadline.ts';
 import type { InstanceLifecycle } from './lifecycle.ts';
 import type { Pool } from './pool.ts';
-import { claimFor, releaseClaim, type CallClaim } from './session-routing.ts';
+import { answerRoomMs, claimFor, releaseClaim, syncLogLevel, withProgressToken, type CallClaim } from './session-routing.ts';
 import type { EntryRegistry } from './registry.ts';
 import { requestTimeoutMs, type SupervisorSettings } from './settings.ts';
 import type { Entry, Gate, Instance } from './state.ts';
 
 /** A request to run on a connection; `remaining` is the deadline's time left plus a second of slack. */
 export type ConnectionRequest<T> = (connection: UpstreamConnection, signal: AbortSignal, remaining: () => number) => Promise<T>;
+
+/** How a forwarded request is sent: its signal, an SDK timeout with room for the client's answers, and Quiver's own progress token (if asked for). */
+export interface ForwardedRequestOptions {
+  signal: AbortSignal;
+  timeout: number;
+  progressToken: string | undefined;
+}
 
 /** Runs requests on pooled connections. */
 export interface Requests {
@@ -31,6 +38,12 @@ export interface Requests {
   annotationsFor(entry: Entry, tool: string, deadline: Deadline): Promise<Tool['annotations'] | undefined>;
   /** Resolves the entry, gives the request its own deadline and runs it (no breakers, no retries). */
   simple<T>(spec: UpstreamSpecInput, what: string, callOptions: CallOptions, request: (entry: Entry) => ConnectionRequest<T>): Promise<T>;
+  /**
+   * `simple` for a session's request that the plugin may answer with its own traffic (issue #12:
+   * resources/read, prompts/get, completion/complete): the connection's log level first, and a
+   * progress token of Quiver's own when the caller asked for progress.
+   */
+  forwarded<T>(spec: UpstreamSpecInput, what: string, callOptions: CallOptions, request: (connection: UpstreamConnection, options: ForwardedRequestOptions) => Promise<T>): Promise<T>;
 }
 
 /** What requests need from the supervisor. */
@@ -105,5 +118,14 @@ export function createRequests(options: RequestsOptions): Requests {
     }
   }
 
-  return { onConnection, annotationsFor, simple };
+  function forwarded<T>(spec: UpstreamSpecInput, what: string, callOptions: CallOptions, request: (connection: UpstreamConnection, options: ForwardedRequestOptions) => Promise<T>): Promise<T> {
+    return simple(spec, what, callOptions, () => async (connection, signal, remaining) => {
+      await syncLogLevel(connection.client, callOptions.caller, { signal, timeout: remaining() });
+      return withProgressToken(connection.client, callOptions.onProgress, (progressToken) =>
+        request(connection, { signal, timeout: remaining() + answerRoomMs(callOptions.caller), progressToken }),
+      );
+    });
+  }
+
+  return { onConnection, annotationsFor, simple, forwarded };
 }

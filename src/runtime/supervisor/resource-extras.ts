@@ -25,6 +25,7 @@ import type { UpstreamConnection } from '../upstream-client.ts';
 import type { CallOptions } from './api.ts';
 import type { InstanceLifecycle } from './lifecycle.ts';
 import type { Requests } from './requests.ts';
+import { progressMeta } from './session-routing.ts';
 import type { Entry, Instance } from './state.ts';
 
 /** Called with the plugin's own URI when the plugin says the resource changed. */
@@ -195,9 +196,10 @@ export function createResourceExtras(options: ResourceExtrasOptions): ResourceEx
     },
 
     complete(spec, params, callOptions = {}) {
-      return requests.simple(spec, 'completion/complete', callOptions, () => async (connection, signal, remaining) => {
+      // Issue #12: with its caller, a completion holds a claim like a read, so the plugin's requests meanwhile reach that session.
+      return requests.forwarded(spec, 'completion/complete', callOptions, async (connection, { progressToken, ...options }) => {
         if (!connection.client.getServerCapabilities()?.completions) return EMPTY_COMPLETION;
-        return connection.client.complete(params, { signal, timeout: remaining() });
+        return connection.client.complete({ ...params, ...progressMeta(progressToken) }, options);
       });
     },
 

@@ -5,6 +5,7 @@ import { silentLogger, type Logger } from '../../core/logger.ts';
 import { createDeadline } from './deadline.ts';
 import { attribute, claimReleased, compatible, forwardLog, forwardRequest, needsOwnConnection, registerClaim, releaseClaim, type CallClaim, type CallerCapabilities, type CallerLink } from './session-routing.ts';
 import type { Instance } from './state.ts';
+import { relayElicitationComplete } from './url-elicitations.ts';
 
 const clock = { now: () => Date.now() };
 
@@ -16,6 +17,7 @@ function instance(): Instance {
 function link(sessionId: string, capabilities: CallerCapabilities, level?: LoggingLevel) {
   const logs: Array<LoggingMessageNotification['params']> = [];
   const requests: string[] = [];
+  const completions: string[] = [];
   const caller: CallerLink = {
     sessionId,
     capabilities,
@@ -25,10 +27,11 @@ function link(sessionId: string, capabilities: CallerCapabilities, level?: Loggi
       return { ok: sessionId };
     },
     async notify(notification) {
-      logs.push(notification.params);
+      if (notification.method === 'notifications/message') logs.push(notification.params);
+      else completions.push(notification.params.elicitationId);
     },
   };
-  return { caller, logs, requests };
+  return { caller, logs, requests, completions };
 }
 
 const deadlines: Array<{ dispose(): void }> = [];
@@ -91,6 +94,40 @@ describe('session routing (issue #12)', () => {
     const legacy = instance();
     claim(legacy, link('L', { elicitation: {} }).caller);
     assert.deepEqual(await forwardRequest(legacy, { method: 'elicitation/create', params: { message: 'm', requestedSchema: {} } }, signal), { ok: 'L' });
+  });
+
+  it('relays a URL elicitation\'s completion to the session that got it, even after its call ended; drops ids it cannot place', async () => {
+    const on = instance();
+    const urlCapable = { elicitation: { url: {} } };
+    const a = link('A', urlCapable);
+    const b = link('B', urlCapable);
+    const signal = new AbortController().signal;
+    const url = (elicitationId: string) => ({ method: 'elicitation/create' as const, params: { mode: 'url', message: 'm', url: 'https://example.com/x', elicitationId } });
+    const claimA = claim(on, a.caller);
+    await forwardRequest(on, url('e1'), signal);
+    await forwardRequest(on, url('shared'), signal);
+    releaseClaim(on, claimA);
+    on.inFlight -= 1;
+    // A's call is over and B's runs now: the completion still belongs to A.
+    claim(on, b.caller);
+    await forwardRequest(on, url('shared'), signal);
+    const lines: string[] = [];
+    const capture = { ...silentLogger, debug: (context: object, message?: string) => void lines.push(`${message} ${JSON.stringify(context)}`) } as Logger;
+    for (const id of ['e1', 'e1', 'never-asked', 'shared']) relayElicitationComplete(on, { elicitationId: id }, capture);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(a.completions, ['e1'], 'once, to A');
+    assert.deepEqual(b.completions, [], 'an id the plugin gave two sessions reaches neither');
+    assert.equal(lines.length, 3);
+    assert.match(lines.join('\n'), /dropped.*never-asked.*unknown elicitation id/);
+    assert.match(lines.join('\n'), /dropped.*shared.*more than one session/);
+    // A refused elicitation is not remembered.
+    const plain = link('C', {});
+    const other = instance();
+    claim(other, plain.caller);
+    await assert.rejects(forwardRequest(other, url('e2'), signal), /elicitation/);
+    relayElicitationComplete(other, { elicitationId: 'e2' }, silentLogger);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(plain.completions, []);
   });
 
   it("forwards log messages at the session's level, naming the plugin; unattributable ones go to Quiver's log", async () => {

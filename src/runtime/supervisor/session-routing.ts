@@ -9,12 +9,14 @@
  * Quiver's own log only. To make attribution exact for sessions that can answer requests, the
  * pool gives such a session a connection no other caller uses meanwhile (`compatible`).
  * The plugin's connection runs at the most verbose log level a caller asked for; each session
- * gets only the messages at or above its own level.
+ * gets only the messages at or above its own level. A URL elicitation's later completion is
+ * routed by its id (`url-elicitations.ts`).
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   CreateMessageRequestSchema,
+  ElicitationCompleteNotificationSchema,
   ElicitRequestSchema,
   ErrorCode,
   ListRootsRequestSchema,
@@ -24,10 +26,12 @@ import {
   type Progress,
   type LoggingLevel,
   type LoggingMessageNotification,
+  type ElicitationCompleteNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../core/logger.ts';
 import type { Deadline } from './deadline.ts';
 import type { Entry, Instance } from './state.ts';
+import { relayElicitationComplete, rememberUrlElicitation } from './url-elicitations.ts';
 
 /** Severity order of MCP log levels (RFC 5424), least severe first. */
 export const LOG_LEVELS: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
@@ -60,9 +64,17 @@ export interface CallerLink {
   logLevel(): LoggingLevel | undefined;
   /** Sends a request to the client on the call's own request stream; resolves with its validated result. */
   request(request: ForwardedRequest, options: { signal: AbortSignal }): Promise<Record<string, unknown>>;
-  /** Sends a notification to the client, related to the call. */
-  notify(notification: { method: 'notifications/message'; params: LoggingMessageNotification['params'] }): Promise<void>;
+  /**
+   * Sends a notification to the client, related to the call (an `elicitation/complete` may come
+   * after the call ended: then on the session's own stream).
+   */
+  notify(notification: ForwardedNotification): Promise<void>;
 }
+
+/** A plugin notification Quiver passes on to the session it belongs to. */
+export type ForwardedNotification =
+  | { method: 'notifications/message'; params: LoggingMessageNotification['params'] }
+  | { method: 'notifications/elicitation/complete'; params: ElicitationCompleteNotification['params'] };
 
 /** One call running on a connection: who made it, and whether it needs the connection to itself. */
 export interface CallClaim {
@@ -210,6 +222,9 @@ export async function forwardRequest(instance: Instance, request: ForwardedReque
   const { claim } = target;
   const missing = missingCapability(request, claim.caller.capabilities);
   if (missing) throw refuse(missing);
+  const elicitationId = request.params?.['mode'] === 'url' ? request.params['elicitationId'] : undefined;
+  // Before asking: the plugin may send its completion as soon as the client has answered.
+  if (typeof elicitationId === 'string') rememberUrlElicitation(instance, elicitationId, claim.caller);
   claim.waitingOnClient = (claim.waitingOnClient ?? 0) + 1;
   claim.deadline.pause();
   const both = AbortSignal.any([signal, claim.deadline.signal]);
@@ -271,6 +286,7 @@ export function attachSessionRouting(instance: Instance, logger: Logger): void {
     (await forwardRequest(instance, { method: request.method, params: request.params }, extra.signal)) as never,
   );
   client.setNotificationHandler(LoggingMessageNotificationSchema, async (notification) => forwardLog(instance, notification.params, logger));
+  client.setNotificationHandler(ElicitationCompleteNotificationSchema, async (notification) => relayElicitationComplete(instance, notification.params, logger));
   // Replaces the SDK's own progress routing, which drops a notification read in the same chunk as
   // its call's response (the response removes the handler before the notification is handled).
   client.setNotificationHandler(ProgressNotificationSchema, async (notification) => {
@@ -295,6 +311,11 @@ export async function withProgressToken<T>(client: Client, onProgress: ((progres
   } finally {
     setImmediate(() => routes.delete(token));
   }
+}
+
+/** `_meta` carrying a progress token of Quiver's own, or nothing (spread into a request's params). */
+export function progressMeta(token: string | undefined): { _meta?: { progressToken: string } } {
+  return token ? { _meta: { progressToken: token } } : {};
 }
 
 /** Tells every connection a session has used that its client's roots changed (`notifications/roots/list_changed`). */

@@ -7,6 +7,9 @@
  * a handle bound to that connection, which counts as busy (never stopped as idle) until the
  * task's result has been fetched, it was cancelled, or its TTL ran out.
  *
+ * The plugin's `notifications/tasks/status` for a task go to the creator's `onStatus` while the
+ * task is held (one sent before the creation was answered is not: the creator has that status).
+ *
  * Creating a task is admitted like a call (crash loop, breakers, the plugin's and tool's rate
  * limits: `admission.ts`) but not retried, and its outcome does not move the breakers (the
  * task's own end is the plugin's to report); concurrency caps do not hold a task's lifetime.
@@ -16,9 +19,12 @@ import {
   CreateTaskResultSchema,
   GetTaskResultSchema,
   CancelTaskResultSchema,
+  TaskStatusNotificationSchema,
   type CallToolResult,
   type Task,
+  type TaskStatusNotification,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCodes, QuiverError } from '../../core/errors.ts';
 import type { UpstreamSpecInput } from '../types.ts';
 import { admitCall } from './admission.ts';
@@ -38,10 +44,18 @@ export interface UpstreamToolTask {
   cancel(options?: CallOptions): Promise<Task>;
 }
 
+/** Receives the plugin's status notifications for one task (under the plugin's task id). */
+export type TaskStatusListener = (status: TaskStatusNotification['params']) => void;
+
+/** Options of creating a task: the call's, and who hears the task's status changes. */
+export interface ToolTaskOptions extends CallOptions {
+  onStatus?: TaskStatusListener;
+}
+
 /** What the supervisor offers for tasks. */
 export interface ToolTasks {
   /** Calls `toolName` as a task (the plugin must declare `tasks.requests.tools.call`). */
-  createToolTask(spec: UpstreamSpecInput, toolName: string, args: Record<string, unknown>, task: { ttl?: number }, options?: CallOptions): Promise<UpstreamToolTask>;
+  createToolTask(spec: UpstreamSpecInput, toolName: string, args: Record<string, unknown>, task: { ttl?: number }, options?: ToolTaskOptions): Promise<UpstreamToolTask>;
 }
 
 /** What tool tasks need from the supervisor. */
@@ -55,11 +69,29 @@ export interface ToolTasksOptions {
 const MAX_HOLD_MS = 60 * 60 * 1000;
 const TERMINAL = new Set<Task['status']>(['completed', 'failed', 'cancelled']);
 
+/** Per connection, the listeners of its tasks' status notifications, by the plugin's task id. */
+const statusRoutes = new WeakMap<Client, Map<string, TaskStatusListener>>();
+
+/** Routes the status notifications of `taskId` on this connection to `listener`; returns the unroute. */
+function routeTaskStatus(client: Client, taskId: string, listener: TaskStatusListener): () => void {
+  let routes = statusRoutes.get(client);
+  if (!routes) {
+    const created = new Map<string, TaskStatusListener>();
+    statusRoutes.set(client, (routes = created));
+    client.setNotificationHandler(TaskStatusNotificationSchema, async (notification) => created.get(notification.params.taskId)?.(notification.params));
+  }
+  const held = routes;
+  held.set(taskId, listener);
+  return () => {
+    if (held.get(taskId) === listener) held.delete(taskId);
+  };
+}
+
 /** Creates `createToolTask`. */
 export function createToolTasks(options: ToolTasksOptions): ToolTasks {
   const { requests, lifecycle, defaultTimeoutMs } = options;
 
-  async function createToolTask(spec: UpstreamSpecInput, toolName: string, args: Record<string, unknown>, task: { ttl?: number }, callOptions: CallOptions = {}): Promise<UpstreamToolTask> {
+  async function createToolTask(spec: UpstreamSpecInput, toolName: string, args: Record<string, unknown>, task: { ttl?: number }, callOptions: ToolTaskOptions = {}): Promise<UpstreamToolTask> {
     let instance: Instance | undefined;
     const created = await requests.simple(spec, 'tools/call (task)', callOptions, (entry) => async (connection, signal, remaining) => {
       if (!connection.client.getServerCapabilities()?.tasks?.requests?.tools?.call) {
@@ -78,10 +110,13 @@ export function createToolTasks(options: ToolTasksOptions): ToolTasks {
       return answer.task;
     });
     const held = instance;
+    const client = held?.connection?.client;
+    const unroute = client && callOptions.onStatus ? routeTaskStatus(client, created.taskId, callOptions.onStatus) : () => undefined;
     let released = false;
     const release = (): void => {
       if (released || !held) return;
       released = true;
+      unroute();
       clearTimeout(timer);
       held.holds -= 1;
       lifecycle.scheduleIdle(held);
