@@ -10,18 +10,11 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
 import { describeEachBackend } from '../helpers/backends.ts';
-import { identity, marketplace, standardPlugins } from '../gateway/helpers.ts';
-import { createGateway, type Gateway } from '../../src/gateway/gateway.ts';
-import { createMcpHttpHandler, type McpHttpHandler } from '../../src/gateway/http.ts';
-import { createLocalTestBackend, type LocalTestBackend } from '../../src/gateway/testing/local-backend.ts';
-import type { SessionIdentity } from '../../src/gateway/backend.ts';
-import { createSessionEventStore, createSessionStore, type SessionStore } from '../../src/sessions/index.ts';
+import { identity } from '../gateway/helpers.ts';
+import { createSessionEventStore } from '../../src/sessions/index.ts';
 import type { Database } from '../../src/store/database.ts';
-
-const limits = { maxSessions: 50, maxSessionsPerKey: 20, maxSessionsPerOrg: 30, idleTtlMs: 60_000 };
+import { startTwoReplicas, type TwoReplicas } from './two-replicas.ts';
 const PROTOCOL = '2025-11-25';
 
 interface SseEvent {
@@ -61,42 +54,18 @@ async function readEvents(response: Response, done: (events: SseEvent[]) => bool
 const messageOf = (event: SseEvent) => (event.data.trim() === '' ? undefined : (JSON.parse(event.data) as Record<string, unknown>));
 
 describeEachBackend('resumable SSE across replicas', (backendUnderTest) => {
+  let replicated: TwoReplicas | undefined;
   let db: Database;
-  let backend: LocalTestBackend;
-  let replicas: Array<{ gateway: Gateway; handler: McpHttpHandler<SessionIdentity>; store: SessionStore }>;
-  let server: ReturnType<typeof serve>;
   let url: URL;
 
   before(async () => {
-    db = await backendUnderTest.open();
-    backend = await createLocalTestBackend({ plugins: standardPlugins(), marketplace });
-    replicas = [0, 1].map(() => {
-      const gateway = createGateway({ backend, storedSessions: true, options: { sessions: { sweepIntervalMs: 0 } } });
-      const store = createSessionStore({ db, limits, shared: true });
-      const handler = createMcpHttpHandler<SessionIdentity>({ gateway, resolveIdentity: (principal) => principal, sessionStore: store });
-      return { gateway, handler, store };
-    });
-    server = serve({
-      fetch: (request: Request) => {
-        const replica = replicas[Number(request.headers.get('x-replica') ?? 0)]!;
-        return replica.handler.handle(request, identity());
-      },
-      hostname: '127.0.0.1',
-      port: 0,
-    });
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-    url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
+    // The x-replica header picks the replica, so a test says where each request goes.
+    replicated = await startTwoReplicas(backendUnderTest, (request) => ({ replica: Number(request.headers.get('x-replica') ?? 0), identity: identity() }));
+    ({ db, url } = replicated);
   });
 
   after(async () => {
-    for (const replica of replicas ?? []) {
-      await replica.handler.close();
-      await replica.gateway.close();
-      await replica.store.close();
-    }
-    await backend?.close();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await db?.close();
+    await replicated?.close();
   });
 
   function send(replica: number, method: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {

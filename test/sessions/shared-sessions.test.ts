@@ -8,71 +8,36 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describeEachBackend } from '../helpers/backends.ts';
-import { firstText, identity, marketplace, standardPlugins, watchListChanged } from '../gateway/helpers.ts';
-import { createGateway, type Gateway } from '../../src/gateway/gateway.ts';
-import { createMcpHttpHandler, type McpHttpHandler } from '../../src/gateway/http.ts';
-import { createLocalTestBackend, type LocalTestBackend } from '../../src/gateway/testing/local-backend.ts';
+import { firstText, identity, watchListChanged } from '../gateway/helpers.ts';
+import type { LocalTestBackend } from '../../src/gateway/testing/local-backend.ts';
 import type { SessionIdentity } from '../../src/gateway/backend.ts';
-import { createSessionStore, type SessionStore } from '../../src/sessions/index.ts';
+import { createSessionStore } from '../../src/sessions/index.ts';
 import { collectSessions } from '../../src/composition/stored-sessions.ts';
 import type { Database } from '../../src/store/database.ts';
-
-const limits = { maxSessions: 50, maxSessionsPerKey: 20, maxSessionsPerOrg: 30, idleTtlMs: 60_000 };
-
-interface Replica {
-  gateway: Gateway;
-  handler: McpHttpHandler<SessionIdentity>;
-  store: SessionStore;
-  served: number;
-}
+import { REPLICA_SESSION_LIMITS as limits, startTwoReplicas, type Replica, type TwoReplicas } from './two-replicas.ts';
 
 describeEachBackend('MCP sessions across two replicas', (backendUnderTest) => {
+  let replicated: TwoReplicas | undefined;
   let db: Database;
   let backend: LocalTestBackend;
   let replicas: Replica[];
-  let server: ReturnType<typeof serve>;
   let url: URL;
   let next = 0;
 
   before(async () => {
-    db = await backendUnderTest.open();
-    backend = await createLocalTestBackend({ plugins: standardPlugins(), marketplace });
-    replicas = [0, 1].map(() => {
-      const gateway = createGateway({ backend, storedSessions: true, options: { sessions: { sweepIntervalMs: 0 } } });
-      // shared: true on PGlite too, so both replicas check their cached copies as on PostgreSQL.
-      const store = createSessionStore({ db, limits, shared: true });
-      const handler = createMcpHttpHandler<SessionIdentity>({ gateway, resolveIdentity: (principal) => principal, sessionStore: store });
-      return { gateway, handler, store, served: 0 };
+    replicated = await startTwoReplicas(backendUnderTest, (request) => {
+      const header = request.headers.get('x-test-identity');
+      // Round robin, no stickiness: every request to the other replica.
+      return { replica: next++ % 2, identity: header ? (JSON.parse(header) as SessionIdentity) : identity() };
     });
-    server = serve({
-      fetch: (request: Request) => {
-        // Round robin, no stickiness: every request to the other replica.
-        const replica = replicas[next++ % replicas.length]!;
-        replica.served += 1;
-        const header = request.headers.get('x-test-identity');
-        return replica.handler.handle(request, header ? (JSON.parse(header) as SessionIdentity) : identity());
-      },
-      hostname: '127.0.0.1',
-      port: 0,
-    });
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-    url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
+    ({ db, backend, replicas, url } = replicated);
   });
 
   after(async () => {
-    for (const replica of replicas ?? []) {
-      await replica.handler.close();
-      await replica.gateway.close();
-      await replica.store.close();
-    }
-    await backend?.close();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await db?.close();
+    await replicated?.close();
   });
 
   async function connect(who: Partial<SessionIdentity> = {}) {
