@@ -7,46 +7,20 @@ import { it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
-import { describeEachBackend, type Backend } from '../../test/helpers/backends.ts';
+import { describeEachBackend } from '../../test/helpers/backends.ts';
+import { openReplicaDatabases, type ReplicaDatabases } from '../../test/helpers/replica-databases.ts';
 import type { Database } from '../store/database.ts';
-import { openStore } from '../store/open.ts';
 import { claimJob, enqueueJob, findJob, pruneFinishedJobs } from './queue.ts';
 import { createJobs, retryDelayMs, type Jobs } from './worker.ts';
 
-/** Three connections to one fresh database: three Database objects on PostgreSQL, one shared PGlite. */
-async function openThree(backend: Backend): Promise<{ dbs: Database[]; close(): Promise<void> }> {
-  const adminUrl = process.env.QUIVER_TEST_DATABASE_URL;
-  if (backend.name === 'pglite' || adminUrl === undefined) {
-    const db = await backend.open();
-    return { dbs: [db, db, db], close: () => db.close() };
-  }
-  const name = `quiver_t_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`).finally(() => admin.end());
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const dbs: Database[] = [];
-  for (let i = 0; i < 3; i++) dbs.push((await openStore({ kind: 'postgres', url: url.toString() }, { poolSize: 2 })).db);
-  return {
-    dbs,
-    async close() {
-      for (const db of dbs) await db.close();
-      const dropper = new pg.Client({ connectionString: adminUrl });
-      await dropper.connect();
-      await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => dropper.end());
-    },
-  };
-}
-
 describeEachBackend('job queue', (backend) => {
-  let shared: { dbs: Database[]; close(): Promise<void> };
+  // Three connections to one fresh database: three Database objects on PostgreSQL, one shared PGlite.
+  let shared: ReplicaDatabases;
   let db: Database;
   const open: Jobs[] = [];
 
   before(async () => {
-    shared = await openThree(backend);
+    shared = await openReplicaDatabases(backend, 3);
     db = shared.dbs[0]!;
   });
   after(async () => {

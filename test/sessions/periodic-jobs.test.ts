@@ -6,43 +6,15 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
-import { describeEachBackend, type Backend } from '../helpers/backends.ts';
-import type { Database } from '../../src/store/database.ts';
-import { openStore } from '../../src/store/open.ts';
+import { describeEachBackend } from '../helpers/backends.ts';
+import { openReplicaDatabases, type ReplicaDatabases } from '../helpers/replica-databases.ts';
 import { createJobs, type Jobs } from '../../src/jobs/index.ts';
 
-async function openThree(backend: Backend): Promise<{ dbs: Database[]; close(): Promise<void> }> {
-  const adminUrl = process.env.QUIVER_TEST_DATABASE_URL;
-  if (backend.name === 'pglite' || adminUrl === undefined) {
-    const db = await backend.open();
-    return { dbs: [db, db, db], close: () => db.close() };
-  }
-  const name = `quiver_t_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`).finally(() => admin.end());
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const dbs: Database[] = [];
-  for (let i = 0; i < 3; i++) dbs.push((await openStore({ kind: 'postgres', url: url.toString() }, { poolSize: 2 })).db);
-  return {
-    dbs,
-    async close() {
-      for (const db of dbs) await db.close();
-      const dropper = new pg.Client({ connectionString: adminUrl });
-      await dropper.connect();
-      await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => dropper.end());
-    },
-  };
-}
-
 describeEachBackend('periodic jobs with one owner', (backend) => {
-  let three: { dbs: Database[]; close(): Promise<void> };
+  let three: ReplicaDatabases;
   before(async () => {
-    three = await openThree(backend);
+    three = await openReplicaDatabases(backend, 3);
   });
   after(async () => {
     await three.close();
