@@ -5,27 +5,13 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import type { ChildProcess } from 'node:child_process';
 import { runBinary, startServe, stopChild } from '../helpers/cli.ts';
-
-// QUIVER_TEST_CHROMIUM points elsewhere (or at nothing, to check the skip / CI-failure paths).
-const CHROMIUM = process.env.QUIVER_TEST_CHROMIUM ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const inCi = process.env.CI === 'true';
-const skip = existsSync(CHROMIUM) || inCi ? false : `${CHROMIUM} is not installed (apt-get install -y chromium); browser test skipped`;
+import { browserSkip, CHROMIUM, closeBrowserTest, openBrowserPage } from '../helpers/browser.ts';
 
 /** A small plugin catalog: three tools, a category and a page mapping. */
 function payload(version: string, forecastDescription: string) {
@@ -55,13 +41,13 @@ function payload(version: string, forecastDescription: string) {
   };
 }
 
-describe('admin UI in Chromium', { skip }, () => {
+describe('admin UI in Chromium', { skip: browserSkip }, () => {
   let root: string;
   let server: { child: ChildProcess; url: string; stderr: () => string } | undefined;
   let key: string;
   let context: BrowserContext | undefined;
   let page: Page;
-  const consoleErrors: string[] = [];
+  let consoleErrors: string[] = [];
 
   /** Rendering slips (a null or an object printed as text) never reach the page. */
   async function assertNoStrayText() {
@@ -100,25 +86,10 @@ describe('admin UI in Chromium', { skip }, () => {
     });
     assert.equal(outcome.status, 200);
 
-    context = await chromium.launchPersistentContext(join(root, 'profile'), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1360, height: 900 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(15_000);
-    page.on('console', (message) => {
-      if (message.type() === 'error') consoleErrors.push(message.text());
-    });
-    page.on('pageerror', (error) => consoleErrors.push(`page error: ${error.message}`));
+    ({ context, page, consoleErrors } = await openBrowserPage(root));
   });
 
-  after(async () => {
-    await context?.close();
-    if (server) await stopChild(server.child);
-    if (root) rmSync(root, { recursive: true, force: true });
-  });
+  after(() => closeBrowserTest({ context, server: server && { close: () => stopChild(server!.child) }, folder: root }));
 
   it('signs in, lists the synced tools and shows a tool with its version history', async () => {
     await page.goto(`${server!.url}/ui`);

@@ -8,14 +8,13 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { BrowserContext, Page } from 'playwright-core';
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { serveHttp, type HttpServer } from '../../src/composition/server.ts';
-import { browserSkip, openBrowserPage, signIn } from '../helpers/browser.ts';
+import { browserSkip, closeBrowserTest, openBrowserPage, signIn } from '../helpers/browser.ts';
 import { openTempDir } from '../plugins/helpers.ts';
 import { createPinningPluginFolder, ORIGINAL_TOOLS, serveTools } from '../trust/pinning-fixture.ts';
 
@@ -46,12 +45,7 @@ describe('admin UI Trust view in Chromium', { skip: browserSkip }, () => {
     ({ context, page, consoleErrors } = await openBrowserPage(home, { ignore: /status of (404|503)/ }));
   });
 
-  after(async () => {
-    await context?.close();
-    await server?.close();
-    await app?.close();
-    if (home) await rm(home, { recursive: true, force: true });
-  });
+  after(() => closeBrowserTest({ context, server, app, folder: home }));
 
   it('shows the quarantined tool with its diff, then approves it', async () => {
     await signIn(page, server.url, server.adminKey!);

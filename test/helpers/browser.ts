@@ -3,10 +3,11 @@
  * The admin UI in Debian's Chromium through playwright-core, as the browser tests open it: the
  * binary (QUIVER_TEST_CHROMIUM or /usr/bin/chromium), the flags a closed network needs, the
  * skip rule (skipped locally without Chromium, a failure under CI), a page that collects console
- * errors, and signing in with a key.
+ * errors, signing in with a key, and closing what a test opened.
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
@@ -60,4 +61,22 @@ export async function signIn(page: Page, baseUrl: string, key: string): Promise<
   await page.goto(`${baseUrl}/ui`);
   await page.getByLabel('API key', { exact: true }).fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** What a browser test opened; any part is missing when its `before()` failed before opening it. */
+export interface BrowserTestParts {
+  context?: BrowserContext | undefined;
+  /** The HTTP server the page talks to (or what stops a `quiver serve` child). */
+  server?: { close(): Promise<unknown> } | undefined;
+  app?: { close(): Promise<unknown> } | undefined;
+  /** The test's temporary folder (the browser profile is in it), removed last. */
+  folder?: string | undefined;
+}
+
+/** Closes the browser, then the server, then the app, then removes the folder: the order each `after()` needs. */
+export async function closeBrowserTest(parts: BrowserTestParts): Promise<void> {
+  await parts.context?.close();
+  await parts.server?.close();
+  await parts.app?.close();
+  if (parts.folder) await rm(parts.folder, { recursive: true, force: true });
 }
