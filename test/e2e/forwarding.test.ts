@@ -94,9 +94,9 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
   return result;
 }
 
-/** Waits until `ready()` holds (a notification arrives on its own; nothing to await): at most 10 s. */
+/** Waits until `ready()` holds (a notification arrives on its own; nothing to await): at most 30 s, for loaded CI machines. */
 async function until(ready: () => boolean): Promise<void> {
-  for (let i = 0; i < 100 && !ready(); i += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+  for (let i = 0; i < 300 && !ready(); i += 1) await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
 /** A task-augmented tools/call, as a tasks-aware client sends it. */
