@@ -7,49 +7,33 @@
  * re-reads the file on each call and sends `notifications/tools/list_changed`. A call answers with the
  * tool's name, its arguments and the description it was started with.
  */
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeRawPluginFolder, type RawServerParts } from '../helpers/raw-mcp-server.ts';
 
-const SERVER = `// Newline-delimited JSON-RPC over stdio: initialize, ping, tools/list, tools/call.
-import { existsSync, readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-
-const file = new URL('./tools.json', import.meta.url);
-let text = readFileSync(file, 'utf8');
-let tools = JSON.parse(text);
-const send = (message) => process.stdout.write(JSON.stringify(message) + '\\n');
-// With live.txt beside it, a call first re-reads tools.json and announces a change (tools/list_changed).
-function reloadIfLive() {
-  if (!existsSync(new URL('./live.txt', import.meta.url))) return;
-  const now = readFileSync(file, 'utf8');
-  if (now === text) return;
-  text = now;
-  tools = JSON.parse(now);
-  send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
-}
-createInterface({ input: process.stdin }).on('line', (line) => {
-  if (line.trim() === '') return;
-  const message = JSON.parse(line);
-  if (message.id === undefined) return;
-  const reply = (result) => send({ jsonrpc: '2.0', id: message.id, result });
-  switch (message.method) {
-    case 'initialize':
-      return reply({ protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'pinning-fixture', version: '1.0.0' } });
-    case 'ping':
-      return reply({});
-    case 'tools/list':
-      return reply({ tools });
-    case 'tools/call': {
-      reloadIfLive();
-      const tool = tools.find((candidate) => candidate.name === message.params.name);
-      if (!tool) return reply({ isError: true, content: [{ type: 'text', text: 'unknown tool ' + message.params.name }] });
-      return reply({ content: [{ type: 'text', text: 'ran ' + tool.name + ' ' + JSON.stringify(message.params.arguments ?? {}) + ' as: ' + tool.description }] });
-    }
-    default:
-      return send({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'method not found' } });
-  }
-});
-`;
+const SERVER: RawServerParts = {
+  name: 'pinning-fixture',
+  imports: ["import { existsSync, readFileSync } from 'node:fs';"],
+  // No `tools` here: the table is tools.json, read at start and, once live, again on each call.
+  prelude: `
+    const file = new URL('./tools.json', import.meta.url);
+    let text = readFileSync(file, 'utf8');
+    let tools = JSON.parse(text);
+    // With live.txt beside it, a call first re-reads tools.json and announces a change (tools/list_changed).
+    function reloadIfLive() {
+      if (!existsSync(new URL('./live.txt', import.meta.url))) return;
+      const now = readFileSync(file, 'utf8');
+      if (now === text) return;
+      text = now;
+      tools = JSON.parse(now);
+      send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    }`,
+  callTool: `
+    reloadIfLive();
+    const tool = tools.find((candidate) => candidate.name === message.params.name);
+    if (!tool) return reply({ isError: true, content: [{ type: 'text', text: 'unknown tool ' + message.params.name }] });
+    return reply({ content: [{ type: 'text', text: 'ran ' + tool.name + ' ' + JSON.stringify(message.params.arguments ?? {}) + ' as: ' + tool.description }] });`,
+};
 
 /** A served tool definition. */
 export interface FixtureTool {
@@ -74,11 +58,7 @@ export const ORIGINAL_TOOLS: FixtureTool[] = [
 
 /** Writes the server, its package.json and `tools` into `root/name`; returns the folder. */
 export async function createPinningPluginFolder(root: string, name: string, tools: readonly FixtureTool[] = ORIGINAL_TOOLS): Promise<string> {
-  const folder = join(root, name);
-  await mkdir(folder, { recursive: true });
-  await chmod(folder, 0o755);
-  await writeFile(join(folder, 'server.mjs'), SERVER);
-  await writeFile(join(folder, 'package.json'), `${JSON.stringify({ name, version: '1.0.0', description: 'Pinning fixture server', main: 'server.mjs' }, null, 2)}\n`);
+  const folder = await writeRawPluginFolder(root, name, { server: SERVER, description: 'Pinning fixture server' });
   await serveTools(folder, tools);
   return folder;
 }
