@@ -21,6 +21,8 @@ export interface RetrievalDocument {
   parameters?: unknown;
   /** Other descriptive text (display name, description_for_model, category…), weighted low. */
   extraText?: readonly string[] | undefined;
+  /** The tool's MCP annotations `readOnlyHint` / `destructiveHint`, when declared (action intent). */
+  actionHints?: { readOnly?: boolean | undefined; destructive?: boolean | undefined } | undefined;
 }
 
 /** The text fields the lexical index scores, in a fixed order. */

@@ -2,10 +2,11 @@
  * @module retrieval/retrieval-index/search
  * One search: analyse the request (memoised), embed its texts (memoised, failing open), then,
  * synchronously so concurrent searches cannot interleave on the scratch buffers, filter the
- * candidates, score, demote by anti-patterns, take the top k and explain their ranks.
+ * candidates, score, demote by anti-patterns and removal tools, take the top k and explain their ranks.
  */
 import type { Embedder } from '../embedders/embedder.ts';
 import { topK } from '../top-k.ts';
+import { demoteRemovalTools } from './action-intent.ts';
 import { demoteByAntiPatterns } from './anti-patterns.ts';
 import type { BoundedMemo } from './bounded-memo.ts';
 import { candidateMask } from './candidate-mask.ts';
@@ -51,6 +52,7 @@ export async function search(context: SearchContext, query: string, options: Sea
   if (view.antiPatterns && settings.antiPatternPenalty > 0) {
     demoteByAntiPatterns(final, view.antiPatterns, analysis.ownTerms, settings.antiPatternPenalty, settings.antiPatternThreshold);
   }
+  if (view.removalTools) demoteRemovalTools(final, view.removalTools, analysis.ownTerms, settings.removalPenalty);
   const results = topK(final, k, view.idOrder, mask, 0).map((d) => {
     const result: RetrievalResult = { id: view.documents[d]!.id, score: final[d]! };
     if (!wholeLexical) return result;

@@ -46,6 +46,8 @@ export interface RetrievalOptions {
   antiPatternPenalty?: number;
   /** Fraction of an anti-pattern's weight the query must cover before it demotes. */
   antiPatternThreshold?: number;
+  /** How far removal tools fall when the request does not ask for removal (0 disables; `action-intent.ts`). */
+  removalPenalty?: number;
 }
 
 /** Resolved tuning: every option set, fields in `fieldNames` order, 'all' as +Infinity. */
@@ -61,6 +63,7 @@ export interface RetrievalSettings {
   textShare: number;
   antiPatternPenalty: number;
   antiPatternThreshold: number;
+  removalPenalty: number;
 }
 
 const defaultFields: Record<FieldName, FieldParameters> = {
@@ -97,5 +100,6 @@ export function resolveSettings(options: RetrievalOptions, embedder: Embedder | 
     textShare: options.textShare ?? defaultTextShare,
     antiPatternPenalty: options.antiPatternPenalty ?? 0.5,
     antiPatternThreshold: options.antiPatternThreshold ?? 0.6,
+    removalPenalty: options.removalPenalty ?? 0.3,
   };
 }

@@ -8,6 +8,7 @@
 import { documentFields, fieldNames, type RetrievalDocument } from '../document.ts';
 import { buildLexicalIndex, type LexicalIndex } from '../lexical-index.ts';
 import { terms } from '../tokenizer.ts';
+import { findRemovalTools } from './action-intent.ts';
 import { buildAntiPatterns, type AntiPatterns } from './anti-patterns.ts';
 import type { CandidateMasks } from './candidate-mask.ts';
 import { createScratch, type ScoreScratch } from './scratch.ts';
@@ -24,6 +25,8 @@ export interface Snapshot {
   matrix: Float32Array | undefined;
   hasVector: Uint8Array;
   antiPatterns: AntiPatterns | undefined;
+  /** Positions of removal tools (`action-intent.ts`), undefined when there are none. */
+  removalTools: Int32Array | undefined;
   scratch: ScoreScratch;
   /** Candidate masks by Set identity; keyed per snapshot, so a rebuild drops them. */
   masks: CandidateMasks;
@@ -70,6 +73,7 @@ export function buildSnapshot(list: RetrievalDocument[], vectors: VectorRows | u
     matrix,
     hasVector,
     antiPatterns: buildAntiPatterns(list, settings.k1),
+    removalTools: findRemovalTools(list),
     scratch: createScratch(list.length),
     masks: new WeakMap(),
   };

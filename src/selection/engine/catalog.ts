@@ -33,6 +33,17 @@ export function toDocument(tool: SelectionCandidate): RetrievalDocument {
     exampleQueries: tool.exampleQueries,
     parameters: tool.parameters,
     extraText: extra,
+    actionHints: actionHints(tool.annotations),
+  };
+}
+
+/** The MCP annotations retrieval's action intent reads (only booleans; anything else is unknown). */
+function actionHints(annotations: Record<string, unknown> | null): RetrievalDocument['actionHints'] {
+  const readOnly = annotations?.['readOnlyHint'];
+  const destructive = annotations?.['destructiveHint'];
+  return {
+    readOnly: typeof readOnly === 'boolean' ? readOnly : undefined,
+    destructive: typeof destructive === 'boolean' ? destructive : undefined,
   };
 }
 
