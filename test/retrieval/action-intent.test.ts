@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRetrievalIndex } from '../../src/retrieval/retrieval-index.ts';
 import { isRemovalTool } from '../../src/retrieval/retrieval-index/action-intent.ts';
-import { toDocument } from '../../src/selection/engine/catalog.ts';
+import { documentSignature, toDocument } from '../../src/selection/engine/catalog.ts';
 import type { SelectionCandidate } from '../../src/store/repositories/candidates.ts';
 
 interface FixtureTool { name: string; description?: string; annotations?: Record<string, unknown>; inputSchema: Record<string, unknown> }
@@ -21,16 +21,18 @@ const fixture = JSON.parse(readFileSync(new URL('../fixtures/retrieval/real-mcp-
 };
 
 /** The hub's retrieval document of each fixture tool (id = the tool's own name, unique across the three servers). */
-const documents = Object.entries(fixture.servers).flatMap(([plugin, { tools }]) =>
-  tools.map((tool) =>
-    toDocument({
+const candidates = Object.entries(fixture.servers).flatMap(([plugin, { tools }]) =>
+  tools.map(
+    (tool) =>
+      ({
       id: tool.name, name: tool.name, qualifiedName: `${plugin}__${tool.name}`, displayName: null, pluginId: null, pluginName: plugin,
       orgId: null, categoryId: null, categoryName: null, description: tool.description ?? '', parameters: tool.inputSchema,
       summary: null, tags: [], whenToUse: [], whenNotToUse: [], exampleQueries: [], isAlwaysPinned: false, pinWeight: 0,
       contentHash: tool.name, annotations: tool.annotations ?? null, visibility: 'on-demand',
-    } as SelectionCandidate),
+      }) as SelectionCandidate,
   ),
 );
+const documents = candidates.map(toDocument);
 
 async function ranked(query: string, removalPenalty?: number): Promise<string[]> {
   const index = createRetrievalIndex(removalPenalty === undefined ? {} : { options: { removalPenalty } });
@@ -78,5 +80,12 @@ describe('which tools remove', () => {
     assert.equal(isRemovalTool({ id: 'a', name: 'prune_cache', description: 'Purges stale entries from the cache' }), true);
     assert.equal(isRemovalTool({ id: 'b', name: 'delete_preview', description: 'Shows what a delete would remove', actionHints: { readOnly: true } }), false);
     assert.equal(isRemovalTool({ id: 'c', name: 'remove_duplicates_view', description: 'x', actionHints: { destructive: false } }), false);
+  });
+
+  it('a tool whose annotations change is re-indexed (annotations are not in the content hash)', () => {
+    const tool = candidates.find((candidate) => candidate.id === 'delete_entities')!;
+    const declared = { ...tool, annotations: { ...tool.annotations, destructiveHint: false } };
+    assert.notEqual(documentSignature(declared), documentSignature(tool));
+    assert.equal(isRemovalTool(toDocument(declared)), false);
   });
 });

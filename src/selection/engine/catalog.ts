@@ -47,9 +47,10 @@ function actionHints(annotations: Record<string, unknown> | null): RetrievalDocu
   };
 }
 
-/** What makes a tool's retrieval document differ: content, name and category. */
+/** What makes a tool's retrieval document differ: content, name, category and the action hints (not in the content hash). */
 export function documentSignature(tool: SelectionCandidate): string {
-  return `${tool.contentHash}|${tool.qualifiedName}|${tool.categoryName ?? ''}|${tool.displayName ?? ''}`;
+  const hints = actionHints(tool.annotations);
+  return `${tool.contentHash}|${tool.qualifiedName}|${tool.categoryName ?? ''}|${tool.displayName ?? ''}|${hints?.readOnly ?? ''}|${hints?.destructive ?? ''}`;
 }
 
 /** The catalog snapshot and its retrieval index. */
