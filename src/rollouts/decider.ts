@@ -13,6 +13,7 @@ import { judge, type Verdict } from './judge.ts';
 import { claimDecider, deploymentsOf, openRollouts, setDeploymentHealth, slotStats } from './repository.ts';
 import type { RolloutContext } from './context.ts';
 import { advanceStep, promote, rollBack } from './transitions.ts';
+import { rejectFailedVerifications } from './verify.ts';
 import type { Rollout, SlotStats } from './types.ts';
 
 /** What one look at a rollout found and did. */
@@ -37,7 +38,11 @@ export async function stepHealth(context: RolloutContext, rollout: Rollout): Pro
   return { canary, stable, verdict: judge(canary, stable, context.settings) };
 }
 
-/** Judges one running rollout (the caller holds its lease) and moves it when it is time. */
+/**
+ * Judges one running or paused rollout (the caller holds its lease) and moves it when it is
+ * time. A paused rollout is judged too: a pause stops advancing, not protecting, so a canary
+ * that degrades while paused is rolled back like a running one, but it never steps or promotes.
+ */
 export async function decide(context: RolloutContext, rollout: Rollout): Promise<Decision | undefined> {
   const record = await findPluginRecordById(context.db, rollout.pluginId);
   const health = await stepHealth(context, rollout);
@@ -50,6 +55,7 @@ export async function decide(context: RolloutContext, rollout: Rollout): Promise
     await rollBack(context, rollout, record.name, 'automatic', verdict.reasons.join('; '), details);
     return { rolloutId: rollout.id, action: 'rolled_back', verdict, canary, stable };
   }
+  if (rollout.status === 'paused') return { rolloutId: rollout.id, action: 'none', verdict, canary, stable };
   const elapsed = context.now().getTime() - rollout.stepStartedAt.getTime();
   // A step ends after its window once the canary has been judged healthy; a canary too quiet to
   // judge gets a second window, then moves on (a plugin nobody calls must still be upgradable).
@@ -64,9 +70,12 @@ export async function decide(context: RolloutContext, rollout: Rollout): Promise
   return { rolloutId: rollout.id, action: 'step', verdict, canary, stable };
 }
 
-/** One tick: every running rollout this replica can lease is judged. Errors are logged per rollout. */
+/** One tick: every running or paused rollout this replica can lease is judged. Errors are logged per rollout. */
 export async function tick(context: RolloutContext, owner: string, leaseMs: number): Promise<Decision[]> {
-  const running = (await openRollouts(context.db)).filter((rollout) => rollout.status === 'running');
+  const open = await openRollouts(context.db);
+  const verifying = open.filter((rollout) => rollout.status === 'verifying');
+  if (verifying.length > 0) await rejectFailedVerifications(context, verifying).catch((error) => context.logger.warn({ err: error }, 'rollouts: could not check verification jobs'));
+  const running = open.filter((rollout) => rollout.status === 'running' || rollout.status === 'paused');
   if (running.length === 0) return [];
   await context.flushCallEvents();
   const decisions: Decision[] = [];

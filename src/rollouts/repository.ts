@@ -151,13 +151,14 @@ export async function openRollouts(db: Queryable): Promise<Rollout[]> {
 }
 
 /**
- * Takes (or renews) the decider lease of a running rollout: true when this owner now holds it.
+ * Takes (or renews) the decider lease of a running or paused rollout (a paused one is still
+ * judged for degradation): true when this owner now holds it.
  * The database's clock measures the lease, so replicas with skewed clocks still agree.
  */
 export async function claimDecider(db: Queryable, rolloutId: string, owner: string, leaseMs: number): Promise<boolean> {
   const result = await db.query(
     `UPDATE plugin_rollouts SET decider = $2, decider_until = now() + ($3::double precision * interval '1 millisecond')
-      WHERE id = $1 AND status = 'running' AND (decider IS NULL OR decider = $2 OR decider_until < now())`,
+      WHERE id = $1 AND status IN ('running', 'paused') AND (decider IS NULL OR decider = $2 OR decider_until < now())`,
     [rolloutId, owner, leaseMs],
   );
   return result.affectedRows > 0;
@@ -245,4 +246,11 @@ export async function findRollout(db: Queryable, id: string): Promise<Rollout | 
   if (!isUuid(id)) return undefined;
   const { rows } = await db.query<Row>('SELECT * FROM plugin_rollouts WHERE id = $1', [id]);
   return rows[0] === undefined ? undefined : rolloutOf(rows[0]);
+}
+
+/** The latest job of `kind` with `dedupeKey` that failed for good (no attempts left), if any. */
+export async function failedJob(db: Queryable, kind: string, dedupeKey: string): Promise<{ attempts: number; lastError: string | null } | undefined> {
+  const { rows } = await db.query<Row>(`SELECT attempts, last_error FROM jobs WHERE kind = $1 AND dedupe_key = $2 AND status = 'failed' ORDER BY created_at DESC LIMIT 1`, [kind, dedupeKey]);
+  const row = rows[0];
+  return row === undefined ? undefined : { attempts: Number(row['attempts']), lastError: (row['last_error'] as string | null) ?? null };
 }

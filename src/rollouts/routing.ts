@@ -21,7 +21,7 @@ export function bucketOf(pluginId: string, sessionKey: string): number {
 export interface RouteState {
   rolloutId: string;
   pluginId: string;
-  /** Canary share of the current step (0 when paused). */
+  /** Canary share of the current step (held while paused; 0 while verifying). */
   canaryPercent: number;
   /** Tools the canary version serves: a tool missing there goes to the stable slot. */
   canaryTools: ReadonlySet<string>;

@@ -102,14 +102,17 @@ async function reverifyIfRepeated(context: RolloutContext, rollout: Rollout, plu
   }
 }
 
-/** Pauses (traffic held where it is, no automatic decision) or resumes (the step's window starts again). */
+/**
+ * Pauses (traffic held where it is, no automatic step or promotion; the monitor still rolls a
+ * degrading canary back) or resumes (the step's window starts again).
+ */
 export async function setPaused(context: RolloutContext, rollout: Rollout, paused: boolean): Promise<Rollout> {
   const at = context.now();
   const from: RolloutStatus = paused ? 'running' : 'paused';
   const moved = await context.db.transaction(async (tx) => {
     const next = await updateRollout(tx, rollout.id, [from], paused ? { status: 'paused' } : { status: 'running', stepStartedAt: at }, at);
     if (next === undefined) return undefined;
-    await record(tx, next, { kind: paused ? 'paused' : 'resumed', message: paused ? 'paused: traffic held, no automatic step or rollback' : 'resumed: the step is monitored again from now', details: {} }, at);
+    await record(tx, next, { kind: paused ? 'paused' : 'resumed', message: paused ? 'paused: traffic held and no automatic step; a degrading canary is still rolled back' : 'resumed: the step is monitored again from now', details: {} }, at);
     return next;
   });
   if (moved === undefined) throw new QuiverError(ErrorCodes.conflict, `the rollout is not ${from}`, { details: { rolloutId: rollout.id, status: rollout.status } });

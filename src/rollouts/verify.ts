@@ -20,7 +20,7 @@ import type { TrustLevel, UpstreamSpec } from '../runtime/types.ts';
 import type { StagedVersion } from '../plugins/service.ts';
 import { findPluginRecordById } from '../store/repositories/plugins.ts';
 import type { RolloutContext } from './context.ts';
-import { findDeployment, findRollout, insertRolloutEvent, setDeploymentState, updateRollout } from './repository.ts';
+import { failedJob, findDeployment, findRollout, insertRolloutEvent, setDeploymentState, updateRollout } from './repository.ts';
 import { canarySpec } from './slot-spec.ts';
 import { rollBack } from './transitions.ts';
 import type { Rollout } from './types.ts';
@@ -66,7 +66,7 @@ export function rejectionOf(verdict: StagedVerdict, installedLevel: string | nul
 /** Queues the verification of a rollout opened in `verifying` (in the background without a job queue). */
 export async function queueVerification(context: RolloutContext, rollout: Rollout): Promise<void> {
   if (context.jobs !== undefined) {
-    await context.jobs.enqueue(ROLLOUT_VERIFY_JOB, { rolloutId: rollout.id }, { dedupeKey: `rollout-verify:${rollout.id}` });
+    await context.jobs.enqueue(ROLLOUT_VERIFY_JOB, { rolloutId: rollout.id }, { dedupeKey: verificationKey(rollout.id) });
     return;
   }
   void verifyRollout(context, rollout.id, new AbortController().signal).catch((error) => context.logger.warn({ err: error, rolloutId: rollout.id }, 'rollout: verification failed'));
@@ -77,8 +77,11 @@ export function verificationJob(context: RolloutContext): JobHandler {
   return async ({ job, signal }) => {
     const rolloutId = (job.payload as { rolloutId?: unknown }).rolloutId;
     if (typeof rolloutId !== 'string') throw new Error('rollouts.verify job without rolloutId');
+    // A verifier that throws is retried with the queue's backoff (a transient fault must not
+    // reject a good version); the last attempt fails closed.
+    const lastAttempt = job.attempts >= job.maxAttempts;
     try {
-      return await verifyRollout(context, rolloutId, signal);
+      return await verifyRollout(context, rolloutId, signal, lastAttempt);
     } catch (error) {
       // The last attempt failed (the database, a shutdown each time): fail closed rather than
       // leave the rollout waiting in `verifying` for ever.
@@ -93,8 +96,11 @@ export function verificationJob(context: RolloutContext): JobHandler {
   };
 }
 
-/** Verifies a verifying rollout's staged version and starts or rejects it. */
-export async function verifyRollout(context: RolloutContext, rolloutId: string, signal: AbortSignal): Promise<Record<string, unknown>> {
+/**
+ * Verifies a verifying rollout's staged version and starts or rejects it. A verifier that
+ * throws rejects the version on the `lastAttempt`; before it the error is thrown for a retry.
+ */
+export async function verifyRollout(context: RolloutContext, rolloutId: string, signal: AbortSignal, lastAttempt = true): Promise<Record<string, unknown>> {
   const rollout = await findRollout(context.db, rolloutId);
   if (rollout === undefined || rollout.status !== 'verifying') return { skipped: `rollout is ${rollout?.status ?? 'gone'}` };
   const record = await findPluginRecordById(context.db, rollout.pluginId);
@@ -110,7 +116,7 @@ export async function verifyRollout(context: RolloutContext, rolloutId: string, 
     launch = canarySpec(stable, canary.install, canary.slot, canary.runtimeVersion, context.stateRoot);
     verdict = await context.verifyStaged({ pluginId: record.id, pluginName: record.name, version: canary.version, staged: canary.install, launch, signal });
   } catch (error) {
-    if (signal.aborted) throw error; // shutdown or a lost lease: the job runs again elsewhere
+    if (signal.aborted || !lastAttempt) throw error; // shutdown, a lost lease or attempts left: the job runs again
     // Fail closed: a version that cannot be verified takes no traffic.
     const reason = `verification of ${canary.version} failed to run: ${(error as Error).message}`;
     await reject(context, rollout, record.name, reason, {});
@@ -133,6 +139,25 @@ export async function verifyRollout(context: RolloutContext, rolloutId: string, 
   }
   await startFirstStep(context, rollout, canary.version, details);
   return { started: true, trustLevel: verdict.trustLevel };
+}
+
+/**
+ * The safety net of the job's own last-attempt path: a verification job that ended `failed`
+ * without rejecting its rollout (its worker died on the last attempt, or the rejection itself
+ * failed) leaves the rollout in `verifying`; the monitor rejects it here (fail closed).
+ */
+export async function rejectFailedVerifications(context: RolloutContext, verifying: readonly Rollout[]): Promise<void> {
+  for (const rollout of verifying) {
+    const failed = await failedJob(context.db, ROLLOUT_VERIFY_JOB, verificationKey(rollout.id));
+    if (failed === undefined) continue;
+    const record = await findPluginRecordById(context.db, rollout.pluginId);
+    await reject(context, rollout, record?.name ?? rollout.pluginId, `the verification job failed for good (${failed.attempts} attempts): ${failed.lastError ?? 'no error recorded'}`, {});
+  }
+}
+
+/** The dedupe key of a rollout's verification job. */
+function verificationKey(rolloutId: string): string {
+  return `rollout-verify:${rolloutId}`;
 }
 
 /**

@@ -109,6 +109,6 @@ export const rolloutCommands: CommandSpec[] = [
   rolloutCommand('status', "Show a plugin's blue and green slots (version, traffic, health), the current step's health and the rollout history."),
   rolloutCommand('promote', 'Promote the canary now: it takes all traffic and the catalog moves to its tools.'),
   rolloutCommand('rollback', 'Roll the open rollout back now: all traffic to the stable slot, the new version kept for inspection.'),
-  rolloutCommand('pause', 'Hold the rollout at its current traffic share (no automatic step or rollback).'),
+  rolloutCommand('pause', 'Hold the rollout at its current traffic share (no automatic step; a degrading canary is still rolled back).'),
   rolloutCommand('resume', 'Resume a paused rollout (its step is monitored again from now).'),
 ];
