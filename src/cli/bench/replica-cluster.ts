@@ -85,6 +85,10 @@ function haproxyConfig(port: number, replicas: readonly Replica[]): string {
     '  timeout check 5s',
     '  retries 3',
     '  option redispatch 1',
+    // A new server connection per request: an idle pooled connection to a replica that was just
+    // SIGKILLed fails only once the request is on it, and HAProxy cannot safely replay a sent
+    // POST (the client got "other side closed"); a refused new connection is retried elsewhere.
+    '  http-reuse never',
     'frontend mcp',
     `  bind 127.0.0.1:${port}`,
     '  default_backend replicas',
