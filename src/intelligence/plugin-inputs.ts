@@ -14,10 +14,10 @@ import type { GenerationInputs, JsonObject } from './types.ts';
 export type PluginReader = Pick<PluginService, 'show' | 'tools' | 'getIntelligence'>;
 
 /** The current PID of a plugin, or undefined when it has none. */
-export async function currentPid(plugins: PluginReader, name: string): Promise<{ pid: JsonObject; origin: string } | undefined> {
+export async function currentPid(plugins: PluginReader, name: string): Promise<{ pid: JsonObject; origin: string; hash: string } | undefined> {
   try {
     const current = await plugins.getIntelligence(name);
-    return { pid: current.pid, origin: current.origin };
+    return { pid: current.pid, origin: current.origin, hash: current.contentHash.trim() };
   } catch (error) {
     if (isQuiverError(error, 'not_found')) return undefined;
     throw error;

@@ -10,6 +10,8 @@ import type { JsonObject, LlmUsage, Provenance, SourceResult } from './types.ts'
 
 /** A stored generation. */
 export interface GenerationRecord {
+  /** A new id for every stored generation (migration 0071). */
+  id: string;
   pluginId: string;
   pluginName: string;
   document: JsonObject;
@@ -23,9 +25,17 @@ export interface GenerationRecord {
   appliedExamples: Record<string, string[]>;
   durationMs: number;
   generatedAt: Date;
+  /** Review state: a new generation is a candidate until accepted or rejected. */
+  review: 'candidate' | 'accepted' | 'rejected';
+  reviewedBy: string | null;
+  reviewedAt: Date | null;
 }
 
 interface GenerationRow {
+  id: string;
+  review: GenerationRecord['review'];
+  reviewed_by: string | null;
+  reviewed_at: unknown;
   plugin_id: string;
   plugin_name: string;
   document: JsonObject;
@@ -40,11 +50,15 @@ interface GenerationRow {
   generated_at: unknown;
 }
 
-const COLUMNS = `g.plugin_id, p.name AS plugin_name, g.document, g.provenance, g.input_hashes, g.content_hash, g.sources, g.warnings,
+const COLUMNS = `g.id, g.review, g.reviewed_by, g.reviewed_at, g.plugin_id, p.name AS plugin_name, g.document, g.provenance, g.input_hashes, g.content_hash, g.sources, g.warnings,
   g.llm_usage, g.applied_examples, g.duration_ms, g.generated_at`;
 
 function toRecord(row: GenerationRow): GenerationRecord {
   return {
+    id: row.id,
+    review: row.review,
+    reviewedBy: row.reviewed_by,
+    reviewedAt: row.reviewed_at === null ? null : toDate(row.reviewed_at),
     pluginId: row.plugin_id,
     pluginName: row.plugin_name,
     document: row.document,
@@ -67,13 +81,14 @@ export async function findGeneration(db: Queryable, pluginId: string): Promise<G
 }
 
 /** Creates or replaces the generation of a plugin. */
-export async function upsertGeneration(db: Queryable, record: Omit<GenerationRecord, 'pluginName' | 'generatedAt'>, now: Date): Promise<void> {
+export async function upsertGeneration(db: Queryable, record: Omit<GenerationRecord, 'id' | 'pluginName' | 'generatedAt' | 'review' | 'reviewedBy' | 'reviewedAt'>, now: Date): Promise<void> {
   await db.query(
     `INSERT INTO pid_generations (plugin_id, document, provenance, input_hashes, content_hash, sources, warnings, llm_usage, applied_examples, duration_ms, generated_at)
      VALUES ($1, $2::jsonb, $3::jsonb, $4::jsonb, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb, $10, $11)
      ON CONFLICT (plugin_id) DO UPDATE SET document = EXCLUDED.document, provenance = EXCLUDED.provenance, input_hashes = EXCLUDED.input_hashes,
        content_hash = EXCLUDED.content_hash, sources = EXCLUDED.sources, warnings = EXCLUDED.warnings, llm_usage = EXCLUDED.llm_usage,
-       applied_examples = EXCLUDED.applied_examples, duration_ms = EXCLUDED.duration_ms, generated_at = EXCLUDED.generated_at`,
+       applied_examples = EXCLUDED.applied_examples, duration_ms = EXCLUDED.duration_ms, generated_at = EXCLUDED.generated_at,
+       id = gen_random_uuid(), review = 'candidate', reviewed_by = NULL, reviewed_at = NULL`,
     [
       record.pluginId, jsonParam(record.document), jsonParam(record.provenance), jsonParam(record.inputHashes), record.contentHash,
       jsonParam(record.sources), jsonParam(record.warnings), record.llmUsage === null ? null : jsonParam(record.llmUsage),

@@ -18,11 +18,13 @@ import type { ChatClient } from './llm/client.ts';
 import { runPipeline, type PipelineResult } from './pipeline.ts';
 import { currentPid, pluginInputs, type PluginReader } from './plugin-inputs.ts';
 import { findGeneration, upsertGeneration, type GenerationRecord } from './repository.ts';
+import { findAcceptance } from './acceptance-repository.ts';
+import { acceptanceStatus, acceptGeneration, rejectGeneration, type AcceptanceStatus, type AcceptReport, type ReviewOptions } from './review.ts';
 import { staleness, type StalenessReport } from './staleness.ts';
 import type { LlmPrices } from './sources/llm.ts';
 import { DEFAULT_SOURCES, SELECTABLE_SOURCES, type GenerationInputs, type SelectableSource } from './types.ts';
 
-export type { StalenessReport };
+export type { StalenessReport, AcceptReport, ReviewOptions, AcceptanceStatus };
 
 /** What the service needs. */
 export interface PidGenerationOptions {
@@ -61,8 +63,12 @@ export interface PidGenerationService {
    */
   refresh(plugin: string): Promise<GenerationReport | undefined>;
   get(plugin: string): Promise<GenerationRecord>;
-  status(plugin: string): Promise<StalenessReport>;
-  diff(plugin: string): Promise<{ plugin: string; against: 'current' | 'none'; changes: DocumentChange[] }>;
+  status(plugin: string): Promise<StalenessReport & { generationId: string | null; review: string | null; accepted: AcceptanceStatus }>;
+  diff(plugin: string): Promise<{ plugin: string; against: 'current' | 'none'; generationId: string; accepted: AcceptanceStatus; changes: DocumentChange[] }>;
+  /** Adopts the latest (or named) generation as the plugin's current PID (docs/metadata.md "Accepting"). */
+  accept(plugin: string, options: ReviewOptions): Promise<AcceptReport>;
+  /** Marks the latest (or named) generation rejected. */
+  reject(plugin: string, options: ReviewOptions): Promise<GenerationRecord>;
 }
 
 /** Parses `--from mcp,zod,…`; unknown names are a user error naming the valid ones. */
@@ -84,12 +90,22 @@ export function createPidGenerationService(options: PidGenerationOptions): PidGe
   const { db, plugins, catalog } = options;
   const now = options.now ?? (() => new Date());
 
+  // An accepted document is not the author's: generation merges over the document it replaced.
+  const authorInputs = async (reference: string) => {
+    const found = await pluginInputs(plugins, reference);
+    if (found.inputs.author !== undefined && found.inputs.author.pid === undefined) {
+      const replaced = (await findAcceptance(db, found.pluginId))?.replacedDocument ?? undefined;
+      if (replaced !== undefined) found.inputs.author.pid = replaced;
+    }
+    return found;
+  };
+
   const llmFor = () => ({ client: options.llm?.client, db, prices: options.llm?.prices, now });
 
   return {
     async generate(reference, generateOptions = {}) {
       const { sources, explicit } = parseSources(generateOptions.from);
-      const { inputs, pluginId, name } = await pluginInputs(plugins, reference);
+      const { inputs, pluginId, name } = await authorInputs(reference);
       const previous = await findGeneration(db, pluginId);
       const result = await runPipeline(inputs, { from: sources, explicit, openApiPath: generateOptions.openApiPath, previous: previous?.sources, llm: llmFor() });
       if (generateOptions.dryRun === true) return report(name, result, false, 0);
@@ -124,14 +140,26 @@ export function createPidGenerationService(options: PidGenerationOptions): PidGe
     },
 
     async status(reference) {
-      const { inputs, pluginId, name } = await pluginInputs(plugins, reference);
-      return staleness(name, inputs, await findGeneration(db, pluginId));
+      const { inputs, pluginId, name } = await authorInputs(reference);
+      const stored = await findGeneration(db, pluginId);
+      const current = await currentPid(plugins, name);
+      const accepted = await acceptanceStatus(db, pluginId, stored, current?.hash);
+      return { ...(await staleness(name, inputs, stored)), generationId: stored?.id ?? null, review: stored?.review ?? null, accepted };
     },
 
     async diff(reference) {
       const record = await this.get(reference);
       const current = await currentPid(plugins, record.pluginName);
-      return { plugin: record.pluginName, against: current === undefined ? 'none' : 'current', changes: diffDocuments(current?.pid, record.document, record.provenance) };
+      const accepted = await acceptanceStatus(db, record.pluginId, record, current?.hash);
+      return { plugin: record.pluginName, against: current === undefined ? 'none' : 'current', generationId: record.id, accepted, changes: diffDocuments(current?.pid, record.document, record.provenance) };
+    },
+
+    accept(reference, reviewOptions) {
+      return acceptGeneration({ db, plugins, now, status: (name) => this.status(name) }, reference, reviewOptions);
+    },
+
+    reject(reference, reviewOptions) {
+      return rejectGeneration({ db, plugins, now }, reference, reviewOptions);
     },
   };
 }

@@ -6,9 +6,10 @@
  * plugin's current document. `generate PATH` works on a folder that is not installed (code and
  * OpenAPI sources; nothing is stored).
  */
+import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { invalidInput } from '../../core/errors.ts';
-import { parseSources, type GenerationReport } from '../../intelligence/index.ts';
+import { parseSources, type AcceptanceStatus, type GenerationReport } from '../../intelligence/index.ts';
 import { formatTable, printJson, stringOption, type CliContext, type CommandSpec } from '../command.ts';
 
 function target(context: CliContext): string {
@@ -87,10 +88,21 @@ const status: CommandSpec = {
     const report = await app.pidGeneration.status(target(context));
     if (context.json) printJson(context.io, report);
     else if (!report.generated) context.io.stdout(`${report.plugin} has no generated document; run 'quiver pid generate ${report.plugin}'.\n`);
-    else context.io.stdout(report.stale ? `${report.plugin}: stale (changed: ${report.staleSources.join(', ')}); run 'quiver pid generate ${report.plugin}'.\n` : `${report.plugin}: up to date (${report.contentHash}).\n`);
+    else {
+      context.io.stdout(report.stale ? `${report.plugin}: stale (changed: ${report.staleSources.join(', ')}); run 'quiver pid generate ${report.plugin}'.\n` : `${report.plugin}: up to date (${report.contentHash}).\n`);
+      context.io.stdout(`${acceptanceLine(report.generationId, report.review, report.accepted)}\n`);
+    }
     return 0;
   },
 };
+
+/** One line on how the current document relates to the newest generation. */
+function acceptanceLine(generationId: string | null, review: string | null, accepted: AcceptanceStatus): string {
+  const newest = generationId === null ? 'no generation' : `newest generation ${generationId}${review === null ? '' : ` (${review})`}`;
+  if (!accepted.currentIsAccepted || accepted.acceptance === null) return `current document: not accepted from a generation; ${newest}`;
+  const { generationId: acceptedId, acceptedBy, acceptedAt } = accepted.acceptance;
+  return `current document: accepted from generation ${acceptedId} by ${acceptedBy} at ${acceptedAt.toISOString()}; ${accepted.newestIsAccepted ? 'that is the newest generation' : newest}`;
+}
 
 const diff: CommandSpec = {
   path: ['pid', 'diff'],
@@ -103,6 +115,7 @@ const diff: CommandSpec = {
       printJson(context.io, result);
       return 0;
     }
+    context.io.stdout(`${acceptanceLine(result.generationId, null, result.accepted)}\n`);
     if (result.changes.length === 0) context.io.stdout(`${result.plugin}: the generated document equals the current one.\n`);
     const show = (value: unknown): string => (value === undefined ? '' : JSON.stringify(value).slice(0, 100));
     for (const change of result.changes) {
@@ -113,5 +126,43 @@ const diff: CommandSpec = {
   },
 };
 
+/** Who decides from the command line: the operating-system user (the CLI holds the store itself). */
+const cliActor = (): string => `cli:${userInfo().username}`;
+
+const accept: CommandSpec = {
+  path: ['pid', 'accept'],
+  summary: "Adopt the latest (or named) generated document as the plugin's current one, re-validated, with its provenance recorded.",
+  usage: 'NAME [--generation ID] [--force]',
+  options: {
+    generation: { type: 'string', valueName: 'ID', description: 'the generation to accept (refused when it is not the latest)' },
+    force: { type: 'boolean', default: false, description: 'accept a stale generation (its sources changed since it was generated)' },
+  },
+  async run(context) {
+    const app = await context.openApp();
+    const result = await app.pidGeneration.accept(target(context), { generationId: stringOption(context, 'generation'), force: context.args.values.force === true, actor: cliActor() });
+    if (context.json) printJson(context.io, result);
+    else {
+      context.io.stdout(`Accepted generation ${result.generationId} as the intelligence document of ${result.plugin} (${result.validationStatus}, document ${result.documentHash}).\n`);
+      if (result.forced) context.io.stdout(`warning: accepted although stale (changed: ${result.staleSources.join(', ')})\n`);
+      for (const warning of result.warnings) context.io.stdout(`warning: ${warning}\n`);
+    }
+    return 0;
+  },
+};
+
+const reject: CommandSpec = {
+  path: ['pid', 'reject'],
+  summary: 'Mark the latest (or named) generated document rejected; it stays stored for history until the next generation.',
+  usage: 'NAME [--generation ID]',
+  options: { generation: { type: 'string', valueName: 'ID', description: 'the generation to reject (refused when it is not the latest)' } },
+  async run(context) {
+    const app = await context.openApp();
+    const record = await app.pidGeneration.reject(target(context), { generationId: stringOption(context, 'generation'), actor: cliActor() });
+    if (context.json) printJson(context.io, record);
+    else context.io.stdout(`Rejected generation ${record.id} of ${record.pluginName}.\n`);
+    return 0;
+  },
+};
+
 /** The `pid` commands. */
-export const pidCommands: CommandSpec[] = [generate, show, status, diff];
+export const pidCommands: CommandSpec[] = [generate, show, status, diff, accept, reject];
