@@ -74,4 +74,31 @@ describeEachBackend('PID accept/reject API', (backend) => {
     const openapi = await call('GET', '/openapi.json', admin);
     assert.ok(JSON.stringify(openapi.body).includes('/generated/accept'));
   });
+
+  it('keeps the admin-written document as the author source after an acceptance, and refuses a stale generation unless forced', async () => {
+    const written = { version: '1.0', pluginId: 'kit', semantic: { capabilities: ['Converts money between currencies, written by the admin'] }, tools: [{ name: 'convert_currency', description: 'Admin words for converting currency.' }] };
+    const put = await call('PUT', '/api/v1/plugins/kit/intelligence', admin, written);
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    assert.equal((await call('POST', '/api/v1/plugins/kit/intelligence/generate', admin, {})).status, 201);
+    assert.equal((await call('POST', '/api/v1/plugins/kit/intelligence/generated/accept', admin)).status, 200);
+    // The current document is now the accepted (generated) one; the next generation still reads the admin's words as its author source.
+    assert.equal((await call('POST', '/api/v1/plugins/kit/intelligence/generate', admin, {})).status, 201);
+    const next = await call('GET', '/api/v1/plugins/kit/intelligence/generated', admin);
+    assert.equal(next.body.provenance['tools.convert_currency.description'], 'author', JSON.stringify(next.body.provenance));
+    assert.deepEqual(next.body.document.semantic.capabilities, written.semantic.capabilities);
+    // Discovery changes: the stored generation is stale and is refused unless forced.
+    await app.catalog.syncPlugin({
+      pluginId: 'kit',
+      version: '1.0.1',
+      tools: [{ name: 'convert_currency', description: 'Convert an amount between two currencies at the live rate.', parameters: { type: 'object', properties: { amount: { type: 'number' } } }, annotations: { readOnlyHint: true } }],
+    });
+    const status = await call('GET', '/api/v1/plugins/kit/intelligence/generated/status', admin);
+    assert.deepEqual([status.body.stale, status.body.staleSources], [true, ['mcp']]);
+    const stale = await call('POST', '/api/v1/plugins/kit/intelligence/generated/accept', admin, {});
+    assert.equal(stale.status, 409);
+    assert.match(JSON.stringify(stale.body), /stale \(changed: mcp\).*--force/);
+    const forced = await call('POST', '/api/v1/plugins/kit/intelligence/generated/accept', admin, { force: true });
+    assert.equal(forced.status, 200, JSON.stringify(forced.body));
+    assert.deepEqual([forced.body.forced, forced.body.staleSources], [true, ['mcp']]);
+  });
 });
