@@ -1,8 +1,9 @@
 // Quiver admin UI, Documents view (issue #14): a plugin's generated intelligence document for
 // review — when and from which sources it was generated, whether its sources changed since
 // (stale), every field with the source it came from (provenance), the diff against the
-// plugin's current document, and a Generate button (MCP discovery, zod, TypeScript, OpenAPI;
-// LLM enrichment only from the CLI or API, since it costs money). Same conventions as app.js:
+// plugin's current document, a Generate button (MCP discovery, zod, TypeScript, OpenAPI;
+// LLM enrichment only from the CLI or API, since it costs money), and Accept / Reject buttons
+// (each confirmed) with which generation the current document was accepted from. Same conventions as app.js:
 // data goes into the page as text only (createElement / textContent), no inline scripts or
 // styles (CSP); the helpers come from app.js.
 
@@ -56,10 +57,10 @@ async function loadPlugin(target, name, ui) {
     // The status first: it says whether there is a document without a 404 to log.
     status = await ui.api('GET', `${base(name)}/generated/status`);
     if (!status.generated) {
-      target.replaceChildren(h('h3', { id: 'pid-plugin-title' }, name), h('p', { className: 'muted' }, 'No generated document yet.'), ui.isAdmin() ? generate : null);
+      target.replaceChildren(h('h3', { id: 'pid-plugin-title' }, name), h('p', { className: 'muted' }, 'No generated document yet.'), ui.isAdmin() ? generate : '');
       return;
     }
-    record = await ui.api('GET', `${base(name)}/generated`);
+    record = { ...(await ui.api('GET', `${base(name)}/generated`)), stale: status.stale };
   } catch (error) {
     target.replaceChildren(h('h3', { id: 'pid-plugin-title' }, name), ui.errorBox(error));
     return;
@@ -68,10 +69,46 @@ async function loadPlugin(target, name, ui) {
   target.replaceChildren(
     h('h3', { id: 'pid-plugin-title' }, name),
     summary(record, status, ui),
-    ui.isAdmin() ? generate : null,
+    // replaceChildren takes nodes, not arrays: the buttons go in a row of their own.
+    ui.isAdmin() ? h('div', { className: 'pid-actions' }, generate, reviewButtons(target, name, record, ui)) : '',
     provenanceTable(record, ui),
     diffTable(diff, ui),
   );
+}
+
+/** Accept and Reject for the shown generation (by id, so a newer one is never taken by mistake); each asks first. */
+function reviewButtons(target, name, record, ui) {
+  const { h } = ui;
+  const action = (verb, question, body) => {
+    const button = h('button', { type: 'button', id: `pid-${verb}` }, verb === 'accept' ? 'Accept' : 'Reject');
+    button.disabled = record.review !== 'candidate';
+    button.addEventListener('click', async () => {
+      if (!window.confirm(question)) return;
+      button.disabled = true;
+      try {
+        await ui.api('POST', `${base(name)}/generated/${verb}`, body);
+        ui.toast(verb === 'accept' ? `Accepted as the current document of ${name}` : `Rejected the generated document of ${name}`);
+        await loadPlugin(target, name, ui);
+      } catch (error) {
+        target.prepend(ui.errorBox(error));
+        button.disabled = false;
+      }
+    });
+    return button;
+  };
+  const stale = 'This generation is stale: its sources changed since. ';
+  return [
+    action('accept', `${record.stale ? stale : ''}Make this generated document the current intelligence document of ${name}?`, { generationId: record.id, force: record.stale === true }),
+    action('reject', `Reject this generated document of ${name}?`, { generationId: record.id }),
+  ];
+}
+
+/** Which generation the current document came from, as a line of text. */
+function acceptanceText(status) {
+  const accepted = status?.accepted;
+  if (!accepted?.currentIsAccepted || !accepted.acceptance) return 'not accepted from a generation';
+  const { generationId, acceptedBy, acceptedAt } = accepted.acceptance;
+  return `generation ${generationId}, accepted by ${acceptedBy} at ${acceptedAt}${accepted.newestIsAccepted ? ' (this one)' : ' (an earlier one)'}`;
 }
 
 function summary(record, status, ui) {
@@ -82,6 +119,8 @@ function summary(record, status, ui) {
     'dl',
     { className: 'pid-summary' },
     h('dt', {}, 'Generated'), h('dd', {}, ui.formatDate(record.generatedAt), ' ', stale),
+    h('dt', {}, 'Generation'), h('dd', { className: 'mono' }, `${record.id} (${record.review})`),
+    h('dt', {}, 'Current document'), h('dd', { id: 'pid-current' }, acceptanceText(status)),
     h('dt', {}, 'Sources'), h('dd', {}, Object.keys(record.inputHashes).join(', ')),
     h('dt', {}, 'Content hash'), h('dd', { className: 'mono' }, record.contentHash),
     h('dt', {}, 'Time'), h('dd', {}, `${ui.formatNumber(record.durationMs, 1)} ms`),

@@ -4,7 +4,9 @@
  * markup. In Debian's Chromium (playwright-core): the view says there is no generated document
  * yet, Generate produces one, and the page shows its sources, freshness, each field with the
  * source it came from, and the diff against the (absent) current document — as text, the
- * markup never run. Without /usr/bin/chromium the suite is skipped locally and fails under CI.
+ * markup never run. Accept asks first (dismissed: nothing changes), then makes the generation
+ * the current document, which the view names; Reject on a new generation marks it rejected.
+ * Without /usr/bin/chromium the suite is skipped locally and fails under CI.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -63,6 +65,29 @@ describe('admin UI Documents view in Chromium', { skip: browserSkip }, () => {
     assert.equal(await page.locator('#view img').count(), 0);
     assert.equal(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss), undefined);
     assert.doesNotMatch(await page.locator('#view').innerText(), /\bundefined\b|\bNaN\b|\[object Object\]/);
+    assert.deepEqual(consoleErrors, []);
+  });
+
+  it('accepts the generation after a confirmation and shows which generation is current; rejects a new one', async () => {
+    const current = page.locator('#pid-current');
+    assert.equal(await current.innerText(), 'not accepted from a generation');
+    page.once('dialog', (dialog) => void dialog.dismiss());
+    await page.getByRole('button', { name: 'Accept' }).click();
+    assert.equal((await app.plugins.getIntelligence('kit').catch(() => undefined)), undefined, 'a dismissed confirmation writes nothing');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Accept' }).click();
+    await page.locator('#pid-current', { hasText: /accepted by key:.*\(this one\)/ }).waitFor();
+    const generationId = (await app.pidGeneration.get('kit')).id;
+    assert.match(await page.locator('.pid-summary').innerText(), new RegExp(`${generationId} \\(accepted\\)`));
+    assert.equal((await app.plugins.getIntelligence('kit')).origin, 'generated');
+    assert.equal(await page.getByRole('button', { name: 'Reject' }).isDisabled(), true);
+    await page.getByRole('button', { name: 'Generate' }).click();
+    await page.locator('.pid-summary', { hasText: '(candidate)' }).waitFor();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Reject' }).click();
+    await page.locator('.pid-summary', { hasText: '(rejected)' }).waitFor();
+    assert.match(await current.innerText(), /accepted by key:.*\(an earlier one\)/);
+    assert.equal((await app.pidGeneration.get('kit')).review, 'rejected');
     assert.deepEqual(consoleErrors, []);
   });
 });
