@@ -8,6 +8,7 @@
  */
 import { ErrorCodes, invalidInput, notFound, QuiverError } from '../core/errors.ts';
 import { assessPid, PID_SCHEMA_VERSION } from '../plugins/intelligence.ts';
+import { executionFromPid } from '../runtime/execution-profile.ts';
 import type { Database } from '../store/database.ts';
 import { findIntelligence, upsertIntelligence } from '../store/repositories/plugins.ts';
 import { findAcceptance, setReview, upsertAcceptance, type AcceptanceRecord } from './acceptance-repository.ts';
@@ -68,6 +69,8 @@ export async function acceptGeneration(
   if (!assessment.validation.valid) {
     throw invalidInput(`generation ${record.id} of ${record.pluginName} no longer validates: ${assessment.validation.errors.join(' ')}`, { errors: assessment.validation.errors });
   }
+  // As for an admin PUT (issue #11): an execution profile the runtime cannot apply is refused now, not at the next call.
+  executionFromPid(record.document);
   const { plugin } = await plugins.show(record.pluginName);
   const acceptedAt = deps.now();
   const acceptance: AcceptanceRecord = {
