@@ -11,7 +11,7 @@ import { codeDirOf } from '../verification/subject.ts';
 import type { GenerationInputs, JsonObject } from './types.ts';
 
 /** The plugins service methods generation reads through. */
-export type PluginReader = Pick<PluginService, 'show' | 'tools' | 'getIntelligence'>;
+export type PluginReader = Pick<PluginService, 'show' | 'tools' | 'getIntelligence' | 'intelligenceStored'>;
 
 /** The current PID of a plugin, or undefined when it has none. */
 export async function currentPid(plugins: PluginReader, name: string): Promise<{ pid: JsonObject; origin: string; hash: string } | undefined> {

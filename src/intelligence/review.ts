@@ -10,7 +10,7 @@ import { ErrorCodes, invalidInput, notFound, QuiverError } from '../core/errors.
 import { assessPid, PID_SCHEMA_VERSION } from '../plugins/intelligence.ts';
 import { executionFromPid } from '../runtime/execution-profile.ts';
 import type { Database } from '../store/database.ts';
-import { findIntelligence, upsertIntelligence } from '../store/repositories/plugins.ts';
+import { findIntelligence, upsertIntelligence, type IntelligenceRecord } from '../store/repositories/plugins.ts';
 import { findAcceptance, setReview, upsertAcceptance, type AcceptanceRecord } from './acceptance-repository.ts';
 import type { PluginReader } from './plugin-inputs.ts';
 import { findGeneration, type GenerationRecord } from './repository.ts';
@@ -77,8 +77,10 @@ export async function acceptGeneration(
     generationId: record.id, generationHash: record.contentHash, documentHash: assessment.contentHash, acceptedBy: options.actor, acceptedAt,
     forced: status.stale, replacedDocument: null, replacedOrigin: null,
   };
+  let replaced: IntelligenceRecord | undefined;
   await db.transaction(async (tx) => {
     const previous = await findIntelligence(tx, record.pluginId);
+    replaced = previous;
     if (previous !== undefined && previous.origin !== 'generated') {
       acceptance.replacedDocument = previous.pid;
       acceptance.replacedOrigin = previous.origin;
@@ -94,6 +96,8 @@ export async function acceptGeneration(
     // A generation replaced meanwhile (a sync's background refresh) must not be marked accepted in its place.
     if (!(await setReview(tx, record.id, 'accepted', options.actor, acceptedAt))) throw conflict(`generation ${record.id} of ${record.pluginName} was replaced while accepting; review the new one`);
   });
+  // The execution profile is part of how the plugin runs: a changed one reaches its next launch.
+  await plugins.intelligenceStored(record.pluginName, replaced);
   return {
     plugin: record.pluginName, generationId: record.id, contentHash: record.contentHash, documentHash: assessment.contentHash, acceptedBy: options.actor,
     acceptedAt, forced: status.stale, staleSources: status.staleSources, validationStatus: assessment.status, warnings: assessment.validation.warnings,

@@ -38,7 +38,7 @@ const CACHE_WRITES = {
 } as const satisfies Partial<Record<keyof PluginService, PluginChangeKind>>;
 
 /** Writes no cache reads (new empty scopes, intelligence documents, the marketplace catalog). */
-const OTHER_WRITES = ['createWorkspace', 'createProject', 'generateIntelligence', 'putIntelligence', 'importMarketplace', 'stageVersion'] as const;
+const OTHER_WRITES = ['createWorkspace', 'createProject', 'generateIntelligence', 'putIntelligence', 'intelligenceStored', 'importMarketplace', 'stageVersion'] as const;
 
 /** Methods that write nothing. */
 const READS = [
@@ -144,6 +144,8 @@ describeEachBackend('plugin service change events', (backend) => {
       ['generateIntelligence', () => plugins.generateIntelligence('calc2')],
       ['putIntelligence', async () => plugins.putIntelligence('calc2', (await plugins.getIntelligence('calc2')).pid)],
       ['exportIntelligence', () => plugins.exportIntelligence()],
+      // Stored elsewhere with the same execution profile: nothing to rebuild.
+      ['intelligenceStored', async () => plugins.intelligenceStored('calc2', await plugins.getIntelligence('calc2'))],
       ['searchIntelligence', () => plugins.searchIntelligence('add numbers')],
       ['importMarketplace', () => plugins.importMarketplace({ servers: [] })],
       ['listMarketplace', () => plugins.listMarketplace()],
@@ -153,6 +155,13 @@ describeEachBackend('plugin service change events', (backend) => {
       ['unsetEnv', async () => assert.equal(await plugins.unsetEnv('calc2', 'NOT_SET'), false)],
     ];
     for (const [method, call] of quiet) assert.deepEqual(await eventsOf(call), [], `${method} emitted an event`);
+
+    // An accepted generation whose execution profile differs from the document it replaced:
+    // cached launch specs must be rebuilt, as after a PUT (issue #14, `quiver pid accept`).
+    const current = await plugins.getIntelligence('calc2');
+    const replaced = { ...current, pid: { ...current.pid, execution: { timeoutRecommendation: 1_234 } } };
+    const stored = await eventsOf(() => plugins.intelligenceStored('calc2', replaced));
+    assert.deepEqual(stored.map((event) => event.kind), ['settings'], 'a changed execution profile rebuilds launch specs');
 
     const refused = (code: string) => (error: unknown) => isQuiverError(error, code);
     const failing: Array<[string, () => Promise<unknown>, (error: unknown) => boolean]> = [

@@ -18,7 +18,7 @@ import type { PluginService } from './types.ts';
 /** The intelligence methods of the service. */
 export type IntelligencePart = Pick<
   PluginService,
-  'getIntelligence' | 'generateIntelligence' | 'putIntelligence' | 'exportIntelligence' | 'searchIntelligence'
+  'getIntelligence' | 'generateIntelligence' | 'putIntelligence' | 'exportIntelligence' | 'intelligenceStored' | 'searchIntelligence'
 >;
 
 /** Stores a PID with its assessment (the one row per plugin is replaced). */
@@ -115,6 +115,12 @@ export function createIntelligencePart(context: PluginContext): IntelligencePart
     },
 
     exportIntelligence: () => listIntelligence(db),
+
+    async intelligenceStored(reference, previous) {
+      const record = await requirePlugin(context, reference);
+      const stored = await findIntelligence(db, record.id);
+      if (previousExecution(stored) !== previousExecution(previous)) context.changed({ kind: 'settings', pluginId: record.id });
+    },
 
     async searchIntelligence(query, limit = 10) {
       const documents = await listIntelligence(db);

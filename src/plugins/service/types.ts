@@ -224,6 +224,11 @@ export interface PluginService {
   /** Validates and stores an admin-written PID; hard errors reject it with the full list. */
   putIntelligence(plugin: string, document: unknown): Promise<IntelligenceRecord>;
   exportIntelligence(): Promise<IntelligenceRecord[]>;
+  /**
+   * Called after a PID was stored outside this service (an accepted generation): when its
+   * execution profile differs from `previous`, cached launch specs are rebuilt, as after a PUT.
+   */
+  intelligenceStored(plugin: string, previous: IntelligenceRecord | undefined): Promise<void>;
   searchIntelligence(query: string, limit?: number): Promise<Array<{ plugin: string; score: number; document: IntelligenceRecord }>>;
   /** Imports a catalog in MCP Registry server.json format (one, an array, or `{servers}`). */
   importMarketplace(document: unknown, options?: { source?: string }): Promise<{ imported: number; inserted: number; updated: number; warnings: string[] }>;
