@@ -10,12 +10,11 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
 import type { BrowserContext, Page } from 'playwright-core';
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { serveHttp, type HttpServer } from '../../src/composition/server.ts';
-import { browserSkip, openBrowserPage, signIn } from '../helpers/browser.ts';
+import { browserSkip, closeBrowserTest, openBrowserPage, signIn } from '../helpers/browser.ts';
 import { openTempDir } from '../plugins/helpers.ts';
 
 describe('admin UI Documents view in Chromium', { skip: browserSkip }, () => {
@@ -41,12 +40,7 @@ describe('admin UI Documents view in Chromium', { skip: browserSkip }, () => {
     ({ context, page, consoleErrors } = await openBrowserPage(home));
   });
 
-  after(async () => {
-    await context?.close();
-    await server?.close();
-    await app?.close();
-    if (home) await rm(home, { recursive: true, force: true });
-  });
+  after(() => closeBrowserTest({ context, server, app, folder: home }));
 
   it('generates a document and shows its provenance and diff as text', async () => {
     await signIn(page, server.url, server.adminKey!);

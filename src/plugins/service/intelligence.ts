@@ -47,9 +47,9 @@ export async function storeAssessedPid(
 }
 
 /** The execution settings of the stored PID, as JSON; undefined when none can be applied. */
-function previousExecution(previous: IntelligenceRecord | undefined): string | undefined {
+function executionOf(record: IntelligenceRecord | undefined): string | undefined {
   try {
-    return JSON.stringify(executionFromPid(previous?.pid));
+    return JSON.stringify(executionFromPid(record?.pid));
   } catch {
     return undefined;
   }
@@ -84,7 +84,7 @@ async function storeValidPid(context: PluginContext, record: PluginRecord, docum
   const previous = await findIntelligence(context.db, record.id);
   await storeAssessedPid(context, context.db, { pluginId: record.id, version: record.version ?? 'local', document, assessment, origin });
   // The execution profile is part of how the plugin runs: cached launch specs must be rebuilt.
-  if (execution !== previousExecution(previous)) context.changed({ kind: 'settings', pluginId: record.id });
+  if (execution !== executionOf(previous)) context.changed({ kind: 'settings', pluginId: record.id });
   return (await findIntelligence(context.db, record.id))!;
 }
 
@@ -119,7 +119,7 @@ export function createIntelligencePart(context: PluginContext): IntelligencePart
     async intelligenceStored(reference, previous) {
       const record = await requirePlugin(context, reference);
       const stored = await findIntelligence(db, record.id);
-      if (previousExecution(stored) !== previousExecution(previous)) context.changed({ kind: 'settings', pluginId: record.id });
+      if (executionOf(stored) !== executionOf(previous)) context.changed({ kind: 'settings', pluginId: record.id });
     },
 
     async searchIntelligence(query, limit = 10) {
