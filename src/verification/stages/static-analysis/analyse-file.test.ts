@@ -26,10 +26,11 @@ describe('analyseSource', () => {
     ]);
   });
 
-  it('network: modules by import, require and re-export, and fetch / WebSocket globals', () => {
+  it('network: modules by import, require and re-export, and fetch / WebSocket globals; net is a raw socket too', () => {
     const code = ["import net from 'node:net';", "const ws = require('ws');", "export { request } from 'undici';", 'fetch(url);', 'new WebSocket(url);', ''].join('\n');
     assert.deepEqual(found('a.ts', code), [
       ['network', 1, 'net'],
+      ['raw-socket', 1, 'net'],
       ['network', 2, 'ws'],
       ['network', 3, 'undici'],
       ['network', 4, 'fetch'],

@@ -8,6 +8,8 @@
  * never the file's text.
  */
 import ts from 'typescript';
+import { analysePython } from './python-scan.ts';
+import { namesSecretPath } from './secret-paths.ts';
 
 /** What can be found in one file. */
 export type FileFindingCode =
@@ -23,13 +25,20 @@ export type FileFindingCode =
   | 'high-entropy-string'
   | 'encoded-blob'
   | 'escaped-identifier'
-  | 'obfuscated-identifiers';
+  | 'obfuscated-identifiers'
+  | 'raw-socket'
+  | 'secret-path'
+  | 'env-enumeration'
+  | 'env-serialisation'
+  | 'unsafe-deserialise';
 
 /** One finding: code, 1-based line, and a short non-content detail (a module name, an API name). */
 export interface FileFinding {
   code: FileFindingCode;
   line: number;
   detail?: string;
+  /** Code execution whose code or command is computed at run time (it runs whatever data reaches it): caps the verdict. */
+  fromData?: true;
 }
 
 const PROCESS_MODULES = new Set(['child_process', 'node:child_process']);
@@ -41,6 +50,12 @@ const VM_CALLS = new Set(['runInThisContext', 'runInNewContext', 'runInContext',
 /** Modules that open connections; `ws`, `undici`, `node-fetch`, `axios` are the usual clients. */
 export const NETWORK_MODULES = new Set(['http', 'https', 'http2', 'net', 'dgram', 'tls', 'node:http', 'node:https', 'node:http2', 'node:net', 'node:dgram', 'node:tls', 'undici', 'ws', 'node-fetch', 'axios', 'got', 'socket.io-client']);
 const NETWORK_GLOBALS = new Set(['fetch', 'WebSocket', 'XMLHttpRequest', 'EventSource']);
+/** Modules that open raw TCP / UDP sockets (any port, any protocol: a database, a cache, the hub itself). */
+const RAW_SOCKET_MODULES = new Set(['net', 'dgram', 'node:net', 'node:dgram']);
+const WORKER_MODULES = new Set(['worker_threads', 'node:worker_threads']);
+/** Calls that turn the whole environment into text or a list. */
+const ENV_SERIALISERS = new Set(['JSON.stringify', 'util.inspect', 'inspect', 'String', 'console.log', 'console.error']);
+const ENV_ENUMERATORS = new Set(['Object.keys', 'Object.values', 'Object.entries', 'Reflect.ownKeys', 'Object.getOwnPropertyNames']);
 
 /** Shannon entropy in bits per character. */
 export function entropy(text: string): number {
@@ -71,6 +86,18 @@ function isFixed(node: ts.Node | undefined): boolean {
   if (isStaticString(node) || ts.isNumericLiteral(node)) return true;
   if (ts.isArrayLiteralExpression(node)) return node.elements.every((element) => isFixed(element));
   return ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'process' && node.name.text === 'execPath';
+}
+
+/** `{fromData: true}` when any of `nodes` is computed at run time (not a literal fixed in the code). */
+function computed(...nodes: Array<ts.Node | undefined>): { fromData?: true } {
+  return nodes.some((node) => node !== undefined && !isFixed(node)) ? { fromData: true } : {};
+}
+
+/** Whether `node` is `process.env` (or `globalThis.process.env`). */
+function isProcessEnv(node: ts.Node | undefined): boolean {
+  if (node === undefined || !ts.isPropertyAccessExpression(node) || node.name.text !== 'env') return false;
+  const target = node.expression;
+  return (ts.isIdentifier(target) && target.text === 'process') || (ts.isPropertyAccessExpression(target) && target.name.text === 'process' && ts.isIdentifier(target.expression) && target.expression.text === 'globalThis');
 }
 
 function calleeName(expression: ts.Expression): string | undefined {
@@ -104,6 +131,7 @@ interface Scope {
   process: boolean;
   fs: boolean;
   vm: boolean;
+  worker: boolean;
   findings: FileFinding[];
   /** Literals already reported as a decoded blob (not reported again as high-entropy strings). */
   decoded: Set<ts.Node>;
@@ -122,18 +150,23 @@ function checkCall(node: ts.CallExpression, scope: Scope): void {
     return;
   }
   if (name === undefined) return;
+  if (isProcessEnv(first)) {
+    const callee = node.expression.getText(scope.source);
+    if (ENV_SERIALISERS.has(callee)) scope.findings.push({ code: 'env-serialisation', line: scope.line(node), detail: `${callee}(process.env)` });
+    else if (ENV_ENUMERATORS.has(callee)) scope.findings.push({ code: 'env-enumeration', line: scope.line(node), detail: `${callee}(process.env)` });
+  }
   if (scope.process && PROCESS_CALLS.has(name)) {
     // exec / execSync take one shell string; spawn, execFile and fork take (command, args?, options?).
     const shellString = name === 'exec' || name === 'execSync';
     const argsFixed = shellString || isFixed(second) || (second !== undefined && ts.isObjectLiteralExpression(second));
     const fixed = isFixed(first) && argsFixed;
-    scope.findings.push({ code: fixed ? 'process-spawn' : 'dynamic-process', line: scope.line(node), detail: name });
+    scope.findings.push({ code: fixed ? 'process-spawn' : 'dynamic-process', line: scope.line(node), detail: name, ...(fixed ? {} : { fromData: true as const }) });
   } else if (name === 'eval' && (ts.isIdentifier(node.expression) || /^(globalThis|window|global|self)\.eval$/.test(node.expression.getText(scope.source)))) {
-    scope.findings.push({ code: 'eval', line: scope.line(node) });
+    scope.findings.push({ code: 'eval', line: scope.line(node), ...computed(first) });
   } else if (name === 'Function' && ts.isIdentifier(node.expression)) {
-    scope.findings.push({ code: 'dynamic-code', line: scope.line(node), detail: 'Function' });
+    scope.findings.push({ code: 'dynamic-code', line: scope.line(node), detail: 'Function', ...computed(...node.arguments) });
   } else if (scope.vm && VM_CALLS.has(name)) {
-    scope.findings.push({ code: 'dynamic-code', line: scope.line(node), detail: `vm.${name}` });
+    scope.findings.push({ code: 'dynamic-code', line: scope.line(node), detail: `vm.${name}`, ...computed(first) });
   } else if (scope.fs && FS_WRITES.has(name)) {
     scope.findings.push({ code: 'fs-write', line: scope.line(node), detail: name });
   } else if (ts.isIdentifier(node.expression) && NETWORK_GLOBALS.has(name)) {
@@ -146,20 +179,32 @@ function checkCall(node: ts.CallExpression, scope: Scope): void {
   }
 }
 
+/** `new Worker(code, { eval: true })`: the first argument is code, not a file. */
+function workerEvaluates(node: ts.NewExpression): boolean {
+  const options = node.arguments?.[1];
+  return options !== undefined && ts.isObjectLiteralExpression(options) && options.properties.some((property) => ts.isPropertyAssignment(property) && (ts.isIdentifier(property.name) || ts.isStringLiteral(property.name)) && property.name.text === 'eval' && property.initializer.kind === ts.SyntaxKind.TrueKeyword);
+}
+
 function checkNode(node: ts.Node, scope: Scope, counters: { obfuscatedNames: number; firstObfuscated: number }): void {
   if (ts.isCallExpression(node)) checkCall(node, scope);
   else if (ts.isNewExpression(node)) {
     const name = calleeName(node.expression);
-    if (name === 'Function' && ts.isIdentifier(node.expression)) scope.findings.push({ code: 'dynamic-code', line: scope.line(node), detail: 'Function' });
-    else if (name === 'Script' && scope.vm) scope.findings.push({ code: 'dynamic-code', line: scope.line(node), detail: 'vm.Script' });
+    if (name === 'Function' && ts.isIdentifier(node.expression)) scope.findings.push({ code: 'dynamic-code', line: scope.line(node), detail: 'Function', ...computed(...(node.arguments ?? [])) });
+    else if (name === 'Script' && scope.vm) scope.findings.push({ code: 'dynamic-code', line: scope.line(node), detail: 'vm.Script', ...computed(node.arguments?.[0]) });
+    else if (name === 'Worker' && scope.worker && workerEvaluates(node)) scope.findings.push({ code: 'dynamic-code', line: scope.line(node), detail: 'Worker with eval', ...computed(node.arguments?.[0]) });
     else if (name !== undefined && ts.isIdentifier(node.expression) && NETWORK_GLOBALS.has(name)) scope.findings.push({ code: 'network', line: scope.line(node), detail: name });
+  } else if (ts.isForInStatement(node) && isProcessEnv(node.expression)) {
+    scope.findings.push({ code: 'env-enumeration', line: scope.line(node), detail: 'for…in process.env' });
   } else if (ts.isElementAccessExpression(node) && isStaticString(node.argumentExpression) && /\\[xu]/.test(node.argumentExpression.getText(scope.source))) {
     scope.findings.push({ code: 'escaped-identifier', line: scope.line(node) });
   } else if (ts.isIdentifier(node)) {
     if (/\\u/.test(node.getText(scope.source))) scope.findings.push({ code: 'escaped-identifier', line: scope.line(node) });
     else if (/^_0x[0-9a-f]{3,}$/i.test(node.text) && counters.obfuscatedNames++ === 0) counters.firstObfuscated = scope.line(node);
+  } else if (ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node)) {
+    if (namesSecretPath(node.text)) scope.findings.push({ code: 'secret-path', line: scope.line(node) });
   } else if (isStaticString(node) && !scope.decoded.has(node)) {
     const text = (node as ts.StringLiteral).text;
+    if (namesSecretPath(text)) scope.findings.push({ code: 'secret-path', line: scope.line(node) });
     if (text.length >= 200 && !/\s/.test(text) && entropy(text) >= 4.5) scope.findings.push({ code: 'high-entropy-string', line: scope.line(node) });
   }
 }
@@ -172,8 +217,9 @@ function minifiedLine(text: string): number | undefined {
   return text.length / lines.length > 500 ? 1 : undefined;
 }
 
-/** Findings of one file's text (`fileName` picks the dialect by extension). */
+/** Findings of one file's text (`fileName` picks the dialect by extension; `.py` goes to the Python scanner). */
 export function analyseSource(fileName: string, text: string): FileFinding[] {
+  if (/\.py$/.test(fileName)) return analysePython(text);
   const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, false, scriptKind(fileName));
   const modules = importedModules(source);
   const has = (set: Set<string>) => [...modules.keys()].some((name) => set.has(name));
@@ -182,11 +228,15 @@ export function analyseSource(fileName: string, text: string): FileFinding[] {
     process: has(PROCESS_MODULES),
     fs: has(FS_MODULES),
     vm: has(VM_MODULES),
+    worker: has(WORKER_MODULES),
     findings: [],
     decoded: new Set(),
     line: (node) => source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1,
   };
-  for (const [name, line] of modules) if (NETWORK_MODULES.has(name)) scope.findings.push({ code: 'network', line, detail: name.replace(/^node:/, '') });
+  for (const [name, line] of modules) {
+    if (NETWORK_MODULES.has(name)) scope.findings.push({ code: 'network', line, detail: name.replace(/^node:/, '') });
+    if (RAW_SOCKET_MODULES.has(name)) scope.findings.push({ code: 'raw-socket', line, detail: name.replace(/^node:/, '') });
+  }
   const counters = { obfuscatedNames: 0, firstObfuscated: 0 };
   const visit = (node: ts.Node): void => {
     checkNode(node, scope, counters);

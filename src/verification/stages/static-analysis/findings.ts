@@ -30,6 +30,11 @@ export const FINDING_RULES: Record<FileFindingCode, Rule> = {
   'encoded-blob': { own: 'high', dependency: 'medium', message: 'decodes a long hex / base64 literal at run time' },
   'escaped-identifier': { own: 'high', dependency: 'medium', message: 'names a property or identifier with \\x / \\u escapes (obfuscation)' },
   'obfuscated-identifiers': { own: 'high', dependency: 'medium', message: 'obfuscator-style _0x identifiers' },
+  'raw-socket': { own: 'medium', dependency: 'info', message: 'opens raw TCP / UDP sockets (any host and port, not only HTTP)' },
+  'secret-path': { own: 'critical', dependency: 'low', message: 'names a home-directory secret or credential store (.ssh, .aws, .npmrc, keychains…)' },
+  'env-enumeration': { own: 'medium', dependency: 'info', message: 'enumerates the whole environment (every variable, secrets included)' },
+  'env-serialisation': { own: 'high', dependency: 'low', message: 'serialises the whole environment into text (every variable, secrets included)' },
+  'unsafe-deserialise': { own: 'high', dependency: 'low', message: 'deserialises with a format that runs code (pickle, marshal, yaml.load…)' },
 };
 
 /** Points lost per issue, by severity; dependency issues lose half, and at most DEPENDENCY_CAP together. */
@@ -44,6 +49,8 @@ export interface LocatedFinding {
   file: string;
   line: number;
   detail?: string | undefined;
+  /** Code execution from data computed at run time (see FileFinding.fromData). */
+  fromData?: true | undefined;
 }
 
 /** One issue per (package, code), first location kept, count and details in the message. */
@@ -64,6 +71,7 @@ export function aggregateFindings(findings: readonly LocatedFinding[], networkDe
       severity = networkDeclared ? 'info' : 'medium';
       message = networkDeclared ? 'uses the network (declared)' : 'uses the network, but the plugin declares no network need';
     }
+    if (first.code === 'raw-socket' && first.own && networkDeclared) severity = 'low';
     const detail = details.size > 0 ? ` (${[...details].join(', ')})` : '';
     return {
       severity,

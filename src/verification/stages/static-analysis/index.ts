@@ -35,6 +35,27 @@ import { aggregateFindings, scoreIssues, type LocatedFinding } from './findings.
 import { codeLayout, readPackageTree, type PackageTree } from './package-tree.ts';
 
 const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall'] as const;
+/** JavaScript / TypeScript (parsed) and Python (tokenized, python-scan.ts). */
+const ANALYSED_FILES = /\.((m|c)?(j|t)sx?|py)$/;
+
+/**
+ * The highest level the verdict may give (issue #23): the plugin's own code naming a
+ * home-directory secret keeps it in the strictest sandbox (UNVERIFIED: no network, so nothing
+ * read can leave); its own code running code or commands computed at run time keeps it
+ * sandboxed with an egress allow-list (COMMUNITY) whatever its score. Dependencies do not cap:
+ * they legitimately compile code (ajv) and read credentials (cloud SDKs), and weigh in the score.
+ */
+export function capOf(findings: readonly LocatedFinding[]): StageResult['cap'] {
+  const own = findings.filter((finding) => finding.own);
+  const secrets = own.filter((finding) => finding.code === 'secret-path');
+  if (secrets.length > 0) return { level: 'UNVERIFIED', reason: `the plugin's own code names home-directory secrets (${secrets[0]!.file}:${secrets[0]!.line})` };
+  const execution = own.filter((finding) => finding.fromData === true);
+  if (execution.length > 0) {
+    const first = execution[0]!;
+    return { level: 'COMMUNITY', reason: `the plugin's own code runs code or commands computed at run time (${first.detail ?? first.code}, ${first.file}:${first.line})` };
+  }
+  return undefined;
+}
 
 /** Whether the plugin declares that it needs the network (see the module comment). */
 export function declaresNetwork(subject: VerificationSubject): boolean {
@@ -108,7 +129,7 @@ export function createStaticAnalysisStage(options: { limits?: CodeFileLimits } =
     context.progress('static analysis: reading the dependency tree');
     const { root, ownDir } = codeLayout(subject.codeDir, subject.source);
     const tree = await readPackageTree(root, { ownDir });
-    const { files, skipped } = await listCodeFiles(root, tree.packages, limits, undefined, ownDir);
+    const { files, skipped } = await listCodeFiles(root, tree.packages, limits, ANALYSED_FILES, ownDir);
     context.progress(`static analysis: parsing ${files.length} files`);
     const { findings, unreadable } = await analyseFiles(context, root, files, limits);
     const dependencies = tree.packages.filter((pkg) => !pkg.own).length;
@@ -118,11 +139,13 @@ export function createStaticAnalysisStage(options: { limits?: CodeFileLimits } =
       issues.push({ severity: 'info', code: 'files-skipped', message: `${left} code files not analysed (${skipped.tooLarge} over ${limits.maxFileBytes} bytes, ${skipped.overLimit} over the file / size budget, ${unreadable} unreadable)`, own: true });
     }
     const score = scoreIssues(issues);
+    const cap = capOf(findings);
     const severityOrder = ['critical', 'high', 'medium', 'low', 'info'];
     const ordered = issues.sort((a, b) => severityOrder.indexOf(a.severity) - severityOrder.indexOf(b.severity) || Number(b.own) - Number(a.own));
     return {
       score,
       issues: ordered.map(({ own: _own, ...issue }) => issue),
+      ...(cap === undefined ? {} : { cap }),
       metrics: {
         files: files.length,
         ownFiles: files.filter((file) => file.own).length,
