@@ -266,14 +266,30 @@ describeEachBackend('selection engine', (backend) => {
       assert.ok(result.metadata.warnings.some((w) => w.includes('no tool matched')));
     });
 
-    it('logs, never throws, when events cannot be written', async () => {
+    it('logs, never throws, when batched events cannot be written', async () => {
       const faulty = faultyDatabase(db, /INSERT INTO tool_selection_events/);
       faulty.failing = true;
       const logger = recordingLogger();
-      const selection = engine({ db: faulty, listen: false, logger });
+      const selection = engine({ db: faulty, listen: false, logger, events: { flushMs: 5, durability: { kind: 'batched' } } });
       const result = await selection.selectTools({ query: 'github issue' });
       assert.ok(result.metadata.eventId);
       await selection.flush();
+      assert.equal(logger.errors.length, 1);
+    });
+
+    it('written through (issue #23): an event that cannot be stored gets no id, the tools still go out with a warning', async () => {
+      const faulty = faultyDatabase(db, /INSERT INTO tool_selection_events/);
+      const logger = recordingLogger();
+      const selection = engine({ db: faulty, listen: false, logger, events: { flushMs: 5, durability: { kind: 'write-through' } } });
+      const stored = await selection.selectTools({ query: 'github issue' });
+      const eventId = stored.metadata.eventId!;
+      // Acknowledged means a row already: no flush before the read.
+      assert.equal((await db.query('SELECT 1 FROM tool_selection_events WHERE id = $1', [eventId])).rows.length, 1);
+      faulty.failing = true;
+      const result = await selection.selectTools({ query: 'github issue' });
+      assert.equal(result.metadata.eventId, undefined);
+      assert.ok(names(result).length > 0);
+      assert.ok(result.metadata.warnings.some((w) => w.includes('selection event not logged')));
       assert.equal(logger.errors.length, 1);
     });
   });

@@ -90,7 +90,9 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
   const pageSets = createPageSets({ db, logger, now, ttl });
   const formatting = createFormatting(now);
   const arms = createBanditArms({ db, now, banditMs: ttl.banditMs });
-  const events = createEventLog({ db, logger, ...batches });
+  // Issue #23: an event id returned is durable; a server database takes the row before the answer.
+  const durability = options.events?.durability ?? (db.engine === 'postgres' ? { kind: 'write-through' as const } : { kind: 'batched' as const });
+  const events = createEventLog({ db, logger, durability, ...batches });
   const outcomes = createOutcomes({ db, logger, clock, now, events, arms, observer: options.outcomeObserver, ...batches });
   const banditOptions = { poolFactor: options.bandit?.poolFactor ?? 2, relevanceStrength: options.bandit?.relevanceStrength ?? 8, exploration: options.bandit?.exploration ?? true };
   const sampler = createSampler(options.random ?? Math.random);
@@ -158,6 +160,7 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
       closed = true;
       await subscription;
       await outcomes.flush();
+      await events.close();
       if (unlisten) await unlisten().catch(() => {});
     },
   };

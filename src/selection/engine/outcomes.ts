@@ -160,6 +160,8 @@ export function createOutcomes(
     const report = parseOrThrow(outcomeInputSchema, outcome, 'outcome');
     // Reported here: a later queued report for the same event must take this path too (and conflict).
     offeredByEvent.delete(eventId);
+    // An event a killed run journaled is a row once the recovery at start is done (issue #23).
+    await events.ready();
     if (pendingOutcomeIds.has(eventId)) await flush();
     else if (events.isPending(eventId)) await events.flush();
     const result = await db.transaction(async (tx) => {

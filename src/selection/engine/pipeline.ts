@@ -211,14 +211,9 @@ export function createPipeline(parts: PipelineParts): (input: SelectToolsInput, 
 
     let eventId: string | undefined;
     if (request.log) {
-      eventId = randomUUID();
-      parts.outcomes.remember(eventId, {
-        contextKey,
-        tools: kept.map((item) => ({ id: item.tool.id, qualifiedName: item.tool.qualifiedName })),
-        request: { query: request.query, orgId: context.orgId ?? null, userId: context.userId ?? null, sessionId: context.sessionId ?? null },
-      });
+      const id = randomUUID();
       const event: SelectionEventWrite = {
-        id: eventId,
+        id,
         queryText: request.query,
         pageContext: page,
         orgId: context.orgId ?? null,
@@ -240,7 +235,20 @@ export function createPipeline(parts: PipelineParts): (input: SelectToolsInput, 
         warnings: [...warnings],
         createdAt: parts.clock(),
       };
-      parts.events.enqueue(event);
+      try {
+        // Issue #23: an id is returned only once its event is durable (journaled or a row).
+        await parts.events.record(event);
+        eventId = id;
+        parts.outcomes.remember(id, {
+          contextKey,
+          tools: kept.map((item) => ({ id: item.tool.id, qualifiedName: item.tool.qualifiedName })),
+          request: { query: request.query, orgId: context.orgId ?? null, userId: context.userId ?? null, sessionId: context.sessionId ?? null },
+        });
+      } catch (error) {
+        // Logging is feedback, not the answer: the tools still go out, without an id to report on.
+        parts.logger.error({ err: error }, 'selection: could not log the selection event');
+        warnings.push('selection event not logged: outcomes cannot be reported for this selection');
+      }
     }
 
     return {

@@ -14,6 +14,7 @@ import type { SelectionRetrieval } from '../retrieval.ts';
 import { PROVIDERS, type FormattedTool, type SelectionProvider } from '../provider-formats.ts';
 import type { CacheKind } from '../invalidation.ts';
 import type { SelectionAnalytics } from '../analytics.ts';
+import type { EventDurability } from './event-log.ts';
 
 const identifier = z.string().min(1).max(200);
 
@@ -165,8 +166,13 @@ export interface SelectionEngineOptions {
   defaultWorkspace?: string;
   /** Bandit pool as a multiple of k (default 2) and relevance prior strength (default 8). */
   bandit?: { poolFactor?: number; relevanceStrength?: number; exploration?: boolean };
-  /** Event batching: flush after this many ms (default 50) or this many events (default 200). */
-  events?: { flushMs?: number; maxWaitMs?: number; batchSize?: number; maxQueue?: number };
+  /**
+   * Event batching: flush after this many ms (default 50) or this many events (default 200).
+   * `durability` (issue #23): how a returned event id survives a crash — `journal` (a file in the
+   * embedded data folder), `write-through` (the row before the answer; the default on PostgreSQL)
+   * or `batched` (the default on PGlite without a journal: nothing durable before the write).
+   */
+  events?: { flushMs?: number; maxWaitMs?: number; batchSize?: number; maxQueue?: number; durability?: EventDurability };
   /** Subscribe to catalog-change notifications (default true). */
   listen?: boolean;
   /** Told of every committed outcome (learned example queries, issue #13); never on the search path. */

@@ -31,7 +31,7 @@ export interface SelectionEventWrite {
   createdAt: Date;
 }
 
-/** Inserts events in one statement. */
+/** Inserts events in one statement; an id already stored is skipped (a journal replayed after a kill, issue #23). */
 export async function insertSelectionEvents(db: Queryable, events: readonly SelectionEventWrite[]): Promise<void> {
   if (events.length === 0) return;
   const records = events.map((e) => ({
@@ -68,7 +68,8 @@ export async function insertSelectionEvents(db: Queryable, events: readonly Sele
        workspace_id uuid, project_id uuid, session_id text, context_key text, tier text, provider text,
        selected_tool_ids uuid[], candidate_count integer, selection_method text, latency_ms double precision,
        stage_timings jsonb, tokens_used integer, tokens_total integer, tokens_saved integer, warnings jsonb,
-       created_at timestamptz)`,
+       created_at timestamptz)
+     ON CONFLICT (id) DO NOTHING`,
     [jsonParam(records)],
   );
 }
