@@ -126,6 +126,8 @@ export function wireSelectionGroup(input: {
     retrieval: () => withLearnedExamples(createPersistentRetrieval({ db, embedder, logger }), learning),
     outcomeObserver: learning,
     trustFactor: links.trustFactor,
+    // Issue #23: on the embedded database in a folder, a returned event id is journaled in that folder (PostgreSQL: written through).
+    ...(config.store.kind === 'folder' ? { events: { durability: { kind: 'journal' as const, directory: join(config.store.path, 'selection-journal') } } } : {}),
     ...(input.random ? { random: input.random } : {}),
   });
   const embeddings = createEmbeddingWorker({
