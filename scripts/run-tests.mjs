@@ -70,7 +70,7 @@ if (!process.env.QUIVER_TEST_DATABASE_URL) {
 console.log(`[quiver] running ${files.length} test files, ${concurrency} at a time`);
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
+  ['--import', 'tsx', '--import', './test/setup/cheap-embedder.ts', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
   { cwd: root, stdio: 'inherit', env: { ...process.env, QUIVER_LOG_LEVEL: process.env.QUIVER_LOG_LEVEL ?? 'silent' } },
 );
 process.exit(result.status ?? 1);

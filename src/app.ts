@@ -31,6 +31,8 @@ import type { TenantVisibility } from './api/tenancy.ts';
 import { createChangeBroadcast, pluginChangeHandler, pluginServiceSettings, registerPeriodicWork, trustSettings, recoverInstalls, wireSelectionGroup, wireSupervisor, wireVerification } from './composition/app-wiring.ts';
 import type { Embedder } from './retrieval/embedders/embedder.ts';
 import { createOfflineEmbedder } from './retrieval/embedders/offline.ts';
+import { createShippedModelEmbedder } from './retrieval/embedders/shipped-model.ts';
+import type { ReportingEmbedder } from './retrieval/embedders/fallback.ts';
 import { createOpenAICompatibleEmbedder } from './retrieval/embedders/openai-compatible.ts';
 import { createTransformersEmbedder } from './retrieval/embedders/transformers.ts';
 import type { EmbeddingWorker } from './retrieval/embedding-worker.ts';
@@ -101,9 +103,11 @@ export function createLogger(level: QuiverConfig['logLevel']): Logger {
   ) as unknown as Logger;
 }
 
-/** The embedder the configuration asks for (offline by default: no weights needed). */
-export function createEmbedder(config: QuiverConfig['embedder']): Embedder {
+/** The embedder the configuration asks for (the shipped model by default, the hashed one as its fallback). */
+export function createEmbedder(config: QuiverConfig['embedder'], logger?: Logger): Embedder {
   switch (config.kind) {
+    case 'model':
+      return createShippedModelEmbedder({ modelDir: config.modelPath, ...(logger ? { logger: logger.child({ part: 'embedder' }) } : {}) });
     case 'local':
       return createTransformersEmbedder({ modelPath: config.modelPath });
     case 'openai':
@@ -159,7 +163,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       db,
       config,
       logger,
-      embedder: createEmbedder(config.embedder),
+      embedder: createEmbedder(config.embedder, logger),
       broadcast,
       // Pinning and trust are wired below; selections and outcomes only arrive once the app is built.
       links: {
@@ -172,6 +176,11 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       random: options.selectionRandom,
     });
     const { embedder, learning, embeddings: embeddingWorker } = group;
+    // A model that fell back to the hashed embedder keeps the replica ready but says so (issue #25).
+    telemetry.readiness.addWarnings(() => {
+      const status = (embedder as Partial<ReportingEmbedder>).status?.();
+      return status?.warning ? [status.warning] : [];
+    });
     // Selections are measured and traced (issue #16) for every front that uses the app's engine.
     const engine = telemetry.instrumentSelection(group.engine);
     selection = engine;

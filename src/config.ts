@@ -31,6 +31,7 @@ export interface QuiverConfig {
   dangerouslyAllowUnsandboxed: boolean;
   embedder:
     | { kind: 'offline' }
+    | { kind: 'model'; modelPath: string | undefined }
     | { kind: 'local'; modelPath: string }
     | { kind: 'openai'; baseUrl: string; model: string; apiKey: string | undefined; dimensions: number | undefined };
   /**
@@ -218,7 +219,7 @@ const envSchema = z.object({
   QUIVER_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   QUIVER_LOG_LEVEL: z.enum(logLevels).optional(),
   QUIVER_DANGEROUSLY_ALLOW_UNSANDBOXED: boolish,
-  QUIVER_EMBEDDER: z.enum(['offline', 'local', 'openai']).optional(),
+  QUIVER_EMBEDDER: z.enum(['model', 'offline', 'local', 'openai']).optional(),
   QUIVER_EMBEDDER_MODEL_PATH: z.string().optional(),
   QUIVER_EMBEDDER_BASE_URL: z.string().url().optional(),
   QUIVER_EMBEDDER_MODEL: z.string().optional(),
@@ -285,6 +286,17 @@ const envSchema = z.object({
   QUIVER_ROLLOUT_REVERIFY_AFTER: z.coerce.number().int().min(1).max(1000).default(2),
 });
 
+// The embedder when QUIVER_EMBEDDER is unset: the shipped sentence-embedding model (issue #25).
+// The test runner preloads test/setup/cheap-embedder.ts, which sets 'offline' here, so tests
+// that do not care about the embedder keep the cheap hashed one (a test that wants the model
+// sets QUIVER_EMBEDDER=model).
+let defaultEmbedderKind: 'model' | 'offline' = 'model';
+
+/** Sets the embedder used when QUIVER_EMBEDDER is unset (the test runner's preload sets 'offline'). */
+export function setDefaultEmbedderKind(kind: 'model' | 'offline'): void {
+  defaultEmbedderKind = kind;
+}
+
 /** Builds the configuration from the environment and command-line overrides. */
 export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: ProcessFacts = {}): QuiverConfig {
   const parsed = envSchema.safeParse(env);
@@ -307,7 +319,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
     throw new QuiverError(ErrorCodes.config, `invalid log level '${logLevel}' (use one of ${logLevels.join(', ')})`);
   }
 
-  const embedderKind = values.QUIVER_EMBEDDER ?? 'offline';
+  const embedderKind = values.QUIVER_EMBEDDER ?? defaultEmbedderKind;
   let embedder: QuiverConfig['embedder'];
   if (embedderKind === 'local') {
     if (!values.QUIVER_EMBEDDER_MODEL_PATH) {
@@ -326,7 +338,8 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
       dimensions: values.QUIVER_EMBEDDER_DIMENSIONS,
     };
   } else {
-    embedder = { kind: 'offline' };
+    // QUIVER_EMBEDDER_MODEL_PATH may point the shipped model at another copy of its files.
+    embedder = embedderKind === 'model' ? { kind: 'model', modelPath: values.QUIVER_EMBEDDER_MODEL_PATH } : { kind: 'offline' };
   }
 
   if ((values.QUIVER_LLM_BASE_URL === undefined) !== (values.QUIVER_LLM_MODEL === undefined)) {

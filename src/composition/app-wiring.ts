@@ -148,6 +148,8 @@ export function wireSelectionGroup(input: {
       await embeddings.close();
       await engine.close();
       await learning.close();
+      // The model's worker thread (issue #25).
+      await embedder.close?.();
     },
   };
 }

@@ -12,6 +12,7 @@ import type { Database } from '../store/database.ts';
 import { countEmbeddingStatuses, markStaleForModel } from '../store/repositories/embeddings.ts';
 import { silentLogger, type Logger } from '../core/logger.ts';
 import type { Embedder } from './embedders/embedder.ts';
+import type { ReportingEmbedder } from './embedders/fallback.ts';
 import { recomputeStale, type RecomputeResult } from './embedding-sync.ts';
 
 /** The periodic job that sweeps for tools without vectors, on one replica at a time (registered by the app). */
@@ -35,6 +36,8 @@ export interface EmbeddingStatus {
   running: boolean;
   queued: boolean;
   lastRun: EmbeddingRunReport | null;
+  /** Set when the configured model could not load and the fallback embeds instead (issue #25). */
+  fallback?: { configured: string; warning: string };
 }
 
 export interface EmbeddingWorkerOptions {
@@ -63,6 +66,12 @@ export interface EmbeddingWorker {
   close(): Promise<void>;
 }
 
+/** The fallback part of the status, for an embedder that reports one (`embedders/fallback.ts`). */
+function fallbackOf(embedder: Embedder): Pick<EmbeddingStatus, 'fallback'> {
+  const status = (embedder as Partial<ReportingEmbedder>).status?.();
+  return status?.fallback && status.warning ? { fallback: { configured: status.configured, warning: status.warning } } : {};
+}
+
 /** Creates the worker; in the background mode it starts with a model check and a first run. */
 export function createEmbeddingWorker(options: EmbeddingWorkerOptions): EmbeddingWorker {
   const { db, embedder } = options;
@@ -73,7 +82,8 @@ export function createEmbeddingWorker(options: EmbeddingWorkerOptions): Embeddin
   let queued = false;
   let closed = false;
   let lastRun: EmbeddingRunReport | null = null;
-  let modelChecked = false;
+  // The model whose stale vectors were last marked: a fallback embedder (issue #25) changes it.
+  let checkedModel: string | undefined;
 
   async function runOnce(all: boolean): Promise<EmbeddingRunReport> {
     const started = performance.now();
@@ -81,9 +91,10 @@ export function createEmbeddingWorker(options: EmbeddingWorkerOptions): Embeddin
     let embedded = 0;
     let changedMeanwhile = 0;
     try {
-      if (all || !modelChecked) {
-        const marked = await markStaleForModel(db, embedder.modelId, { all });
-        modelChecked = true;
+      if (all || checkedModel !== embedder.modelId) {
+        const model = embedder.modelId;
+        const marked = await markStaleForModel(db, model, { all });
+        checkedModel = model;
         if (marked > 0) logger.info({ marked, model: embedder.modelId }, 'embeddings: tools marked stale for this model');
       }
       const result = await recomputeStale(db, embedder);
@@ -155,6 +166,7 @@ export function createEmbeddingWorker(options: EmbeddingWorkerOptions): Embeddin
         running: running !== undefined,
         queued: queued || timer !== undefined,
         lastRun,
+        ...fallbackOf(embedder),
       };
     },
     async close() {

@@ -19,6 +19,12 @@ export interface PersistentRetrievalOptions {
   db: Database;
   embedder?: Embedder | undefined;
   logger?: Logger;
+  /**
+   * Whether a build embeds the tools that have no stored vector yet (default: only with the
+   * cheap offline embedder). With a model, those tools rank lexically until the background
+   * worker has embedded them: searches never wait for catalog embedding (issue #25).
+   */
+  embedMissing?: () => boolean;
 }
 
 /** A SelectionRetrieval over the hybrid index, reusing stored vectors. */
@@ -40,7 +46,8 @@ export function createPersistentRetrieval(options: PersistentRetrievalOptions): 
     method: options.embedder ? `hybrid:${options.embedder.modelId}` : 'lexical',
     async build(documents: readonly RetrievalDocument[]) {
       const vectors = await storedVectors(documents.map((d) => d.id));
-      await index.build(documents, vectors ? { vectors } : {});
+      const embedMissing = options.embedMissing?.() ?? options.embedder?.provider === 'quiver-offline';
+      await index.build(documents, { ...(vectors ? { vectors } : {}), embedMissing });
     },
   });
 }

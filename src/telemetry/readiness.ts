@@ -14,6 +14,8 @@ export interface ReadinessReport {
   checks: { database: 'ok' | 'unreachable'; migrations: 'ok' | 'pending' | 'unknown'; draining: boolean };
   /** Migrations this build knows that the database lacks. */
   pending?: string[];
+  /** Degradations that do not make the replica unready (e.g. the embedding model fell back, issue #25). */
+  warnings?: string[];
 }
 
 /** The readiness of a replica. */
@@ -22,6 +24,8 @@ export interface Readiness {
   /** From now on `/readyz` answers 503. */
   startDraining(): void;
   readonly draining: boolean;
+  /** Adds a source of warnings shown in every report (they never make the replica unready). */
+  addWarnings(source: () => readonly string[]): void;
 }
 
 /** Options of `createReadiness`. */
@@ -63,6 +67,7 @@ export function createReadiness(options: ReadinessOptions): Readiness {
   const timeoutMs = options.timeoutMs ?? 2_000;
   const reuseMs = options.reuseMs ?? 1_000;
   let draining = false;
+  const warningSources: Array<() => readonly string[]> = [];
   let last: { at: number; result: Promise<DatabaseCheck> } | undefined;
   return {
     async check() {
@@ -70,7 +75,16 @@ export function createReadiness(options: ReadinessOptions): Readiness {
       if (!last || now - last.at > reuseMs) last = { at: now, result: checkDatabase(options.db, options.expectedMigrations, timeoutMs) };
       const database = await last.result;
       const ready = !draining && database.database === 'ok' && database.migrations === 'ok';
-      return { ready, checks: { database: database.database, migrations: database.migrations, draining }, ...(database.pending ? { pending: database.pending } : {}) };
+      const warnings = warningSources.flatMap((source) => source());
+      return {
+        ready,
+        checks: { database: database.database, migrations: database.migrations, draining },
+        ...(database.pending ? { pending: database.pending } : {}),
+        ...(warnings.length > 0 ? { warnings } : {}),
+      };
+    },
+    addWarnings(source) {
+      warningSources.push(source);
     },
     startDraining() {
       draining = true;

@@ -27,6 +27,7 @@ const status: CommandSpec = {
     const rows = Object.entries(report.tools).map(([state, count]) => [state, count]);
     const lines = [
       `embedder ${report.model} (${report.dimensions} dimensions)${report.running ? ', running now' : report.queued ? ', run queued' : ''}`,
+      ...(report.fallback ? [`warning: ${report.fallback.warning}`] : []),
       rows.length > 0 ? formatTable(['STATE', 'TOOLS'], rows).trimEnd() : 'no tools in the catalog yet: install a plugin with `quiver plugin add SOURCE`',
       report.lastRun
         ? `last run ${report.lastRun.finishedAt}: ${describeRun(report.lastRun)}${report.lastRun.warnings.map((w) => `\nwarning: ${w}`).join('')}`

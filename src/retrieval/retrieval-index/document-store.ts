@@ -49,7 +49,7 @@ export function createDocumentStore(embedder: Embedder | undefined, textShare: n
       if (given && given.length === embedder.dimensions) vectors.set(document.id, given);
       else missing.push(document);
     }
-    if (missing.length === 0) return;
+    if (missing.length === 0 || options.embedMissing === false) return;
     try {
       const embedded = await embedDocuments(embedder, missing, { textShare, ...(options.signal ? { signal: options.signal } : {}) });
       missing.forEach((document, i) => vectors.set(document.id, embedded[i]!));

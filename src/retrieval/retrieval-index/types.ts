@@ -40,6 +40,12 @@ export interface SearchOptions {
 export interface BuildOptions {
   /** Vectors already computed by the same embedder (e.g. read from pgvector), by tool id. */
   vectors?: ReadonlyMap<string, Float32Array>;
+  /**
+   * False: documents without a given vector are not embedded here (they rank lexically until
+   * the background worker stores their vectors). A slow model must not make a search wait for
+   * the catalog (issue #25). Default true.
+   */
+  embedMissing?: boolean;
   signal?: AbortSignal;
 }
 
