@@ -38,11 +38,15 @@ import type {
   ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
 
-/** How a session's tool list is built (DESIGN §3.8, seed 002 visibility tiers). */
-export type ExposureMode = 'search' | 'capabilities' | 'all';
+/**
+ * How a session's tool list is built (DESIGN §3.8, seed 002 visibility tiers). `still` is the
+ * search surface whose list never changes as a side effect (issue #24): `search_tools` returns
+ * definitions and `call_tool` runs them; 2026-07-28 clients always get it instead of `search`.
+ */
+export type ExposureMode = 'search' | 'still' | 'capabilities' | 'all';
 
 /** All exposure modes, for parsing flags and config. */
-export const EXPOSURE_MODES: readonly ExposureMode[] = ['search', 'capabilities', 'all'];
+export const EXPOSURE_MODES: readonly ExposureMode[] = ['search', 'still', 'capabilities', 'all'];
 
 /** Seed 002 visibility tiers: bound at start, discoverable, or never shown to the model. */
 export type Visibility = 'always' | 'on-demand' | 'silent';

@@ -22,7 +22,8 @@
  * const session = await gateway.openSession({ workspace: 'default', project: null, orgId: null, userId: null, roles: [], tier: null });
  * await session.connect(new StdioServerTransport());
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import type { Server as ModernServer } from '@modelcontextprotocol/server';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson } from '../core/hash.ts';
 import { silentLogger, type Logger } from '../core/logger.ts';
@@ -31,6 +32,7 @@ import { createValidatorCache } from './argument-validators.ts';
 import type { BackendSession, CatalogChange, GatewayBackend, SessionIdentity } from './backend.ts';
 import { resolveGatewaySettings, type GatewayOptions } from './gateway-settings.ts';
 import { instructionsFor, notifyToolsChanged } from './listed-tools.ts';
+import { createModernServer } from './modern-server.ts';
 import { installRequestHandlers } from './request-handlers.ts';
 import { SessionRegistry, type ReleasedSession, type SessionOwner } from './session-registry.ts';
 import { SessionState, flushOutcome, flushStoredOutcome, type GatewayCore, type GatewaySession } from './session-state.ts';
@@ -70,6 +72,18 @@ export interface Gateway {
   openSession(identity: SessionIdentity, options?: OpenSessionOptions): Promise<GatewaySession>;
   /** A live session by id. */
   getSession(id: string): GatewaySession | undefined;
+  /**
+   * Issue #24: the SDK v2 server that answers one 2026-07-28 request for an identity. Its
+   * handlers work on the identity's principal state (`principalSession`), shared by every
+   * request of that identity on this process: there is no protocol session in that revision.
+   */
+  modernServer(identity: SessionIdentity): Promise<ModernServer>;
+  /**
+   * The still state of an identity (bounded context, loop guard, search history, open outcome),
+   * opened on first use and kept while requests come (the idle sweep closes it and reports its
+   * outcome). Its exposure is `still` unless the identity's mode is `all`.
+   */
+  principalSession(identity: SessionIdentity): Promise<GatewaySession>;
   /** Marks a session active (transports call this on every request). */
   touchSession(id: string): void;
   /** Number of live sessions. */
@@ -122,7 +136,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     for (const { value, id, reason } of released) {
       logger.debug({ sessionId: id, reason }, 'session released');
       // A stored session's row outlives this copy: its outcome is reported where it ends.
-      void value.close({ report: !options.storedSessions });
+      // A principal state (issue #24) has no row: its outcome is reported here.
+      void value.close({ report: !options.storedSessions || value.principal });
     }
   }
 
@@ -160,6 +175,37 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     return state;
   }
 
+  // Concurrent first requests of one principal share one opening.
+  const openingPrincipals = new Map<string, Promise<SessionState>>();
+
+  async function principalSession(identity: SessionIdentity): Promise<SessionState> {
+    // 2026-07-28 forbids a list that changes as a side effect: `search` and `capabilities` become `still`.
+    const exposureMode = settings.modeFor(identity) === 'all' ? 'all' : 'still';
+    const fixed: SessionIdentity = { ...identity, exposureMode };
+    const id = `principal-${createHash('sha256').update(canonicalJson(fixed)).digest('hex').slice(0, 32)}`;
+    const live = registry.peek(id);
+    if (live) {
+      registry.touch(id);
+      return live;
+    }
+    let pending = openingPrincipals.get(id);
+    if (!pending) {
+      pending = openSession(fixed, { sessionId: id }).then((session) => {
+        const state = session as SessionState;
+        state.principal = true;
+        return state;
+      });
+      pending.finally(() => openingPrincipals.delete(id)).catch(() => undefined);
+      openingPrincipals.set(id, pending);
+    }
+    return pending;
+  }
+
+  async function modernServer(identity: SessionIdentity): Promise<ModernServer> {
+    const state = await principalSession(identity);
+    return createModernServer(core, state, instructionsFor(state.mode, state.overview));
+  }
+
   async function onCatalogChanged(change: CatalogChange): Promise<void> {
     const affected = registry.values().filter((state) => !change.workspaces || change.workspaces.includes(state.identity.workspace));
     await Promise.allSettled(
@@ -178,19 +224,19 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     const expired = registry.sweep();
     for (const { id } of expired) logger.debug({ sessionId: id }, 'idle session expired');
     const at = now();
-    if (!options.storedSessions) {
-      for (const state of registry.values()) {
-        if (state.openEvent && at - state.openEvent.openedAt > settings.outcomeWindowMs) flushOutcome(core, state);
-      }
+    for (const state of registry.values()) {
+      if (options.storedSessions && !state.principal) continue;
+      if (state.openEvent && at - state.openEvent.openedAt > settings.outcomeWindowMs) flushOutcome(core, state);
     }
-    const report = !options.storedSessions;
-    await Promise.allSettled(expired.map(({ value }) => value.close({ report })));
+    await Promise.allSettled(expired.map(({ value }) => value.close({ report: !options.storedSessions || value.principal })));
     return expired.length;
   }
 
   return {
     openSession,
     getSession: (id) => registry.peek(id),
+    modernServer,
+    principalSession,
     touchSession: (id) => void registry.touch(id),
     get sessionCount() {
       return registry.size;
@@ -206,7 +252,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       if (timer) clearInterval(timer);
       unsubscribe();
       // Stored sessions live on in the database for the other replicas (or this one's restart).
-      await Promise.allSettled(registry.values().map((state) => state.close({ report: !options.storedSessions })));
+      await Promise.allSettled(registry.values().map((state) => state.close({ report: !options.storedSessions || state.principal })));
     },
   };
 }

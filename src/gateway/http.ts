@@ -19,8 +19,14 @@
  * store, and every changed state is written before its response leaves. Their SSE events are
  * stored too (`sessions/event-store`): a `GET` with `Last-Event-ID` resumes a lost stream on
  * any replica.
+ *
+ * Issue #24: a request without a session id that carries the 2026-07-28 `_meta` envelope (the
+ * SDK's own classification, `isLegacyRequest`) is answered statelessly by the SDK v2 entry
+ * (`createMcpHandler`, strict modern) on a per-request server from `Gateway.modernServer`:
+ * no session is created and no session id is sent.
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { createMcpHandler, isLegacyRequest, type McpHttpHandler as ModernHttpHandler } from '@modelcontextprotocol/server';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
 import { canonicalJson } from '../core/hash.ts';
@@ -153,6 +159,32 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
   // Concurrent first requests of one stored session on this replica share one restore.
   const restoring = new Map<string, Promise<HttpSession | undefined>>();
   const transportOptions = { enableJsonResponse: options.enableJsonResponse ?? false, maxRequestBodySize: maxBodyBytes };
+  // The identity travels to the per-request factory through the entry's pass-through authInfo.
+  const modern: ModernHttpHandler = createMcpHandler(
+    (context) => gateway.modernServer((context.authInfo?.extra as { identity: SessionIdentity }).identity),
+    {
+      legacy: 'reject',
+      maxRequestBodySize: maxBodyBytes,
+      responseMode: options.enableJsonResponse ? 'json' : 'auto',
+      onerror: (error) => logger.debug({ err: error }, '2026-07-28 request refused or failed'),
+    },
+  );
+
+  /** A 2026-07-28 request (issue #24): stateless, under the same pacing and overload answers. */
+  async function serveModern(request: Request, identity: SessionIdentity): Promise<Response> {
+    if (request.method === 'POST' && gateway.saturated) return overloadedResponse('Quiver is overloaded; retry shortly', 1);
+    if (request.method === 'POST') {
+      const overloadedNow = await turn();
+      if (overloadedNow) return overloadedNow;
+    }
+    try {
+      return await modern.fetch(request, { authInfo: { token: '', clientId: 'quiver', scopes: [], extra: { identity } } });
+    } catch (error) {
+      const retryAfterSeconds = overloadRetryAfter(error);
+      if (retryAfterSeconds !== undefined) return overloadedResponse((error as Error).message, retryAfterSeconds);
+      throw error;
+    }
+  }
 
   /** Waits for this request's turn; a refusal when too many wait. */
   async function turn(): Promise<Response | undefined> {
@@ -273,6 +305,7 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
       const identityKey = canonicalJson(identity);
       const sessionId = request.headers.get('mcp-session-id');
       if (sessionId) return continueSession(request, sessionId, identity, identityKey);
+      if (request.method === 'POST' && !(await isLegacyRequest(request, undefined, { maxRequestBodySize: maxBodyBytes }))) return serveModern(request, identity);
       const initialize = await readInitializeBody(request, maxBodyBytes);
       if (initialize instanceof Response) return initialize;
       const { body } = initialize;
@@ -289,6 +322,7 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
       const report = stored === undefined;
       await Promise.allSettled([...sessions.values()].map((entry) => entry.saving.then(() => entry.session.close({ report }))));
       sessions.clear();
+      await modern.close();
       await stored?.store.flush();
     },
   };

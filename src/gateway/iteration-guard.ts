@@ -201,7 +201,7 @@ export function loopGuidance(options: {
   toolName: string;
   verdict: Extract<GuardVerdict, { loop: true }>;
   windowMs: number;
-  mode: 'search' | 'capabilities' | 'all';
+  mode: 'search' | 'still' | 'capabilities' | 'all';
   specific?: string;
 }): string {
   const { toolName, verdict, windowMs, mode, specific } = options;
@@ -214,7 +214,9 @@ export function loopGuidance(options: {
       ? `It has been removed from your tool list. Do not repeat the same call: reconsider the result above, try a different approach, or call search_tools to find a different tool (searching for it again re-enables it).`
       : mode === 'capabilities'
         ? `It has been removed from your tool list. Do not repeat the same call: reconsider the result above or try a different approach; call load_capability again only if you really need it.`
-        : `Do not repeat the same call: reconsider the result above or try a different approach.`;
+        : mode === 'still'
+          ? `Further calls to it are refused until your next search_tools. Do not repeat the same call: reconsider the result above, try a different approach, or search for a different tool (searching for it again re-enables it).`
+          : `Do not repeat the same call: reconsider the result above or try a different approach.`;
   return [
     `[quiver] Loop detected: '${toolName}' was called ${seen}. The result above is valid.`,
     next,

@@ -26,13 +26,14 @@ import type { GatewayCore, SendNotification, SessionState } from './session-stat
 export function instructionsFor(mode: ExposureMode, overview: CatalogOverview): string {
   const what = `Quiver is an MCP gateway in front of ${overview.toolCount} tools from ${overview.plugins.length} plugins.`;
   if (mode === 'search') return `${what} Call search_tools to find and enable the tools a task needs; call_tool runs a found tool if your client does not refresh its tool list.`;
+  if (mode === 'still') return `${what} Call search_tools to find the tools a task needs (it returns their definitions), then run one with call_tool. Your tool list stays the same.`;
   if (mode === 'capabilities') return `${what} Call list_capabilities to see the plugins, then load_capability to enable one.`;
   return `${what} Every tool you may use is listed.`;
 }
 
 /** True when `name` is a meta-tool the mode exposes (others fall through as unknown tools). */
 export function isMetaToolOf(mode: ExposureMode, name: string): boolean {
-  if (mode === 'search') return name === SEARCH_TOOLS || name === CALL_TOOL;
+  if (mode === 'search' || mode === 'still') return name === SEARCH_TOOLS || name === CALL_TOOL;
   if (mode === 'capabilities') return name === LIST_CAPABILITIES || name === LOAD_CAPABILITY || name === CALL_TOOL;
   return false;
 }
@@ -48,6 +49,7 @@ async function listedTools(core: GatewayCore, state: SessionState): Promise<Tool
     return tools.filter((tool) => tool.visibility !== 'silent').map(toMcpTool);
   }
   const { defaultLimit, maxLimit } = core.settings;
+  if (state.mode === 'still') return stillTools(core, state);
   const bound = state.context
     .list()
     .filter((tool) => !state.suspended.has(tool.qualifiedName))
@@ -57,6 +59,21 @@ async function listedTools(core: GatewayCore, state: SessionState): Promise<Tool
       ? [searchToolsDefinition(searchToolsDescription(state.overview, maxLimit), defaultLimit, maxLimit), callToolDefinition('search')]
       : [listCapabilitiesDefinition(state.overview), loadCapabilityDefinition(), callToolDefinition('capabilities')];
   return [...meta, ...bound];
+}
+
+/**
+ * The `still` list (issue #24; MCP 2026-07-28 forbids a `tools/list` that varies as a side effect
+ * of other requests): the meta-tools, then the always-visible and pinned tools sorted by name.
+ * It depends on the principal and the catalog only: a search, a call or the loop guard never
+ * change it (a suspended tool is refused at call time instead of leaving the list).
+ */
+function stillTools(core: GatewayCore, state: SessionState): Tool[] {
+  const { defaultLimit, maxLimit } = core.settings;
+  const always = state.context
+    .alwaysIncluded()
+    .map(toMcpTool)
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return [searchToolsDefinition(searchToolsDescription(state.overview, maxLimit, true), defaultLimit, maxLimit), callToolDefinition('still'), ...always];
 }
 
 /** Tokens of the bound, unsuspended tool definitions. */

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { jsonSafetyCheck } from '../core/validation.ts';
 import type { GatewayBackend, GatewayTool } from './backend.ts';
 import { notifyToolsChanged, sessionTokens } from './listed-tools.ts';
-import { LOAD_CAPABILITY, SEARCH_TOOLS } from './meta-tools.ts';
+import { CALL_TOOL, LOAD_CAPABILITY, SEARCH_TOOLS } from './meta-tools.ts';
 import { toolNaming } from './native-names.ts';
 import { flushOutcome, type GatewayCore, type SendNotification, type SessionState } from './session-state.ts';
 
@@ -53,7 +53,9 @@ export async function searchTools(core: GatewayCore, state: SessionState, rawArg
   for (const name of [...readmitted, ...tools.map((tool) => tool.qualifiedName)]) state.guard.reset(name);
 
   const verdict = state.history.record(query, tools.map((tool) => tool.qualifiedName));
-  const bind = state.context.bind(tools);
+  // Issue #24: the still surface binds nothing, so the tool list (and the prompt cache) stays.
+  const still = state.mode === 'still';
+  const bind = still ? { added: [], refreshed: [], evicted: [] } : state.context.bind(tools);
   if (found.eventId) state.openEvent = { eventId: found.eventId, openedAt: core.now(), calls: [] };
   const marketplace = tools.length < settings.marketplaceThreshold ? await suggestMarketplace(core, state, query) : [];
   const shown = await shownToolNames(core, state);
@@ -63,11 +65,20 @@ export async function searchTools(core: GatewayCore, state: SessionState, rawArg
     ...(tool.title ? { title: tool.title } : {}),
     description: tool.description,
     ...(full ? { inputSchema: tool.inputSchema } : {}),
+    // Issue #24: on the still surface the result is the model's only copy of the definition.
+    ...(full && still && tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
+    ...(full && still && tool.annotations ? { annotations: tool.annotations } : {}),
     tokens: tool.tokens,
     plugin: tool.pluginName,
   });
   const payload: Record<string, unknown> = { query };
-  if (verdict.redundant) {
+  if (verdict.redundant && still) {
+    // §8 on the still surface: nothing was bound, so every definition is returned again.
+    payload.note =
+      `These results overlap ${Math.round(verdict.overlap * 100)}% with your search "${verdict.previousQuery}" ${verdict.secondsAgo} s ago. ` +
+      'Run one of them with call_tool; if you need something different, search with a more specific query.';
+    payload.tools = tools.map((tool) => describe(tool, true));
+  } else if (verdict.redundant) {
     // §8: still bound and returned, but schemas the model already has are not repeated.
     const fresh = tools.filter((tool) => !boundBefore.has(tool.qualifiedName));
     payload.note =
@@ -82,8 +93,9 @@ export async function searchTools(core: GatewayCore, state: SessionState, rawArg
   if (tools.length === 0) payload.note = `No installed tool matches "${query}".${marketplace.length > 0 ? ' Installable plugins that may help are listed under marketplace; ask the user whether to install one.' : ' Try different words.'}`;
   if (marketplace.length > 0) payload.marketplace = marketplace;
   if (bind.evicted.length > 0) payload.evicted = bind.evicted.map(shown);
-  payload.session = { boundTools: state.boundTools().length, toolTokens: sessionTokens(state), capacity: settings.capacity };
-  if (bind.added.length > 0 || bind.evicted.length > 0 || readmitted.length > 0) await notifyToolsChanged(core, send, state);
+  if (still) payload.next = `Run a tool with ${CALL_TOOL} {"name": "<name>", "arguments": {...}}.`;
+  else payload.session = { boundTools: state.boundTools().length, toolTokens: sessionTokens(state), capacity: settings.capacity };
+  if (!still && (bind.added.length > 0 || bind.evicted.length > 0 || readmitted.length > 0)) await notifyToolsChanged(core, send, state);
   return { content: [{ type: 'text', text: JSON.stringify(payload) }], structuredContent: payload };
 }
 

@@ -25,12 +25,15 @@ const DESCRIBED_PLUGINS = 12;
  * The `search_tools` description, built from the live catalog so the model knows what kinds
  * of tools exist and when searching is worth it (seed 004 §3.1).
  */
-export function searchToolsDescription(overview: CatalogOverview, maxLimit: number): string {
-  const lead =
-    'Find tools for a task and make them callable. Describe the capability you need in plain words ' +
-    '(e.g. "create a GitHub issue", "query a PostgreSQL database"); the best matches come back with their ' +
-    'input schemas and token cost and are added to your tool list, so you can call them right away ' +
-    '(or through call_tool).';
+export function searchToolsDescription(overview: CatalogOverview, maxLimit: number, still = false): string {
+  const lead = still
+    ? 'Find tools for a task. Describe the capability you need in plain words ' +
+      '(e.g. "create a GitHub issue", "query a PostgreSQL database"); the best matches come back with their ' +
+      'full definitions (input and output schemas, annotations). Run one with call_tool; your tool list does not change.'
+    : 'Find tools for a task and make them callable. Describe the capability you need in plain words ' +
+      '(e.g. "create a GitHub issue", "query a PostgreSQL database"); the best matches come back with their ' +
+      'input schemas and token cost and are added to your tool list, so you can call them right away ' +
+      '(or through call_tool).';
   if (overview.toolCount === 0) return `${lead} No tools are installed for you yet; a search may still suggest installable plugins.`;
   const plugins = [...overview.plugins].sort((a, b) => b.toolCount - a.toolCount || a.title.localeCompare(b.title));
   const named = plugins.slice(0, DESCRIBED_PLUGINS).map((plugin) => {

@@ -15,7 +15,16 @@ import {
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
+  type CallToolRequest,
+  type CallToolResult,
+  type CreateTaskResult,
+  type GetPromptResult,
+  type Prompt,
+  type ReadResourceResult,
+  type Resource,
+  type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { BackendCallOptions } from './backend.ts';
 import { forwardingFor, installForwarding } from './client-forwarding.ts';
 import { overloadedRequest, requestFailure, toolCallFailure } from './errors.ts';
 import { isMetaToolOf, listTools } from './listed-tools.ts';
@@ -54,93 +63,118 @@ async function admitted<T>(core: GatewayCore, work: () => Promise<T>): Promise<T
 }
 
 function installToolHandlers(core: GatewayCore, state: SessionState): void {
-  const { server } = state;
-  const { logger } = core;
+  state.server.setRequestHandler(ListToolsRequestSchema, () => answerListTools(core, state));
+  state.server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    answerCallTool(core, state, request.params, extra.signal, (notification) => extra.sendNotification(notification), forwardingFor(state, request, extra)),
+  );
+}
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
-    core.registry.touch(state.id);
-    try {
-      return { tools: await listTools(core, state) };
-    } catch (error) {
-      throw requestFailure('tools/list', error, logger);
-    }
-  });
+/** `tools/list` for a session (either era: the 2026-07-28 server calls it too, issue #24). */
+export async function answerListTools(core: GatewayCore, state: SessionState): Promise<{ tools: Tool[] }> {
+  core.registry.touch(state.id);
+  try {
+    return { tools: await listTools(core, state) };
+  } catch (error) {
+    throw requestFailure('tools/list', error, core.logger);
+  }
+}
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    core.registry.touch(state.id);
-    const { name } = request.params;
-    const send: SendNotification = (notification) => extra.sendNotification(notification);
-    try {
-      if (META_TOOL_NAMES.has(name) && isMetaToolOf(state.mode, name)) {
-        if (name === SEARCH_TOOLS) return await admitted(core, () => searchTools(core, state, request.params.arguments, send));
-        if (name === LIST_CAPABILITIES) return await admitted(core, () => listCapabilities(core, state));
-        if (name === LOAD_CAPABILITY) return await admitted(core, () => loadCapability(core, state, request.params.arguments, send));
-        return await callThroughCallTool(core, state, request.params.arguments, extra.signal, send, forwardingFor(state, request, extra));
-      }
-      // Issue #12: a task-augmented call creates the plugin's task (task-handlers.ts).
-      if (request.params.task) return await createToolTask(core, state, name, request.params.arguments, request.params.task, extra.signal, send);
-      return await proxyCall(core, state, name, request.params.arguments, extra.signal, send, { forward: forwardingFor(state, request, extra) });
-    } catch (error) {
-      if (error instanceof McpError) throw error;
-      return toolCallFailure(name, error, logger);
+/** `tools/call` for a session: a meta-tool of its mode, a task-augmented call, or a plugin tool. */
+export async function answerCallTool(
+  core: GatewayCore,
+  state: SessionState,
+  params: { name: string; arguments?: Record<string, unknown> | undefined; task?: CallToolRequest['params']['task'] },
+  signal: AbortSignal,
+  send: SendNotification,
+  forward?: BackendCallOptions,
+): Promise<CallToolResult | CreateTaskResult> {
+  core.registry.touch(state.id);
+  const { name } = params;
+  try {
+    if (META_TOOL_NAMES.has(name) && isMetaToolOf(state.mode, name)) {
+      if (name === SEARCH_TOOLS) return await admitted(core, () => searchTools(core, state, params.arguments, send));
+      if (name === LIST_CAPABILITIES) return await admitted(core, () => listCapabilities(core, state));
+      if (name === LOAD_CAPABILITY) return await admitted(core, () => loadCapability(core, state, params.arguments, send));
+      return await callThroughCallTool(core, state, params.arguments, signal, send, forward);
     }
-  });
+    // Issue #12: a task-augmented call creates the plugin's task (task-handlers.ts).
+    if (params.task) return await createToolTask(core, state, name, params.arguments, params.task, signal, send);
+    return await proxyCall(core, state, name, params.arguments, signal, send, forward ? { forward } : {});
+  } catch (error) {
+    if (error instanceof McpError) throw error;
+    return toolCallFailure(name, error, core.logger);
+  }
 }
 
 function installResourceHandlers(core: GatewayCore, state: SessionState): void {
-  const { server } = state;
-  const { backend, logger } = core;
+  state.server.setRequestHandler(ListResourcesRequestSchema, () => answerListResources(core, state));
+  state.server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
+    answerReadResource(core, state, request.params.uri, extra.signal, forwardingFor(state, request, extra)),
+  );
+}
 
-  server.setRequestHandler(ListResourcesRequestSchema, async () => {
-    core.registry.touch(state.id);
-    try {
-      const listed = await backend.listResources(state.backendSession);
-      for (const warning of listed.warnings) logger.debug({ sessionId: state.id, warning }, 'resources degraded');
-      return { resources: showResources(state, listed) };
-    } catch (error) {
-      throw requestFailure('resources/list', error, logger);
-    }
-  });
+/** `resources/list` for a session, under namespaced (or native) URIs. */
+export async function answerListResources(core: GatewayCore, state: SessionState): Promise<{ resources: Resource[] }> {
+  core.registry.touch(state.id);
+  try {
+    const listed = await core.backend.listResources(state.backendSession);
+    for (const warning of listed.warnings) core.logger.debug({ sessionId: state.id, warning }, 'resources degraded');
+    return { resources: showResources(state, listed) };
+  } catch (error) {
+    throw requestFailure('resources/list', error, core.logger);
+  }
+}
 
-  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
-    core.registry.touch(state.id);
-    // Issue #12: a native URI (listed, or made from a plugin's native template) is read, and answered, as such.
-    const addressing = await sessionResourceAddressing(core, state);
-    const target = addressing.resolve(request.params.uri);
-    if (!target) throw new McpError(ErrorCode.InvalidParams, `Unknown resource: ${request.params.uri}`);
-    try {
-      const result = await backend.readResource(state.backendSession, target.pluginName, target.uri, { signal: extra.signal, ...forwardingFor(state, request, extra) });
-      return { ...result, contents: result.contents.map((content) => ({ ...content, uri: addressing.show(target.pluginName, content.uri) })) };
-    } catch (error) {
-      throw requestFailure(`resource ${request.params.uri}`, error, logger);
-    }
-  });
+/** `resources/read` for a session: the plugin's resource behind a shown URI. */
+export async function answerReadResource(core: GatewayCore, state: SessionState, uri: string, signal: AbortSignal, forward?: BackendCallOptions): Promise<ReadResourceResult> {
+  core.registry.touch(state.id);
+  // Issue #12: a native URI (listed, or made from a plugin's native template) is read, and answered, as such.
+  const addressing = await sessionResourceAddressing(core, state);
+  const target = addressing.resolve(uri);
+  if (!target) throw new McpError(ErrorCode.InvalidParams, `Unknown resource: ${uri}`);
+  try {
+    const result = await core.backend.readResource(state.backendSession, target.pluginName, target.uri, { signal, ...forward });
+    return { ...result, contents: result.contents.map((content) => ({ ...content, uri: addressing.show(target.pluginName, content.uri) })) };
+  } catch (error) {
+    throw requestFailure(`resource ${uri}`, error, core.logger);
+  }
 }
 
 function installPromptHandlers(core: GatewayCore, state: SessionState): void {
-  const { server } = state;
-  const { backend, logger } = core;
+  state.server.setRequestHandler(ListPromptsRequestSchema, () => answerListPrompts(core, state));
+  state.server.setRequestHandler(GetPromptRequestSchema, (request, extra) =>
+    answerGetPrompt(core, state, request.params.name, request.params.arguments ?? {}, extra.signal, forwardingFor(state, request, extra)),
+  );
+}
 
-  server.setRequestHandler(ListPromptsRequestSchema, async () => {
-    core.registry.touch(state.id);
-    try {
-      const listed = await backend.listPrompts(state.backendSession);
-      for (const warning of listed.warnings) logger.debug({ sessionId: state.id, warning }, 'prompts degraded');
-      return { prompts: showPrompts(state, listed) };
-    } catch (error) {
-      throw requestFailure('prompts/list', error, logger);
-    }
-  });
+/** `prompts/list` for a session, under namespaced (or native) names. */
+export async function answerListPrompts(core: GatewayCore, state: SessionState): Promise<{ prompts: Prompt[] }> {
+  core.registry.touch(state.id);
+  try {
+    const listed = await core.backend.listPrompts(state.backendSession);
+    for (const warning of listed.warnings) core.logger.debug({ sessionId: state.id, warning }, 'prompts degraded');
+    return { prompts: showPrompts(state, listed) };
+  } catch (error) {
+    throw requestFailure('prompts/list', error, core.logger);
+  }
+}
 
-  server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
-    core.registry.touch(state.id);
-    const target = parsePromptName(await prefixedPromptName(core, state, request.params.name));
-    if (!target) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
-    try {
-      const result = await backend.getPrompt(state.backendSession, target.pluginName, target.name, request.params.arguments ?? {}, { signal: extra.signal, ...forwardingFor(state, request, extra) });
-      return await showPromptResultUris(core, state, target.pluginName, result);
-    } catch (error) {
-      throw requestFailure(`prompt ${request.params.name}`, error, logger);
-    }
-  });
+/** `prompts/get` for a session: the plugin's prompt behind a shown name. */
+export async function answerGetPrompt(
+  core: GatewayCore,
+  state: SessionState,
+  name: string,
+  args: Record<string, string>,
+  signal: AbortSignal,
+  forward?: BackendCallOptions,
+): Promise<GetPromptResult> {
+  core.registry.touch(state.id);
+  const target = parsePromptName(await prefixedPromptName(core, state, name));
+  if (!target) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
+  try {
+    const result = await core.backend.getPrompt(state.backendSession, target.pluginName, target.name, args, { signal, ...forward });
+    return await showPromptResultUris(core, state, target.pluginName, result);
+  } catch (error) {
+    throw requestFailure(`prompt ${name}`, error, core.logger);
+  }
 }

@@ -106,6 +106,8 @@ export class SessionState implements GatewaySession {
   readonly suspended = new Set<string>();
   /** Issue #12: tools, prompts and resources shown under their plugins' own names where unambiguous. */
   nativeNames = false;
+  /** Issue #24: the state of a principal's 2026-07-28 requests, not of a protocol session (never stored). */
+  principal = false;
   overview: CatalogOverview = { toolCount: 0, plugins: [] };
   openEvent: OpenEvent | undefined;
   readonly closed: Promise<void>;

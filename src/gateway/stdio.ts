@@ -1,11 +1,17 @@
 /**
  * @module gateway/stdio
- * The gateway over stdio: one session for the process's one client. stdout carries MCP only
- * (logs must go to stderr, STYLE.md habit 5). When the client goes away (stdin ends), the
- * session closes, which aborts in-flight calls so nothing keeps running for nobody.
+ * The gateway over stdio: one connection for the process's one client. stdout carries MCP only
+ * (logs must go to stderr, STYLE.md habit 5). The opening message chooses the era (issue #24,
+ * the 2026-07-28 versioning rules): one that carries the per-request `_meta` protocol version
+ * (a `server/discover` probe, or any request of a 2026 client) pins the connection to the SDK v2
+ * entry (`serveStdio`, strict modern) on a server from `Gateway.modernServer`; anything else
+ * (`initialize`) opens a 2025-era session as before. When the client goes away (stdin ends),
+ * the connection closes, which aborts in-flight calls so nothing keeps running for nobody.
  */
-import type { Readable, Writable } from 'node:stream';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
+import { StdioServerTransport as ModernStdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { SessionIdentity } from './backend.ts';
 import { observeMcpTransport, type McpRequestObserver } from '../telemetry/index.ts';
 import type { Gateway, GatewaySession } from './gateway.ts';
@@ -21,27 +27,119 @@ export interface RunStdioGatewayOptions {
 
 /** A running stdio gateway. */
 export interface StdioGateway {
-  session: GatewaySession;
+  /** The 2025-era session, once the client opened one (undefined before, and for a 2026-07-28 client). */
+  readonly session: GatewaySession | undefined;
+  /** Which era the opening message chose; undefined until it came. */
+  readonly era: 'legacy' | 'modern' | undefined;
   /** Resolves when the client disconnects or `close()` is called. */
   closed: Promise<void>;
   close(): Promise<void>;
 }
 
-/** Serves one MCP session on stdin/stdout until the client disconnects. */
+/** True when a raw JSON-RPC line carries the 2026-07-28 `_meta` protocol-version claim. */
+export function claimsModernEra(line: string): boolean {
+  try {
+    const message = JSON.parse(line) as { params?: { _meta?: Record<string, unknown> } } | null;
+    return typeof message?.params?._meta?.[PROTOCOL_VERSION_META_KEY] === 'string';
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves with the bytes read up to and including the first line, and stops reading there. */
+function readOpening(stdin: Readable): Promise<{ head: Buffer; line: string } | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    const onData = (chunk: Buffer | string) => {
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+      const head = Buffer.concat(chunks);
+      const newline = head.indexOf(0x0a);
+      if (newline < 0) return;
+      done();
+      resolve({ head, line: head.subarray(0, newline).toString('utf8') });
+    };
+    const onEnd = () => {
+      done();
+      resolve(undefined);
+    };
+    const done = () => {
+      stdin.off('data', onData);
+      stdin.off('end', onEnd);
+      stdin.off('close', onEnd);
+      stdin.pause();
+    };
+    stdin.on('data', onData);
+    stdin.once('end', onEnd);
+    stdin.once('close', onEnd);
+  });
+}
+
+/** Serves one MCP connection on stdin/stdout until the client disconnects. */
 export async function runStdioGateway(options: RunStdioGatewayOptions): Promise<StdioGateway> {
   const stdin = options.stdin ?? process.stdin;
   const stdout = options.stdout ?? process.stdout;
-  const session = await options.gateway.openSession(options.identity);
-  const transport = new StdioServerTransport(stdin, stdout);
-  if (options.observer) observeMcpTransport(transport, options.observer, session.id);
-  // The SDK's stdio transport does not notice the end of stdin: the client is gone then.
-  const onEnd = () => void session.close();
-  stdin.once('end', onEnd);
-  stdin.once('close', onEnd);
-  await session.connect(transport);
-  void session.closed.then(() => {
-    stdin.off('end', onEnd);
-    stdin.off('close', onEnd);
+  let session: GatewaySession | undefined;
+  let era: 'legacy' | 'modern' | undefined;
+  let closeConnection: (() => Promise<void>) | undefined;
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
+  let closing = false;
+
+  async function close(): Promise<void> {
+    if (closing) return closed;
+    closing = true;
+    try {
+      await closeConnection?.();
+    } finally {
+      resolveClosed();
+    }
+  }
+
+  // The rest of stdin after the opening line flows through `input`, which the chosen transport reads.
+  const input = new PassThrough();
+  const onEnd = () => void close();
+  input.once('end', onEnd);
+  input.once('close', onEnd);
+
+  async function open(head: Buffer, line: string): Promise<void> {
+    input.write(head);
+    stdin.pipe(input);
+    stdin.resume();
+    if (claimsModernEra(line)) {
+      era = 'modern';
+      const transport = new ModernStdioServerTransport(input, stdout);
+      const handle = serveStdio(() => options.gateway.modernServer(options.identity), { legacy: 'reject', transport });
+      closeConnection = () => handle.close();
+      return;
+    }
+    era = 'legacy';
+    const opened = await options.gateway.openSession(options.identity);
+    session = opened;
+    const transport = new StdioServerTransport(input, stdout);
+    if (options.observer) observeMcpTransport(transport, options.observer, opened.id);
+    closeConnection = () => opened.close();
+    void opened.closed.then(() => void close());
+    await opened.connect(transport);
+  }
+
+  void readOpening(stdin).then(async (opening) => {
+    if (!opening) return close();
+    try {
+      await open(opening.head, opening.line);
+    } catch (error) {
+      process.stderr.write(`${JSON.stringify({ level: 'error', msg: 'the MCP connection could not open', error: (error as Error).message })}\n`);
+      await close();
+    }
   });
-  return { session, closed: session.closed, close: () => session.close() };
+
+  return {
+    get session() {
+      return session;
+    },
+    get era() {
+      return era;
+    },
+    closed,
+    close,
+  };
 }

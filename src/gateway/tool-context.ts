@@ -153,6 +153,11 @@ export class ToolContext<T extends Bindable> {
     return [...this.#always.values(), ...[...this.#discovered.values()].map((entry) => entry.tool)];
   }
 
+  /** The always-include tools only, in the order they were set. */
+  alwaysIncluded(): T[] {
+    return [...this.#always.values()];
+  }
+
   /** Number of discovered tools (what capacity bounds). */
   get discoveredCount(): number {
     return this.#discovered.size;

@@ -52,12 +52,14 @@ export async function resolveCallable(core: GatewayCore, state: SessionState, na
     if (!tool || tool.visibility === 'silent') throw unknownToolError(name);
     return tool;
   }
-  const how = state.mode === 'search' ? 'call search_tools to find it' : 'call load_capability for its plugin';
+  const how = state.mode === 'capabilities' ? 'call load_capability for its plugin' : 'call search_tools to find it';
   if (state.suspended.has(name)) throw unknownToolError(name, `It was removed from your tool list after repeated identical calls; ${how} if you still need it`);
   const bound = state.context.get(name);
   if (bound) return bound;
   const exists = await backend.getTool(state.backendSession, name);
   if (!exists || exists.visibility === 'silent') throw unknownToolError(name);
+  // Issue #24: the still surface binds nothing; any tool the identity may see is callable.
+  if (state.mode === 'still') return exists;
   if (!bindVisible) throw unknownToolError(name, `It is not in this session's tool list; ${how} first`);
   if (state.context.bind([exists]).added.length > 0) await notifyToolsChanged(core, send, state);
   return exists;
@@ -104,7 +106,8 @@ export async function proxyCall(
   if (!verdict.loop) return result;
   // A looping call says nothing good about the search that offered it (issue #13).
   if (state.openEvent) (state.openEvent.flagged ??= new Set()).add(name);
-  if (state.mode !== 'all') {
+  if (state.mode === 'still') state.suspended.add(name); // refused until the next search; the list stays
+  else if (state.mode !== 'all') {
     state.context.evict(name);
     state.suspended.add(name);
     await notifyToolsChanged(core, send, state);

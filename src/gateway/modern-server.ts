@@ -1,0 +1,67 @@
+/**
+ * @module gateway/modern-server
+ * The gateway for MCP 2026-07-28 clients (issue #24): one SDK v2 `Server` per request (the
+ * revision is stateless: no `initialize`, no session id; the version, client info and
+ * capabilities ride in each request's `_meta`). The v2 SDK owns the wire of that revision
+ * (`server/discover`, the `_meta` envelope, `resultType`, `ttlMs` / `cacheScope`, the
+ * header/body cross-checks, `-32022` with the supported versions); every handler here calls
+ * the same request handlers the 2025 sessions use (`request-handlers.ts`) on the principal's
+ * still state (`Gateway.principalSession`), so the two eras cannot drift apart.
+ */
+import { Server, type ServerContext } from '@modelcontextprotocol/server';
+import type { CallToolRequest } from '@modelcontextprotocol/sdk/types.js';
+import {
+  answerCallTool,
+  answerGetPrompt,
+  answerListPrompts,
+  answerListResources,
+  answerListTools,
+  answerReadResource,
+} from './request-handlers.ts';
+import type { GatewayCore, SendNotification, SessionState } from './session-state.ts';
+
+/**
+ * Cache hints of the cacheable results (SEP-2549). Lists depend on the principal (its
+ * workspace, roles and pins), so they are `private`; a short TTL lets a catalog change reach
+ * the client without a `subscriptions/listen` stream.
+ */
+export const MODERN_CACHE_HINTS = {
+  'tools/list': { ttlMs: 60_000, cacheScope: 'private' },
+  'prompts/list': { ttlMs: 60_000, cacheScope: 'private' },
+  'resources/list': { ttlMs: 60_000, cacheScope: 'private' },
+  'resources/templates/list': { ttlMs: 60_000, cacheScope: 'private' },
+  'resources/read': { ttlMs: 0, cacheScope: 'private' },
+  'server/discover': { ttlMs: 300_000, cacheScope: 'public' },
+} as const;
+
+/** Sends a notification related to the request being answered (progress; never a list change). */
+function relatedSender(ctx: ServerContext): SendNotification {
+  return async (notification) => {
+    // 2026-07-28: a list never changes as a side effect of a request; the still surface sends none.
+    if (notification.method.endsWith('/list_changed')) return;
+    await ctx.mcpReq.notify(notification as Parameters<ServerContext['mcpReq']['notify']>[0]);
+  };
+}
+
+/** A v2 SDK server answering one 2026-07-28 request on a principal's still state. */
+export function createModernServer(core: GatewayCore, state: SessionState, instructions: string): Server {
+  const server = new Server(core.settings.serverInfo, {
+    capabilities: { tools: {}, resources: {}, prompts: {} },
+    instructions,
+    cacheHints: MODERN_CACHE_HINTS,
+  });
+  server.setRequestHandler('tools/list', async () => answerListTools(core, state) as never);
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    const params = request.params as CallToolRequest['params'];
+    // Tasks are an extension in 2026-07-28 (not offered here yet): a task field is ignored.
+    const { task: _task, ...call } = params;
+    return (await answerCallTool(core, state, call, ctx.mcpReq.signal, relatedSender(ctx))) as never;
+  });
+  server.setRequestHandler('resources/list', async () => answerListResources(core, state) as never);
+  server.setRequestHandler('resources/read', async (request, ctx) => answerReadResource(core, state, request.params.uri, ctx.mcpReq.signal) as never);
+  server.setRequestHandler('prompts/list', async () => answerListPrompts(core, state) as never);
+  server.setRequestHandler('prompts/get', async (request, ctx) =>
+    answerGetPrompt(core, state, request.params.name, (request.params.arguments ?? {}) as Record<string, string>, ctx.mcpReq.signal) as never,
+  );
+  return server;
+}
