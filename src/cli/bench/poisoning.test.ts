@@ -9,7 +9,7 @@ interface Measured {
 }
 
 describe('poisoning bench section', () => {
-  it('measures the corpus and false alarms on the three real servers (listed over stdio) and both bench catalogs', async () => {
+  it('measures the corpus and false alarms on the four real servers (listed over stdio) and both bench catalogs', async () => {
     const measured = (await benchPoisoning()) as Measured;
     assert.equal(measured.corpus.total, 13);
     assert.equal(measured.corpus.detected + measured.corpus.missed.length, measured.corpus.total);
@@ -17,7 +17,7 @@ describe('poisoning bench section', () => {
     assert.equal(measured.heldOut.detected + measured.heldOut.missed.length, measured.heldOut.total);
     assert.deepEqual(
       measured.falseAlarms.sources.map((source) => source.source),
-      ['@modelcontextprotocol/server-everything', '@modelcontextprotocol/server-memory', '@modelcontextprotocol/server-sequential-thinking', 'bench/data/seal-tools', 'bench/data/metatool'],
+      ['@modelcontextprotocol/server-everything', '@modelcontextprotocol/server-memory', '@modelcontextprotocol/server-sequential-thinking', '@modelcontextprotocol/server-filesystem', 'bench/data/seal-tools', 'bench/data/metatool'],
     );
     // Every source contributed tools (a server that failed to list would throw, a catalog would be empty).
     for (const source of measured.falseAlarms.sources) assert.ok(source.tools > 0, source.source);

@@ -3,7 +3,7 @@
  * Tool-poisoning detection (issue #10): detected / total on the labelled corpus of
  * `verification/stages/security-scan/poisoning-corpus.ts`, and false alarms on tool definitions
  * nobody wrote to attack anything: the tools the real npm servers installed with Quiver serve
- * (listed by starting each over stdio) and every tool of the vendored bench catalogs
+ * (listed by starting each over stdio; the filesystem server serves the temporary folder) and every tool of the vendored bench catalogs
  * (bench/data/seal-tools and metatool, including metatool's `description_for_model`, the text
  * ChatGPT plugins addressed to the model). Each is checked as on a hub: every tool is its own
  * plugin with the rest of its source installed beside it, so shadowing-by-name and look-alike
@@ -12,6 +12,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -19,16 +20,17 @@ import { createPoisoningDetector, detectToolPoisoning, type PoisoningDetector, t
 import { BENIGN_TOOLS, CORPUS_OTHER_TOOL_NAMES, HELD_OUT_POISONED_TOOLS, POISONED_TOOLS } from '../../verification/stages/security-scan/poisoning-corpus.ts';
 import { benchDataFile, type BenchDataSet } from './bench-data.ts';
 
-const REAL_SERVERS = ['@modelcontextprotocol/server-everything', '@modelcontextprotocol/server-memory', '@modelcontextprotocol/server-sequential-thinking'];
+/** The real npm servers installed with Quiver (devDependencies) whose tools are checked for false alarms. */
+export const REAL_SERVERS = ['@modelcontextprotocol/server-everything', '@modelcontextprotocol/server-memory', '@modelcontextprotocol/server-sequential-thinking', '@modelcontextprotocol/server-filesystem'];
 
-/** The tools a real npm server serves, listed over stdio. */
-async function listServerTools(packageName: string): Promise<PoisoningToolInput[]> {
+/** The tools a real npm server serves, listed over stdio (the filesystem server is given the temporary folder to serve). */
+export async function listServerTools(packageName: string): Promise<PoisoningToolInput[]> {
   const require = createRequire(import.meta.url);
   const manifestPath = require.resolve(`${packageName}/package.json`);
   const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as { bin?: Record<string, string> };
   const bin = Object.values(manifest.bin ?? {})[0];
   if (bin === undefined) throw new Error(`${packageName} has no bin`);
-  const transport = new StdioClientTransport({ command: process.execPath, args: [join(dirname(manifestPath), bin), 'stdio'], env: getDefaultEnvironment(), stderr: 'ignore' });
+  const transport = new StdioClientTransport({ command: process.execPath, args: [join(dirname(manifestPath), bin), packageName.endsWith('server-filesystem') ? tmpdir() : 'stdio'], env: getDefaultEnvironment(), stderr: 'ignore' });
   const client = new Client({ name: 'quiver-bench-poisoning', version: '0' });
   await client.connect(transport);
   try {
@@ -46,7 +48,7 @@ async function listServerTools(packageName: string): Promise<PoisoningToolInput[
 }
 
 /** Tools of one vendored catalog (JSON lines with name, description, parameters). */
-async function catalogTools(set: BenchDataSet): Promise<PoisoningToolInput[]> {
+export async function catalogTools(set: BenchDataSet): Promise<PoisoningToolInput[]> {
   const text = await readFile(benchDataFile(set, 'tools.jsonl'), 'utf8');
   return text
     .split('\n')

@@ -28,6 +28,10 @@
  * the matched text (it is attacker-controlled and may itself be an injection).
  */
 
+import { structuralFindings, type PoisoningSurface, type SignalContext } from './poisoning-signals.ts';
+
+export type { PoisoningSurface } from './poisoning-signals.ts';
+
 /** A tool definition as served by a plugin (the subset poisoning looks at). */
 export interface PoisoningToolInput {
   name: string;
@@ -39,7 +43,7 @@ export interface PoisoningToolInput {
   annotations?: unknown;
 }
 
-export type PoisoningKind = 'hidden-instruction' | 'invisible-unicode' | 'confusable-name' | 'sensitive-file' | 'exfiltration' | 'shadowing';
+export type PoisoningKind = 'hidden-instruction' | 'invisible-unicode' | 'confusable-name' | 'sensitive-file' | 'exfiltration' | 'shadowing' | 'secret-request';
 
 /** One poisoning finding: which tool, where in it (`description`, `inputSchema.properties.q.description`…), which rule. */
 export interface PoisoningFinding {
@@ -239,22 +243,59 @@ function mentionsOtherTool(text: string, others: OtherNames): boolean {
   });
 }
 
-function textFindings(tool: PoisoningToolInput, field: string, text: string, prose: boolean, others: OtherNames): PoisoningFinding[] {
-  const findings: PoisoningFinding[] = [];
+/** The kinds and rules a text triggers: the phrase rules, then the structural ones (poisoning-signals.ts). */
+function textRules(text: string, context: SignalContext, others: OtherNames | undefined): Array<{ kind: PoisoningKind; rule: string }> {
+  const found: Array<{ kind: PoisoningKind; rule: string }> = [];
   const hidden = invisibleRule(text);
-  if (hidden !== undefined) findings.push({ tool: tool.name, field, kind: 'invisible-unicode', rule: hidden });
-  if (!prose) return findings;
+  if (hidden !== undefined) found.push({ kind: 'invisible-unicode', rule: hidden });
   const normalised = normaliseForMatching(text);
-  const seen = new Set<PoisoningKind>();
+  const original = text.normalize('NFKC').replace(INVISIBLE_ALL, '');
+  const seen = new Set<PoisoningKind>(['invisible-unicode']);
   for (const rule of TEXT_RULES) {
     if (seen.has(rule.kind) || !rule.test(normalised)) continue;
     seen.add(rule.kind);
-    findings.push({ tool: tool.name, field, kind: rule.kind, rule: rule.rule });
+    found.push({ kind: rule.kind, rule: rule.rule });
   }
-  if (!seen.has('shadowing') && mentionsOtherTool(text.normalize('NFKC').replace(INVISIBLE_ALL, ''), others)) {
-    findings.push({ tool: tool.name, field, kind: 'shadowing', rule: "names another plugin's tool" });
+  if (structuralRulesEnabled) {
+    for (const finding of structuralFindings(original, normalised, context)) {
+      if (seen.has(finding.kind)) continue;
+      seen.add(finding.kind);
+      found.push(finding);
+    }
   }
-  return findings;
+  if (others !== undefined && !seen.has('shadowing') && mentionsOtherTool(original, others)) found.push({ kind: 'shadowing', rule: "names another plugin's tool" });
+  return found;
+}
+
+function textFindings(tool: PoisoningToolInput, field: string, text: string, prose: boolean, others: OtherNames, parameters: ReadonlySet<string>): PoisoningFinding[] {
+  if (!prose) {
+    const hidden = invisibleRule(text);
+    return hidden === undefined ? [] : [{ tool: tool.name, field, kind: 'invisible-unicode', rule: hidden }];
+  }
+  const surface: PoisoningSurface = field.startsWith('inputSchema.') ? 'parameter' : 'tool';
+  return textRules(text, { surface, ownNames: others.own, ownParameters: parameters }, others).map((finding) => ({ tool: tool.name, field, ...finding }));
+}
+
+/** Switch for tests: the structural rules off leaves only the phrase rules (to show what they add). */
+let structuralRulesEnabled = true;
+/** Turns the structural rules on or off (tests prove their own cases fail without them). */
+export function setStructuralRules(enabled: boolean): void {
+  structuralRulesEnabled = enabled;
+}
+
+/** A finding in a text that is not a tool definition (a prompt, a resource, a tool result). */
+export interface TextPoisoningFinding {
+  kind: PoisoningKind;
+  rule: string;
+}
+
+/**
+ * Poisoning findings of one text served to the model outside a tool definition: a prompt, a
+ * resource description or a tool result (`ownNames`: the serving plugin's tool names, which it
+ * may name freely). Pure and cheap: a few regular expressions per sentence.
+ */
+export function detectTextPoisoning(text: string, options: { surface: Exclude<PoisoningSurface, 'tool' | 'parameter'>; ownNames?: readonly string[] }): TextPoisoningFinding[] {
+  return textRules(text, { surface: options.surface, ownNames: new Set((options.ownNames ?? []).map((name) => name.toLowerCase())) }, undefined);
 }
 
 /** A detector for one hub: the other plugins' names are indexed once, then any plugin's tools are checked. */
@@ -279,15 +320,23 @@ export function createPoisoningDetector(options: PoisoningOptions = {}): Poisoni
   };
 }
 
+/** The tool's top-level parameter names, lower case (a description may name them). */
+function parameterNames(tool: PoisoningToolInput): Set<string> {
+  const schema = tool.inputSchema as { properties?: unknown } | undefined;
+  const properties = schema !== null && typeof schema === 'object' && schema.properties !== null && typeof schema.properties === 'object' ? Object.keys(schema.properties as object) : [];
+  return new Set(properties.map((name) => name.toLowerCase()));
+}
+
 function toolFindings(tool: PoisoningToolInput, others: OtherNames, skeletons: SkeletonIndexes): PoisoningFinding[] {
-  const findings = [...textFindings(tool, 'name', tool.name, false, others), ...nameFindings(tool, 'name', tool.name, skeletons)];
-  if (typeof tool.title === 'string') findings.push(...textFindings(tool, 'title', tool.title, true, others), ...nameFindings(tool, 'title', tool.title, skeletons));
-  if (typeof tool.description === 'string') findings.push(...textFindings(tool, 'description', tool.description, true, others));
+  const parameters = parameterNames(tool);
+  const findings = [...textFindings(tool, 'name', tool.name, false, others, parameters), ...nameFindings(tool, 'name', tool.name, skeletons)];
+  if (typeof tool.title === 'string') findings.push(...textFindings(tool, 'title', tool.title, true, others, parameters), ...nameFindings(tool, 'title', tool.title, skeletons));
+  if (typeof tool.description === 'string') findings.push(...textFindings(tool, 'description', tool.description, true, others, parameters));
   const strings: Array<{ path: string; text: string; prose: boolean }> = [];
   schemaStrings(tool.inputSchema, 'inputSchema', strings);
   schemaStrings(tool.outputSchema, 'outputSchema', strings);
   schemaStrings(tool.annotations, 'annotations', strings);
-  for (const entry of strings) findings.push(...textFindings(tool, entry.path, entry.text, entry.prose, others));
+  for (const entry of strings) findings.push(...textFindings(tool, entry.path, entry.text, entry.prose, others, parameters));
   return findings;
 }
 
