@@ -137,7 +137,7 @@ describe('two eras of MCP clients on quiver serve (issue #24)', { timeout: 300_0
         _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} },
       },
     };
-    const name = typeof params.name === 'string' ? { 'mcp-name': params.name } : {};
+    const name: Record<string, string> = typeof params.name === 'string' ? { 'mcp-name': params.name } : {};
     const response = await fetch(mcpUrl, {
       method: 'POST',
       headers: { ...auth(), 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': method, ...name, ...headers },
