@@ -13,6 +13,8 @@ import { createSeededRandom } from '../../selection/random.ts';
 import { loadReplayCatalog, runReplay, type ReplayReport } from '../../selection/replay/replay.ts';
 import type { ReplayWindow } from '../../selection/replay/windows.ts';
 import { stringOption, type CliContext } from '../command.ts';
+import type { QuiverConfig } from '../../config.ts';
+import { embedderFlagHelp } from '../../retrieval/eval/embedder-choice.ts';
 
 /** The replay options, in node:util parseArgs form. */
 export const replayOptions = {
@@ -55,6 +57,21 @@ export function replayTable(report: ReplayReport): string {
   return [title, ...lines].join('\n');
 }
 
+/** The embedder configuration of a replay: `--embedder` over the configured one (issue #25). */
+function replayEmbedder(flag: string | undefined, configured: QuiverConfig['embedder'], env: Record<string, string | undefined>): QuiverConfig['embedder'] {
+  if (flag === undefined) return configured;
+  if (flag === 'model') return { kind: 'model', modelPath: undefined };
+  if (flag === 'offline') return { kind: 'offline' };
+  if (flag === 'none') throw invalidInput('--replay needs an embedder (learned examples are vectors): use model, offline or openai:URL');
+  if (flag.startsWith('openai:')) {
+    const baseUrl = flag.slice('openai:'.length);
+    if (!/^https?:\/\//.test(baseUrl)) throw invalidInput(`--embedder openai:URL needs an http(s) URL, got '${baseUrl}'`);
+    if (!env.QUIVER_EMBEDDER_MODEL) throw invalidInput('--embedder openai:URL needs QUIVER_EMBEDDER_MODEL (the model name)');
+    return { kind: 'openai', baseUrl, model: env.QUIVER_EMBEDDER_MODEL, apiKey: env.QUIVER_EMBEDDER_API_KEY, dimensions: undefined };
+  }
+  throw invalidInput(`--embedder must be one of ${embedderFlagHelp}; got '${flag}'`);
+}
+
 /** Runs `quiver eval --replay` from the parsed options of `quiver eval`. */
 export async function executeReplay(context: CliContext): Promise<number> {
   const value = (name: string): string | undefined => stringOption(context, name);
@@ -78,7 +95,8 @@ export async function executeReplay(context: CliContext): Promise<number> {
   if (cold && examples) context.io.stderr('quiver eval: warning: --cold: the --examples file is not loaded\n');
   // A fresh in-memory store: the replay writes thousands of events and must not touch the data folder.
   const config = context.config();
-  const app = await createApp({ ...config, store: { kind: 'memory' }, embeddings: { background: false, sweepIntervalMs: 0 } }, { selectionRandom: createSeededRandom(settings.seed) });
+  const embedder = replayEmbedder(value('embedder'), config.embedder, context.env);
+  const app = await createApp({ ...config, embedder, store: { kind: 'memory' }, embeddings: { background: false, sweepIntervalMs: 0 } }, { selectionRandom: createSeededRandom(settings.seed) });
   try {
     const benchIdOf = await loadReplayCatalog(app.catalog, data.documents, { cold });
     await app.embeddings.runNow();
@@ -95,7 +113,10 @@ export async function executeReplay(context: CliContext): Promise<number> {
     // What the learned examples did (observed outcomes, captured examples, why others were skipped).
     const learning = app.learning.stats();
     const learned = `learned examples: ${learning.examples} kept (${learning.learned} captured of ${learning.observed} outcomes observed; skipped ${JSON.stringify(learning.skipped)})`;
-    context.io.stdout(context.json ? `${JSON.stringify({ ...report, learning })}\n` : `${replayTable(report)}\n${learned}\n`);
+    // Named after the run: a model that could not load has fallen back by then.
+    const status = await app.embeddings.status();
+    const used = status.fallback ? `${status.model} (fallback: ${status.fallback.configured} could not load)` : status.model;
+    context.io.stdout(context.json ? `${JSON.stringify({ ...report, learning, embedder: used })}\n` : `${replayTable(report)}\n${learned}\nembedder ${used}\n`);
     return 0;
   } finally {
     await app.close();

@@ -9,19 +9,22 @@ import { invalidInput } from '../../core/errors.ts';
 import { describeOptions, stringOption, type CommandSpec } from '../command.ts';
 import { evalOptions, executeEval } from '../../retrieval/eval/cli.ts';
 import { executeReplay, replayOptions } from './eval-replay.ts';
+import { embedderFlagHelp } from '../../retrieval/eval/embedder-choice.ts';
+import { createEmbedder } from '../../app.ts';
 
 export const evalCommand: CommandSpec = {
   path: ['eval'],
   summary: 'Measure retrieval (Recall@k, Comp@k, nDCG@10, MRR, latency) on tools.jsonl + queries.jsonl, fully offline.',
   usage:
-    '--tools tools.jsonl --queries queries.jsonl [--examples examples.jsonl] [--k 1,3,5,10] [--json]\n' +
-    '       quiver eval --replay --tools tools.jsonl --queries queries.jsonl [--examples examples.jsonl | --cold] [--top-k 5] [--window 500] [--feedback-noise P] [--seed N] [--org ID] [--shuffle] [--no-feedback] [--json]',
+    '--tools tools.jsonl --queries queries.jsonl [--examples examples.jsonl] [--k 1,3,5,10] [--embedder NAME] [--json]\n' +
+    '       quiver eval --replay --tools tools.jsonl --queries queries.jsonl [--examples examples.jsonl | --cold] [--top-k 5] [--window 500] [--feedback-noise P] [--seed N] [--org ID] [--shuffle] [--no-feedback] [--embedder NAME] [--json]',
   options: {
     ...describeOptions(evalOptions, {
     tools: { valueName: 'FILE', description: 'the catalog: one tool per line (id, name, description, parameters?)' },
     queries: { valueName: 'FILE', description: 'labelled queries: one per line (id, query, gold tool ids)' },
     examples: { valueName: 'FILE', description: 'known example queries per tool (tool_id, query), used as tool metadata' },
     k: { valueName: 'LIST', description: 'extra cut-offs for Recall@k, comma-separated', defaultHelp: '1,3,5,10 always reported' },
+    embedder: { valueName: 'NAME', description: `the embedder to measure (plain and --replay): ${embedderFlagHelp}`, defaultHelp: 'the configured one (QUIVER_EMBEDDER)' },
     }),
     ...describeOptions(replayOptions, {
     replay: 'replay the queries in order through the real selection path (in-memory store) with simulated outcomes; metrics per window',
@@ -41,8 +44,10 @@ export const evalCommand: CommandSpec = {
     if (context.args.values.replay === true) return executeReplay(context);
     const value = (name: string): string | undefined => stringOption(context, name);
     return executeEval(
-      { tools: value('tools'), queries: value('queries'), examples: value('examples'), k: value('k'), json: context.json },
+      { tools: value('tools'), queries: value('queries'), examples: value('examples'), k: value('k'), embedder: value('embedder'), json: context.json },
       { stdout: { write: (text: string) => context.io.stdout(text) }, stderr: { write: (text: string) => context.io.stderr(text) } },
+      // By default eval measures what `quiver serve` would rank with.
+      { configured: () => createEmbedder(context.config().embedder), env: context.env },
     );
   },
 };

@@ -60,7 +60,7 @@ describe('quiver eval', () => {
     const lines = out.stdout.trim().split('\n');
     assert.equal(lines.length, 1);
     const report = JSON.parse(lines[0]!);
-    assert.deepEqual(Object.keys(report), ['n', 'recall@1', 'recall@3', 'recall@5', 'recall@10', 'comp@5', 'comp@10', 'ndcg@10', 'mrr', 'latency_ms']);
+    assert.deepEqual(Object.keys(report), ['n', 'recall@1', 'recall@3', 'recall@5', 'recall@10', 'comp@5', 'comp@10', 'ndcg@10', 'mrr', 'latency_ms', 'embedder']);
     assert.equal(report.n, 3);
     assert.equal(report['recall@10'], 1);
     assert.equal(report['comp@5'], 1);

@@ -9,6 +9,8 @@ import { parseArgs } from 'node:util';
 import { QuiverError, isQuiverError } from '../../core/errors.ts';
 import { loadEvalData } from './load.ts';
 import { reportJson, reportTable, runEvaluation } from './run.ts';
+import { describeEvalEmbedder, embedderFlagHelp, resolveEvalEmbedder, type EvalEmbedder } from './embedder-choice.ts';
+import { createOfflineEmbedder } from '../embedders/offline.ts';
 
 /** Where the command writes. */
 export interface EvalIo {
@@ -16,13 +18,15 @@ export interface EvalIo {
   stderr: { write(text: string): unknown };
 }
 
-export const evalUsage = `usage: quiver eval --tools tools.jsonl --queries queries.jsonl [--examples examples.jsonl] [--k 1,3,5,10] [--json]
+export const evalUsage = `usage: quiver eval --tools tools.jsonl --queries queries.jsonl [--examples examples.jsonl] [--k 1,3,5,10] [--embedder NAME] [--json]
 
-Evaluates retrieval (offline default embedder) on a tool catalog and labelled queries.
+Evaluates retrieval on a tool catalog and labelled queries, with the configured embedder
+unless --embedder says otherwise; the report names the embedder used.
   --tools      one tool per line: id, name, description, parameters?, source?, other text fields
   --queries    one query per line: id, query, gold (tool ids), gold_groups? (list of lists)
   --examples   known example queries: tool_id, query (Tool2Vec and the examples field)
   --k          extra cut-offs for recall@k (recall@1,3,5,10 are always reported)
+  --embedder   ${embedderFlagHelp}
   --json       print one JSON object instead of a table
 Exit codes: 0 done, 1 unexpected failure, 2 bad usage or input.`;
 
@@ -41,6 +45,8 @@ export interface EvalCommandOptions {
   examples?: string | undefined;
   /** Comma-separated cut-offs as typed. */
   k?: string | undefined;
+  /** `--embedder` as typed (undefined: the configured embedder). */
+  embedder?: string | undefined;
   json: boolean;
 }
 
@@ -50,10 +56,15 @@ export const evalOptions = {
   queries: { type: 'string' },
   examples: { type: 'string' },
   k: { type: 'string' },
+  embedder: { type: 'string' },
 } as const;
 
 /** Runs an evaluation from parsed options; resolves to the exit code (errors are printed, not thrown). */
-export async function executeEval(options: EvalCommandOptions, io: EvalIo): Promise<number> {
+export async function executeEval(
+  options: EvalCommandOptions,
+  io: EvalIo,
+  context: { configured?: () => EvalEmbedder; env?: Record<string, string | undefined> } = {},
+): Promise<number> {
   const fail = (message: string, code: number): number => {
     io.stderr.write(
       options.json
@@ -67,9 +78,16 @@ export async function executeEval(options: EvalCommandOptions, io: EvalIo): Prom
     const ks = options.k ? parseKs(options.k) : [];
     const data = await loadEvalData({ tools: options.tools, queries: options.queries, examples: options.examples });
     for (const warning of data.warnings) io.stderr.write(`quiver eval: warning: ${warning}\n`);
-    const report = await runEvaluation({ documents: data.documents, queries: data.queries, ks });
-    for (const warning of report.warnings) io.stderr.write(`quiver eval: warning: ${warning}\n`);
-    io.stdout.write(options.json ? `${JSON.stringify(reportJson(report, ks))}\n` : `${reportTable(report, ks)}\n`);
+    const embedder = resolveEvalEmbedder(options.embedder, context.configured ?? (() => createOfflineEmbedder()), context.env ?? {});
+    try {
+      const report = await runEvaluation({ documents: data.documents, queries: data.queries, ks, embedder });
+      for (const warning of report.warnings) io.stderr.write(`quiver eval: warning: ${warning}\n`);
+      // Named after the run: a model that could not load has fallen back by then.
+      const used = describeEvalEmbedder(embedder);
+      io.stdout.write(options.json ? `${JSON.stringify({ ...reportJson(report, ks), embedder: used })}\n` : `${reportTable(report, ks)}\nembedder  ${used}\n`);
+    } finally {
+      await embedder?.close?.();
+    }
     return 0;
   } catch (error) {
     if (isQuiverError(error) && error.kind === 'user') return fail(error.message, 2);
@@ -96,5 +114,5 @@ export async function runEval(argv: readonly string[], io: EvalIo): Promise<numb
     io.stdout.write(`${evalUsage}\n`);
     return 0;
   }
-  return executeEval({ tools: values.tools, queries: values.queries, examples: values.examples, k: values.k, json: values.json === true }, io);
+  return executeEval({ tools: values.tools, queries: values.queries, examples: values.examples, k: values.k, embedder: values.embedder, json: values.json === true }, io, { env: process.env });
 }
