@@ -2,7 +2,8 @@
  * @module composition/gateway-backend/tools
  * The backend's tool methods: search (ranked by the selection engine, then held to what the
  * session may see), the visible tool list, one tool, and a call run by the supervisor with
- * the tool's read-only and idempotent hints (they decide its retries).
+ * the tool's read-only and idempotent hints (they decide its retries), its result screened for
+ * poisoning before it goes back (result-screen.ts).
  */
 import { QuiverError, ErrorCodes, notFound } from '../../core/errors.ts';
 import type { GatewayBackend, GatewayTool } from '../../gateway/backend.ts';
@@ -14,6 +15,7 @@ import { parseQualifiedName } from '../../core/names.ts';
 import type { SelectionCandidate } from '../../store/repositories/candidates.ts';
 import { quarantinedError, type PinningService } from '../../trust/pinning/index.ts';
 import type { PinGuard } from './pin-guard.ts';
+import { screenToolResult } from './result-screen.ts';
 import type { RolloutService } from '../../rollouts/index.ts';
 
 /** What the tool methods are built from. */
@@ -89,7 +91,7 @@ export function createToolMethods(deps: ToolMethodsDeps): Pick<GatewayBackend, '
       // During a rollout the session's slot serves it (only tools the canary serves unchanged go there).
       const spec = deps.slots?.route(tool.pluginName, stable, session.sessionId, tool.name) ?? stable;
       const annotations = tool.annotations as { readOnlyHint?: boolean; idempotentHint?: boolean };
-      return deps.supervisor.callTool(spec, tool.name, args, {
+      const result = await deps.supervisor.callTool(spec, tool.name, args, {
         ...(options.signal ? { signal: options.signal } : {}),
         // Issue #12: the plugin's requests, logs and progress go to this session's client only.
         ...(options.client ? { caller: options.client } : {}),
@@ -99,6 +101,9 @@ export function createToolMethods(deps: ToolMethodsDeps): Pick<GatewayBackend, '
           ...(typeof annotations.idempotentHint === 'boolean' ? { idempotentHint: annotations.idempotentHint } : {}),
         },
       });
+      // Issue #23: what the plugin returns is what the model reads next; orders hidden in it are flagged, never passed on silently.
+      const ownNames = visible.filter((candidate) => candidate.pluginName === tool.pluginName).map((candidate) => candidate.name);
+      return screenToolResult(result, qualifiedName, ownNames);
     },
   };
 }
