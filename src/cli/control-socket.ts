@@ -7,11 +7,18 @@
  * server runs the very same command code against its own open app, returning the exit code
  * and what the command printed. Output and exit codes are therefore identical to a local run.
  *
+ * The same socket is the back door of `quiver serve --stdio` run beside a server (issue #26):
+ * `GET /stdio` upgraded to a raw byte stream carries one MCP stdio session, opened by the
+ * server for the identity the bridge's flags name (`stdio-bridge.ts` is the other end).
+ *
  * Authentication is the socket file itself: it is created mode 0600 by the user who runs
- * Quiver, so only that user (or root) can connect — there is no key to copy. The socket
- * carries no HTTP API beyond `POST /cli`.
+ * Quiver, so only that user (or root) can connect — there is no key to copy. That user could
+ * open the data folder with any identity anyway, so the flags a bridge sends widen nothing.
+ * The socket carries no HTTP API beyond `POST /cli` and `GET /stdio`.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { Duplex, Readable, Writable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { createHash } from 'node:crypto';
 import { chmodSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -52,9 +59,36 @@ export type ControlResponse = z.infer<typeof controlResponseSchema>;
 /** Runs one forwarded command inside the server (runCli with the server's app). */
 export type ForwardedRunner = (request: ControlRequest) => Promise<ControlResponse>;
 
+/** The upgrade token of a bridged stdio session. */
+export const STDIO_UPGRADE = 'quiver-mcp-stdio';
+/** The request header carrying the bridged session's flags (base64url JSON). */
+export const STDIO_FLAGS_HEADER = 'x-quiver-stdio-flags';
+
+const flagText = z.string().max(1_000);
+/** The session flags a bridged `quiver serve --stdio` passes on (the same names as its options). */
+export const stdioBridgeFlagsSchema = z.strictObject({
+  workspace: flagText.optional(),
+  project: flagText.optional(),
+  org: flagText.optional(),
+  user: flagText.optional(),
+  role: z.array(flagText).max(100).optional(),
+  tier: flagText.optional(),
+  exposure: flagText.optional(),
+  'allow-tool': z.array(flagText).max(1_000).optional(),
+});
+export type StdioBridgeFlags = z.infer<typeof stdioBridgeFlagsSchema>;
+
+/**
+ * Opens one MCP stdio session inside the server reading `input` and writing `output`; resolves
+ * once the session is open (a refusal throws, and the bridge is told why), with a promise of its end.
+ */
+export type StdioSessionOpener = (flags: StdioBridgeFlags, streams: { input: Readable; output: Writable }) => Promise<{ closed: Promise<void> }>;
+
 export interface ControlSocketOptions {
   socketPath: string;
   run: ForwardedRunner;
+  /** Serves bridged stdio sessions (`GET /stdio`); none: such requests are refused. */
+  openStdio?: StdioSessionOpener;
   logger?: Logger;
   /** Largest request body, bytes (default 2 MiB). */
   maxBodyBytes?: number;
@@ -109,6 +143,13 @@ export async function startControlSocket(options: ControlSocketOptions): Promise
       }
     })();
   });
+  // Upgraded connections still count for `server.close()`, which would wait for them forever.
+  const bridged = new Set<Duplex>();
+  server.on('upgrade', (request: IncomingMessage, connection: Duplex, head: Buffer) => {
+    bridged.add(connection);
+    connection.once('close', () => bridged.delete(connection));
+    void acceptStdioBridge(request, connection, head, options.openStdio, logger);
+  });
   // The server owns the data folder (its lock is held), so a socket file here is a leftover.
   rmSync(options.socketPath, { force: true });
   await new Promise<void>((resolve, reject) => {
@@ -128,10 +169,62 @@ export async function startControlSocket(options: ControlSocketOptions): Promise
       if (closed) return;
       closed = true;
       server.closeAllConnections();
+      for (const connection of bridged) connection.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       rmSync(options.socketPath, { force: true });
     },
   };
+}
+
+/** Answers a refused upgrade with a status and a JSON error, then hangs up. */
+function refuseUpgrade(connection: Duplex, status: number, code: string, message: string): void {
+  const body = JSON.stringify({ error: { code, message } });
+  connection.end(
+    `HTTP/1.1 ${status} ${status === 400 ? 'Bad Request' : status === 404 ? 'Not Found' : 'Service Unavailable'}\r\n` +
+      `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * One bridged stdio session: parse the flags, open the session (its output held back until the
+ * 101 is written, so no MCP byte precedes the HTTP answer), then the connection is raw MCP both ways.
+ */
+async function acceptStdioBridge(request: IncomingMessage, connection: Duplex, head: Buffer, open: StdioSessionOpener | undefined, logger: Logger): Promise<void> {
+  // A bridge that hangs up mid-session must not take the server down.
+  connection.on('error', (error) => logger.debug({ err: error }, 'bridged stdio connection failed'));
+  if (request.url !== '/stdio' || request.headers.upgrade !== STDIO_UPGRADE || open === undefined) {
+    refuseUpgrade(connection, 404, 'not_found', 'only GET /stdio with a quiver-mcp-stdio upgrade is served here');
+    return;
+  }
+  let flags: StdioBridgeFlags;
+  try {
+    const header = request.headers[STDIO_FLAGS_HEADER];
+    const text = typeof header === 'string' ? Buffer.from(header, 'base64url').toString('utf8') : '{}';
+    const parsed = stdioBridgeFlagsSchema.safeParse(JSON.parse(text));
+    if (!parsed.success) throw new Error(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '));
+    flags = parsed.data;
+  } catch (error) {
+    refuseUpgrade(connection, 400, 'invalid_input', `bad stdio bridge request: ${(error as Error).message}`);
+    return;
+  }
+  if (head.length > 0) connection.unshift(head);
+  const output = new PassThrough();
+  let session: { closed: Promise<void> };
+  try {
+    session = await open(flags, { input: connection, output });
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const invalid = code === 'invalid_input';
+    refuseUpgrade(connection, invalid ? 400 : 503, typeof code === 'string' ? code : 'unavailable', (error as Error).message);
+    return;
+  }
+  connection.write(`HTTP/1.1 101 Switching Protocols\r\nupgrade: ${STDIO_UPGRADE}\r\nconnection: Upgrade\r\n\r\n`);
+  output.pipe(connection);
+  // The session ended (the bridge hung up, or the server stops): let the bridge see the end.
+  void session.closed.then(() => {
+    output.unpipe(connection);
+    connection.end();
+  });
 }
 
 /** True for commands that may run inside a serving Quiver (not servers, not store-less ones). */

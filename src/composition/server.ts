@@ -16,8 +16,9 @@ import type { App } from '../app.ts';
 import { createApi } from '../api/app.ts';
 import type { ExposureMode, SessionIdentity } from '../gateway/backend.ts';
 import { createGateway, type Gateway } from '../gateway/gateway.ts';
-import { runStdioGateway } from '../gateway/stdio.ts';
-import { controlSocketPath, startControlSocket, type ControlSocket, type ForwardedRunner } from '../cli/control-socket.ts';
+import { runStdioGateway, type StdioGateway } from '../gateway/stdio.ts';
+import { identityFromFlags } from '../gateway/identity.ts';
+import { controlSocketPath, startControlSocket, type ControlSocket, type ForwardedRunner, type StdioSessionOpener } from '../cli/control-socket.ts';
 import { createGatewayBackend } from './gateway-backend.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { META_TOOL_NAMES, SEARCH_TOOLS } from '../gateway/meta-tools.ts';
@@ -72,11 +73,52 @@ export async function createAppGateway(app: App, options: { defaultExposureMode?
 
 /**
  * While this process owns the embedded data folder, other `quiver` commands run through it
- * (issue #15): a control socket beside the folder's lock hands them to `forward`.
+ * (issue #15): a control socket beside the folder's lock hands them to `forward`, and bridged
+ * `quiver serve --stdio` processes to `doors` (issue #26).
  */
-async function startCliForwarding(app: App, forward: ForwardedRunner | undefined): Promise<ControlSocket | undefined> {
+async function startCliForwarding(app: App, forward: ForwardedRunner | undefined, doors: StdioFrontDoors): Promise<ControlSocket | undefined> {
   if (forward === undefined || app.config.store.kind !== 'folder') return undefined;
-  return startControlSocket({ socketPath: controlSocketPath(app.config.store.path), logger: app.logger.child({ part: 'cli-forwarding' }), run: forward });
+  return startControlSocket({ socketPath: controlSocketPath(app.config.store.path), logger: app.logger.child({ part: 'cli-forwarding' }), run: forward, openStdio: doors.open });
+}
+
+/** The stdio sessions other processes bridge into this one (issue #26). */
+interface StdioFrontDoors {
+  open: StdioSessionOpener;
+  /** Resolves once no bridged session is running (at once when none is). */
+  drained(): Promise<void>;
+  /** Refuses new sessions and closes the running ones. */
+  close(): Promise<void>;
+}
+
+/**
+ * Bridged stdio sessions: each a session of `gatewayOf()` for the identity its flags name, the
+ * same as `quiver serve --stdio` with those flags would open on the folder itself.
+ */
+function createStdioFrontDoors(app: App, gatewayOf: () => Promise<Gateway>): StdioFrontDoors {
+  const running = new Set<StdioGateway>();
+  let waiters: Array<() => void> = [];
+  let closing = false;
+  const observer = app.telemetry.mcpObserver(META_TOOL_NAMES, SEARCH_TOOLS);
+  return {
+    async open(flags, { input, output }) {
+      if (closing) throw new QuiverError(ErrorCodes.unavailable, 'Quiver is shutting down');
+      const identity = identityFromFlags(flags);
+      const session = await runStdioGateway({ observer, gateway: await gatewayOf(), identity, stdin: input, stdout: output });
+      running.add(session);
+      void session.closed.then(() => {
+        running.delete(session);
+        if (running.size > 0) return;
+        for (const wake of waiters) wake();
+        waiters = [];
+      });
+      return { closed: session.closed };
+    },
+    drained: () => (running.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve))),
+    async close() {
+      closing = true;
+      await Promise.allSettled([...running].map((session) => session.close()));
+    },
+  };
 }
 
 /** What both servers share: the session defaults and the runner of forwarded CLI commands. */
@@ -132,13 +174,19 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
   const unwatch = app.telemetry.watch({ sessions: [() => mcp.handler.sessionCount] });
   let forwarding: ControlSocket | undefined;
   let adminKey: string | undefined;
+  // Bridged stdio sessions get a gateway of their own: their sessions live in this process, not the session store.
+  let bridgeGateway: Promise<AppGateway> | undefined;
+  const doors = createStdioFrontDoors(app, async () => (await (bridgeGateway ??= createAppGateway(app, options))).gateway);
   const close = async () => {
     // Issue #16: /readyz answers 503 first, and for QUIVER_SHUTDOWN_DRAIN_SECONDS the server keeps
     // serving, so load balancers stop sending new requests before connections are refused.
     app.telemetry.readiness.startDraining();
     if (app.telemetry.settings.drainMs > 0) await new Promise((resolve) => setTimeout(resolve, app.telemetry.settings.drainMs));
     unwatch();
+    // Bridged sessions end first (their bridges see the end), then the socket closes.
+    await doors.close();
     await forwarding?.close();
+    await (await bridgeGateway?.catch(() => undefined))?.close();
     // Issue #12: stop accepting, end the MCP sessions (their SSE streams would hold
     // `server.close` open for as long as a client stays connected), drop idle keep-alive
     // sockets, and give requests still running a short grace before cutting them.
@@ -160,7 +208,7 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
         reject(new QuiverError(ErrorCodes.unavailable, `cannot listen on ${host}:${port}: ${error.code ?? error.message}`, { cause: error })),
       );
     });
-    forwarding = await startCliForwarding(app, options.forward);
+    forwarding = await startCliForwarding(app, options.forward, doors);
     // Servers run queued background jobs (verification, issue #10); one-shot commands only enqueue.
     app.jobs.start();
     // Issue #11: rollouts route by the shared state and one replica at a time judges each.
@@ -180,7 +228,7 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
 export interface StdioServer {
   /** The first admin API key when this start created it (show it once, on stderr), else undefined. */
   adminKey: string | undefined;
-  /** Resolves when the client disconnects. */
+  /** Resolves when the client disconnects and no bridged stdio session (issue #26) is left. */
   closed: Promise<void>;
   close(): Promise<void>;
 }
@@ -191,9 +239,12 @@ export async function serveStdio(
   options: ServeOptions & { identity: SessionIdentity; stdin?: Readable; stdout?: Writable },
 ): Promise<StdioServer> {
   const appGateway = await createAppGateway(app, options);
+  // Other `quiver serve --stdio` processes on this folder bridge into this one, which then
+  // stays up until its own client and theirs have all gone.
+  const doors = createStdioFrontDoors(app, () => Promise.resolve(appGateway.gateway));
   let forwarding: ControlSocket | undefined;
   try {
-    forwarding = await startCliForwarding(app, options.forward);
+    forwarding = await startCliForwarding(app, options.forward, doors);
     app.jobs.start();
     await app.rollouts.start();
     const running = await runStdioGateway({
@@ -210,15 +261,17 @@ export async function serveStdio(
     });
     return {
       adminKey,
-      closed: running.closed,
+      closed: running.closed.then(() => doors.drained()),
       async close() {
         await running.close();
+        await doors.close();
         await forwarding?.close();
         await appGateway.close();
       },
     };
   } catch (error) {
     await forwarding?.close();
+    await doors.close();
     await appGateway.close();
     throw error;
   }

@@ -7,13 +7,21 @@
  *   the MCP Inspector), bound to the workspace/org/user given by flags. Logs go to stderr.
  * On first start it creates an admin API key and prints it once (stderr). The servers are wired
  * in the composition root (composition/server.ts); this command parses flags and prints.
+ *
+ * Issue #26: `--stdio` beside a Quiver that owns the data folder bridges to it
+ * (`stdio-bridge.ts`) instead of failing on the lock; and a server stops when the process that
+ * launched it goes away (`parent-watch.ts`), unless told `--outlive-parent`.
  */
 import { describeStoreLocation } from '../../store/open.ts';
 import type { App } from '../../app.ts';
 import { MCP_STDIO_OPTIONS, assertBindAllowed, identityFromFlags, parseExposureMode, serveHttp, serveStdio } from '../../composition/server.ts';
 import type { ForwardedRunner } from '../control-socket.ts';
-import { describeOptions, type CliContext, type CommandSpec } from '../command.ts';
+import { controlSocketPath, type StdioBridgeFlags } from '../control-socket.ts';
+import { describeOptions, EXIT_CODES, type CliContext, type CommandSpec } from '../command.ts';
+import { bridgeStdio } from '../stdio-bridge.ts';
+import { watchParent } from '../parent-watch.ts';
 import { parseHostPort } from './host-port.ts';
+import { ErrorCodes, isQuiverError } from '../../core/errors.ts';
 
 /** Runs a command another `quiver` forwards to this server: the CLI itself, against this app (issue #15). */
 function forwardedRunner(app: App, context: CliContext): ForwardedRunner {
@@ -28,16 +36,67 @@ function forwardedRunner(app: App, context: CliContext): ForwardedRunner {
   };
 }
 
-function waitForSignal(): Promise<void> {
+/** Resolves on SIGINT, SIGTERM or, unless `--outlive-parent`, when the launching process is gone. */
+function waitForStop(context: CliContext): Promise<void> {
   return new Promise<void>((resolve) => {
-    const stop = () => resolve();
+    const stopWatching = context.args.values['outlive-parent'] === true ? () => {} : watchParent(() => stop());
+    const stop = () => {
+      stopWatching();
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
 }
 
+/** The session flags a bridged `--stdio` passes to the Quiver it bridges to, as given. */
+function bridgeFlags(values: CliContext['args']['values']): StdioBridgeFlags {
+  const text = (name: string) => (typeof values[name] === 'string' ? { [name]: values[name] } : {});
+  const list = (name: string) => (Array.isArray(values[name]) && values[name].length > 0 ? { [name]: values[name].map(String) } : {});
+  return { ...text('workspace'), ...text('project'), ...text('org'), ...text('user'), ...list('role'), ...text('tier'), ...text('exposure'), ...list('allow-tool') };
+}
+
+/** How long `--stdio` waits for the control socket of a Quiver that holds the folder but is still starting, ms. */
+const STARTING_SERVER_WAIT_MS = 60_000;
+
+/**
+ * `--stdio` beside a running Quiver (issue #26): bridge to it and return the exit code, or
+ * undefined when no Quiver owns the folder (serve here). `waitMs` > 0 keeps trying that long.
+ */
+async function tryBridge(context: CliContext, waitMs: number): Promise<number | undefined> {
+  const store = context.config().store;
+  if (store.kind !== 'folder') return undefined;
+  const socketPath = controlSocketPath(store.path);
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const bridge = await bridgeStdio(socketPath, bridgeFlags(context.args.values), process.stdin, process.stdout);
+    if (bridge) {
+      void waitForStop(context).then(() => bridge.close());
+      const ended = await bridge.finished;
+      if (ended === 'client') return EXIT_CODES.ok;
+      context.io.stderr('quiver: the Quiver serving this data folder stopped; the session is over\n');
+      return EXIT_CODES.unavailable;
+    }
+    if (Date.now() >= deadline) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
 async function runStdio(context: CliContext): Promise<number> {
-  const app = await context.openApp();
+  const bridged = await tryBridge(context, 0);
+  if (bridged !== undefined) return bridged;
+  let app;
+  try {
+    app = await context.openApp();
+  } catch (error) {
+    // Another Quiver took the folder between our look and our open, and is still starting: bridge once its socket listens.
+    if (!isQuiverError(error) || error.code !== ErrorCodes.dataDirLocked) throw error;
+    const late = await tryBridge(context, STARTING_SERVER_WAIT_MS);
+    if (late === undefined) throw error;
+    return late;
+  }
   const defaultExposureMode = parseExposureMode(context.args.values.exposure);
   const server = await serveStdio(app, {
     identity: identityFromFlags(context.args.values),
@@ -46,7 +105,7 @@ async function runStdio(context: CliContext): Promise<number> {
   });
   if (server.adminKey) context.io.stderr(`Created the first admin API key (shown once): ${server.adminKey}\n`);
   try {
-    await Promise.race([server.closed, waitForSignal()]);
+    await Promise.race([server.closed, waitForStop(context)]);
   } finally {
     await server.close();
   }
@@ -60,10 +119,11 @@ export const serveCommand: CommandSpec = {
   forwardable: false,
   summary: 'Start Quiver: REST API and MCP (Streamable HTTP at /mcp), or one MCP session over stdio with --stdio.',
   usage:
-    '[--http HOST:PORT] [--dangerously-bind-all-interfaces] | --stdio [--workspace W] [--project P] [--org O] [--user U] [--role R]... [--tier T] [--exposure search|capabilities|all] [--allow-tool NAME]...',
+    '[--http HOST:PORT] [--dangerously-bind-all-interfaces] [--outlive-parent] | --stdio [--workspace W] [--project P] [--org O] [--user U] [--role R]... [--tier T] [--exposure search|still|capabilities|all] [--allow-tool NAME]...',
   options: {
     http: { type: 'string', valueName: 'HOST:PORT', description: 'where the HTTP API and /mcp listen; env QUIVER_HOST, QUIVER_PORT', defaultHelp: '127.0.0.1:7411' },
     'dangerously-bind-all-interfaces': { type: 'boolean', default: false, description: 'allow --http on a non-loopback address (exposes Quiver to the network)' },
+    'outlive-parent': { type: 'boolean', default: false, description: 'keep serving when the process that started Quiver (npx, a shell, a client) goes away; by default Quiver stops with it' },
     ...describeOptions(MCP_STDIO_OPTIONS, {
       stdio: 'serve one MCP session on stdin/stdout instead of HTTP (logs go to stderr)',
       workspace: { valueName: 'W', description: '--stdio: the workspace whose plugins the session sees', defaultHelp: 'default' },
@@ -104,7 +164,7 @@ export const serveCommand: CommandSpec = {
       const { url } = server;
       if (context.json) context.io.stdout(`${JSON.stringify({ url, mcp: `${url}/mcp`, store, readyMs })}\n`);
       else context.io.stdout(`Quiver listening on ${url} (MCP at ${url}/mcp; store: ${store}; ready in ${readyMs} ms)\n`);
-      await waitForSignal();
+      await waitForStop(context);
     } finally {
       await server.close();
     }
