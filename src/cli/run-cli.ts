@@ -14,6 +14,7 @@ import { EXIT_CODES, GLOBAL_OPTIONS, overridesFrom, type CliIo, type CommandSpec
 import { commandHelp, commandsUnder, groupHelp, helpText } from './help.ts';
 import { controlSocketPath, isForwardable } from './control-socket.ts';
 import { forwardToServer } from './forward.ts';
+import { closestMatch, withSuggestion } from './did-you-mean.ts';
 
 /** The exit code of every error code: a `Record` over the closed union, so a new code must be mapped here. */
 const EXIT_BY_CODE: Record<ErrorCode, number> = {
@@ -75,11 +76,31 @@ function groupOrUnknown(argv: string[], commands: CommandSpec[], io: CliIo): num
       io.stdout(groupHelp(commands, group));
       return EXIT_CODES.ok;
     }
-    io.stderr(`quiver: unknown command '${argv.join(' ')}'.\n${groupHelp(commands, group)}`);
+    io.stderr(`quiver: unknown command '${argv.join(' ')}'.${didYouMean(words, commands)}\n${groupHelp(commands, group)}`);
     return EXIT_CODES.usage;
   }
-  io.stderr(`quiver: unknown command '${argv.join(' ')}'. Run 'quiver --help' for the list.\n`);
+  io.stderr(`quiver: unknown command '${argv.join(' ')}'.${didYouMean(words, commands)} Run 'quiver --help' for the list.\n`);
   return EXIT_CODES.usage;
+}
+
+/**
+ * " Did you mean 'quiver plugin list'?" for mistyped command words (issue #26): each command
+ * path, and each group its words start, compared with as many of the typed words.
+ */
+function didYouMean(words: string[], commands: CommandSpec[]): string {
+  const paths = new Set<string>();
+  for (const command of commands) {
+    for (let length = 1; length <= command.path.length; length++) {
+      if (length <= words.length) paths.add(command.path.slice(0, length).join(' '));
+    }
+  }
+  // The longest typed prefix that is near a known path wins: `plugin lst` → `plugin list`.
+  for (let length = words.length; length > 0; length--) {
+    const typed = words.slice(0, length).join(' ');
+    const near = closestMatch(typed, [...paths].filter((path) => path.split(' ').length === length));
+    if (near !== undefined) return ` Did you mean 'quiver ${[near, ...words.slice(length)].join(' ')}'?`;
+  }
+  return '';
 }
 
 /** How a CLI invocation runs besides its arguments. */
@@ -177,7 +198,7 @@ export async function runCli(
       },
     });
   } catch (error) {
-    return fail(toQuiverError(error));
+    return fail(await withSuggestion(toQuiverError(error), app ?? borrowed));
   } finally {
     await app?.close().catch(() => {});
   }

@@ -59,6 +59,18 @@ describe('quiver client config', () => {
     assert.equal(plan?.action === 'install' ? plan.source : '', 'http://127.0.0.1:7411/mcp');
   });
 
+  it('uses the configured port for --http and keeps the data location the environment set for stdio (issue #26)', async () => {
+    const http = JSON.parse((await runInProcess(['client', 'config', 'cursor', '--http'], { QUIVER_PORT: '7999' })).stdout);
+    assert.equal(http.mcpServers.quiver.url, 'http://127.0.0.1:7999/mcp');
+    const everywhere = JSON.parse((await runInProcess(['client', 'config', 'claude', '--http'], { QUIVER_HOST: '0.0.0.0', QUIVER_PORT: '8123' })).stdout);
+    assert.equal(everywhere.mcpServers.quiver.url, 'http://127.0.0.1:8123/mcp', 'a server on every interface is reached on loopback');
+    const home = join(data, 'home');
+    const stdio = JSON.parse((await runInProcess(['client', 'config', 'claude'], { QUIVER_HOME: home, QUIVER_DATA_DIR: join(home, 'data') })).stdout);
+    assert.deepEqual(stdio.mcpServers.quiver.env, { QUIVER_HOME: home, QUIVER_DATA_DIR: join(home, 'data') });
+    const vscode = JSON.parse((await runInProcess(['client', 'config', 'vscode'], { QUIVER_HOME: home })).stdout);
+    assert.deepEqual(vscode.servers.quiver.env, { QUIVER_HOME: home });
+  });
+
   it('refuses an unknown client and options that do not apply', async () => {
     assert.equal((await runInProcess(['client', 'config', 'emacs'])).code, 2);
     assert.equal((await runInProcess(['client', 'config'])).code, 2);

@@ -8,12 +8,16 @@
  * - vscode: `.vscode/mcp.json` (`servers` with `type`; the key comes from a VS Code `inputs`
  *   prompt, so it is never written into the file).
  * stdio runs this checkout's `bin/quiver.mjs` by absolute path with this Node, so no PATH or npx
- * is needed; --http uses `http://127.0.0.1:7411/mcp` (or --url) with a placeholder for a key
- * holding the `mcp` scope. Only the snippet goes to stdout; where it goes is said on stderr.
+ * is needed, and keeps the `QUIVER_HOME` / `QUIVER_DATA_DIR` this command was given in the
+ * entry's `env` (issue #26: a client starts it elsewhere, with its own environment); --http uses
+ * the configured host and port (`QUIVER_HOST`, `QUIVER_PORT`, default `http://127.0.0.1:7411/mcp`)
+ * or --url, with a placeholder for a key holding the `mcp` scope. Only the snippet goes to
+ * stdout; where it goes is said on stderr.
  */
 import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_PORT } from '../../config.ts';
+import { DEFAULT_PORT, isPublicBindHost } from '../../config.ts';
 import { invalidInput } from '../../core/errors.ts';
 import { printJson, type CommandSpec } from '../command.ts';
 
@@ -25,12 +29,21 @@ export type ClientName = (typeof CLIENTS)[number];
 export const KEY_PLACEHOLDER = 'QUIVER_API_KEY';
 
 /** What the snippet points at. */
-export type ClientTarget = { kind: 'stdio'; command: string; args: string[] } | { kind: 'http'; url: string };
+export type ClientTarget = { kind: 'stdio'; command: string; args: string[]; env?: Record<string, string> } | { kind: 'http'; url: string };
+
+/** The environment of Quiver's own location that the stdio entry must carry (absolute paths). */
+const LOCATION_ENV = ['QUIVER_HOME', 'QUIVER_DATA_DIR'] as const;
+
+/** The `/mcp` URL of the configured HTTP server; a server bound to every interface is reached on loopback. */
+export function configuredMcpUrl(http: { host: string; port: number }): string {
+  const host = isPublicBindHost(http.host) ? '127.0.0.1' : http.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${http.port}/mcp`;
+}
 
 /** The client's configuration document for one target (pure). */
 export function clientSnippet(client: ClientName, target: ClientTarget, name = 'quiver'): Record<string, unknown> {
   if (target.kind === 'stdio') {
-    const server = { command: target.command, args: target.args };
+    const server = { command: target.command, args: target.args, ...(target.env && Object.keys(target.env).length > 0 ? { env: target.env } : {}) };
     return client === 'vscode' ? { servers: { [name]: { type: 'stdio', ...server } } } : { mcpServers: { [name]: server } };
   }
   switch (client) {
@@ -69,7 +82,7 @@ export const clientConfigCommand: CommandSpec = {
   forwardable: false,
   options: {
     http: { type: 'boolean', default: false, description: 'connect over Streamable HTTP to a running `quiver serve` instead of starting `quiver serve --stdio`' },
-    url: { type: 'string', valueName: 'URL', description: 'the MCP endpoint for --http', defaultHelp: `http://127.0.0.1:${DEFAULT_PORT}/mcp` },
+    url: { type: 'string', valueName: 'URL', description: 'the MCP endpoint for --http', defaultHelp: `http://127.0.0.1:${DEFAULT_PORT}/mcp, or QUIVER_HOST/QUIVER_PORT` },
     name: { type: 'string', valueName: 'N', description: 'the server name in the client', defaultHelp: 'quiver' },
   },
   async run(context) {
@@ -80,7 +93,7 @@ export const clientConfigCommand: CommandSpec = {
     const name = typeof values.name === 'string' ? values.name : 'quiver';
     let target: ClientTarget;
     if (http) {
-      const url = typeof values.url === 'string' ? values.url : `http://127.0.0.1:${DEFAULT_PORT}/mcp`;
+      const url = typeof values.url === 'string' ? values.url : configuredMcpUrl(context.config().http);
       if (!/^https?:\/\/[^\s]+$/.test(url)) throw invalidInput(`--url '${url}' is not an http(s) URL`);
       target = { kind: 'http', url };
     } else {
@@ -92,7 +105,12 @@ export const clientConfigCommand: CommandSpec = {
         ...(typeof values.data === 'string' ? ['--data', values.data] : []),
         ...(typeof values['database-url'] === 'string' ? ['--database-url', values['database-url']] : []),
       ];
-      target = { kind: 'stdio', command: process.execPath, args: [bin, 'serve', '--stdio', ...dataArgs] };
+      const env: Record<string, string> = {};
+      for (const name of LOCATION_ENV) {
+        const value = context.env[name];
+        if (value) env[name] = resolve(context.cwd, value);
+      }
+      target = { kind: 'stdio', command: process.execPath, args: [bin, 'serve', '--stdio', ...dataArgs], env };
     }
     printJson(context.io, clientSnippet(client as ClientName, target, name));
     const hints = [whereItGoes[client as ClientName][http ? 'http' : 'stdio']];
