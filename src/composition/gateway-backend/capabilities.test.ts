@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PublicPlugin } from '../../plugins/service.ts';
 import type { SelectionCandidate } from '../../store/repositories/candidates.ts';
-import { capabilityOf } from './capabilities.ts';
+import { capabilityOf, createCapabilityMethods, type CapabilityMethodsDeps } from './capabilities.ts';
 
 const tools = [{}, {}] as SelectionCandidate[];
 
@@ -43,5 +43,23 @@ describe('capabilityOf (seed 002)', () => {
     assert.equal(capability.summary, '');
     assert.equal(capability.visibility, 'on-demand');
     assert.equal(capability.toolCount, 0);
+  });
+});
+
+describe('catalogOverview (issue #26)', () => {
+  test('names each plugin by its plugin name, not the title its server gives itself', async () => {
+    const twin = (name: string) => [name, { name, displayName: 'Everything Reference Server', description: 'd', visibility: 'on-demand', manifest: {} }] as const;
+    const known = new Map([twin('everything'), twin('everything-2')]) as unknown as Map<string, PublicPlugin>;
+    const deps = {
+      plugins: { searchMarketplace: async () => [] },
+      caches: { plugins: async () => known },
+      visibility: {
+        visiblePlugins: async () => new Map([['everything', tools], ['everything-2', tools]]),
+        visible: async () => [],
+      },
+    } as unknown as CapabilityMethodsDeps;
+    const overview = await createCapabilityMethods(deps).catalogOverview({} as never);
+    assert.deepEqual(overview.plugins.map((plugin) => plugin.title), ['everything', 'everything-2']);
+    assert.equal(overview.toolCount, 4);
   });
 });

@@ -63,7 +63,9 @@ export function createCapabilityMethods(
         const capability = capabilityOf(known.get(name), name, tools);
         return {
           name,
-          title: capability.title,
+          // Issue #26: the overview names plugins as calls do (`name__tool`). A server's own title
+          // (serverInfo) is the same for every install of it: four "Everything Reference Server"s.
+          title: name,
           ...(capability.category ? { category: capability.category } : {}),
           toolCount: tools.length,
           ...(capability.summary ? { summary: capability.summary } : {}),

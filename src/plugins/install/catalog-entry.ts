@@ -16,6 +16,7 @@ import type { DiscoveredPlugin } from './discovery.ts';
 import type { FailStep } from './failure.ts';
 import type { FetchedSource } from './fetch.ts';
 import type { PluginFiles } from './metadata.ts';
+import { summarizeInstructions } from './instructions-summary.ts';
 
 /** What the install commits, apart from the staged folder. */
 export type CatalogEntry = Pick<PreparedInstall, 'fields' | 'tools' | 'categories' | 'pageMappings' | 'shippedPid' | 'registeredTools' | 'served' | 'warnings' | 'cachePath'>;
@@ -92,7 +93,7 @@ export function buildCatalogEntry(input: CatalogEntryInput): CatalogEntry {
     ...(tool.execution === undefined ? {} : { execution: tool.execution as Record<string, unknown> }),
     ...(tool._meta === undefined ? {} : { _meta: tool._meta }),
   }));
-  const description = metadata?.description ?? files.packageJson?.description ?? discovery.instructions?.slice(0, 2_000);
+  const description = metadata?.description ?? files.packageJson?.description ?? summarizeInstructions(discovery.instructions);
   const built = buildCatalogTools({
     pluginName: name,
     discovered: tools,
