@@ -51,6 +51,13 @@ export interface SelectionAnalytics {
   drift(query?: AnalyticsQuery, orgScope?: OrgScope, tenant?: TenantScope): Promise<{ maxAgeDays: number; tools: DriftRow[] }>;
 }
 
+/**
+ * How long a selection without an outcome counts as pending (then `unreported`): an MCP session
+ * reports within its outcome window (5 minutes by default); an API or CLI caller that has not
+ * reported within an hour is not going to.
+ */
+export const OUTCOME_PENDING_MS = 60 * 60_000;
+
 /** Creates the analytics over `db`; `beforeRead` lets the engine flush queued events first. */
 export function createSelectionAnalytics(options: { db: Queryable; clock?: () => Date; beforeRead?: () => Promise<void> }): SelectionAnalytics {
   const clock = options.clock ?? (() => new Date());
@@ -65,7 +72,8 @@ export function createSelectionAnalytics(options: { db: Queryable; clock?: () =>
   return {
     async metrics(query, orgScope, tenant) {
       const { parsed, window } = await prepare(query);
-      return { days: parsed.days, ...(await selectionMetrics(options.db, { ...window, orgId: orgScope, workspaceId: tenant?.workspaceId })) };
+      const pendingSince = new Date(clock().getTime() - OUTCOME_PENDING_MS);
+      return { days: parsed.days, ...(await selectionMetrics(options.db, { ...window, orgId: orgScope, workspaceId: tenant?.workspaceId }, pendingSince)) };
     },
     async heatmap(query, orgScope, tenant) {
       const { parsed, window } = await prepare(query);

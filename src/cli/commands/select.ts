@@ -91,10 +91,16 @@ export const selectCommand: CommandSpec = {
     }
     context.io.stdout(
       formatTable(
-        ['#', 'TOOL', 'REASON', 'SCORE', 'TOKENS'],
-        result.tools.map((tool, i) => [i + 1, tool.qualifiedName, tool.reason, tool.score.toFixed(3), tool.tokens]),
+        ['#', 'TOOL', 'REASON', 'RELEVANCE', 'TOKENS'],
+        result.tools.map((tool, i) => [i + 1, tool.qualifiedName, tool.reason, tool.reason === 'pinned' ? '-' : tool.score.toFixed(3), tool.tokens]),
       ),
     );
+    // Issue #26: the bandit reorders what retrieval scored (Thompson sampling, one exploration
+    // slot), so the relevance column need not fall down the ranks: say so rather than puzzle.
+    const retrievedScores = result.tools.filter((tool) => tool.reason !== 'pinned').map((tool) => tool.score);
+    if (retrievedScores.some((score, i) => i > 0 && score > retrievedScores[i - 1]!)) {
+      context.io.stdout('\nRanked by the bandit (Thompson sampling over relevance and past outcomes), not by relevance alone.\n');
+    }
     context.io.stdout(
       `\n${result.tools.length} of ${metadata.candidateCount} tools · ${metadata.tokens.sent} of ${metadata.tokens.catalog} tokens ` +
         `(${metadata.tokens.savedPercent}% saved, ${metadata.tokens.tokenizer}) · ${metadata.stageTimingsMs.total.toFixed(1)} ms · ${metadata.method}\n` +

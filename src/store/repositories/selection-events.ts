@@ -175,8 +175,12 @@ export interface SelectionMetricsRow {
   outcomes: Array<{ outcome: string; count: number }>;
 }
 
-/** Aggregates the events matching `filter`. */
-export async function selectionMetrics(db: Queryable, filter: EventFilter): Promise<SelectionMetricsRow> {
+/**
+ * Aggregates the events matching `filter`. An event with no outcome counts as `pending` while
+ * one may still come, and as `unreported` once it was logged before `pendingSince` (issue #26:
+ * a `quiver select` or API selection whose caller never reports stayed "pending" forever).
+ */
+export async function selectionMetrics(db: Queryable, filter: EventFilter, pendingSince?: Date): Promise<SelectionMetricsRow> {
   const params: unknown[] = [];
   const where = eventWhere(filter, 'e', params);
   const totals = await db.query<{ total: number; p50: number | null; p95: number | null; saved: number | null; fraction: number | null }>(
@@ -193,10 +197,12 @@ export async function selectionMetrics(db: Queryable, filter: EventFilter): Prom
       GROUP BY e.selection_method ORDER BY count DESC, method`,
     params,
   );
+  const outcomeParams = [...params, pendingSince === undefined ? null : timeParam(pendingSince)];
   const outcomes = await db.query<{ outcome: string; count: number }>(
-    `SELECT COALESCE(e.outcome, 'pending') AS outcome, count(*) AS count FROM tool_selection_events e WHERE ${where}
+    `SELECT COALESCE(e.outcome, CASE WHEN e.created_at < $${outcomeParams.length}::timestamptz THEN 'unreported' ELSE 'pending' END) AS outcome,
+            count(*) AS count FROM tool_selection_events e WHERE ${where}
       GROUP BY 1 ORDER BY count DESC, outcome`,
-    params,
+    outcomeParams,
   );
   const row = totals.rows[0];
   const num = (value: unknown) => (value === null || value === undefined ? null : Number(value));
