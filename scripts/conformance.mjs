@@ -8,10 +8,15 @@
 // suite calls the reference server's names unprefixed), creates an `mcp` key and serves HTTP
 // on loopback. The suite's client cannot send headers, so a loopback-only proxy in this script
 // adds the key to every request: Quiver's /mcp keeps requiring its key, nothing is fenced off.
+// Issue #24: the suite (0.2.0-alpha.12) runs the scenarios each protocol revision requires
+// (`--requirements 2025-11-25` and `--requirements 2026-07-28`, both by default) against the same
+// endpoint, which answers both eras. Node 22 runs the suite only; Quiver runs on the Node that
+// runs this script.
 // Prints one line per scenario (pass / FAIL and each failed check's reason) and compares with
-// the baseline of expected failures: a new failure or an unexpected pass exits 1.
+// the baseline of expected failures (one `server-<revision>:` list per revision): a new failure
+// or an unexpected pass exits 1.
 //
-// Usage: node scripts/conformance.mjs [--baseline FILE] [--scenario NAME]... [--cache DIR]
+// Usage: node scripts/conformance.mjs [--baseline FILE] [--revision REV]... [--scenario NAME]... [--cache DIR]
 import { spawn, execFileSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
@@ -21,7 +26,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const NODE_VERSION = '22.12.0';
-const SUITE_VERSION = '0.1.16';
+const SUITE_VERSION = '0.2.0-alpha.12';
+const REVISIONS = ['2025-11-25', '2026-07-28'];
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const quiverBin = join(repo, 'bin', 'quiver.mjs');
 
@@ -29,6 +35,7 @@ const { values } = parseArgs({
   options: {
     baseline: { type: 'string', default: join(repo, 'test', 'conformance', 'expected-failures.yml') },
     scenario: { type: 'string', multiple: true },
+    revision: { type: 'string', multiple: true },
     cache: { type: 'string', default: process.env.QUIVER_CONFORMANCE_CACHE ?? join(tmpdir(), 'quiver-conformance-cache') },
   },
 });
@@ -136,30 +143,31 @@ function startKeyProxy(target, key) {
   return new Promise((resolveListen) => server.listen(0, '127.0.0.1', () => resolveListen(server)));
 }
 
-/** The baseline: scenario → reason, from `server:` entries `  - name  # reason`. */
-function readBaseline(file) {
+/** The baseline of one revision: scenario → reason, from `server-<revision>:` entries `  - name  # reason`. */
+function readBaseline(file, revision) {
   const expected = new Map();
   if (!existsSync(file)) return expected;
-  let inServer = false;
+  let inSection = false;
   for (const line of readFileSync(file, 'utf8').split('\n')) {
-    if (/^\S/.test(line)) inServer = line.startsWith('server:');
-    const item = /^\s+-\s+([\w-]+)\s*(?:#\s*(.*))?$/.exec(line);
-    if (inServer && item) expected.set(item[1], item[2] ?? '');
+    if (/^\S/.test(line)) inSection = line.startsWith(`server-${revision}:`);
+    const item = /^\s+-\s+([\w/-]+)\s*(?:#\s*(.*))?$/.exec(line);
+    if (inSection && item) expected.set(item[1], item[2] ?? '');
   }
   return expected;
 }
 
-/** Every server scenario of the suite's active set. */
-function listScenarios(node, suite) {
-  const out = run(node, [suite, 'list', '--server']);
-  return [...out.matchAll(/^\s+-\s+([\w-]+)/gm)].map((match) => match[1]);
+/** The server scenarios a revision requires (frozen at its release). */
+function listScenarios(node, suite, revision) {
+  const out = run(node, [suite, 'list', '--server', '--requirements', revision]);
+  const server = out.split(/Client scenarios/)[0];
+  return [...server.matchAll(/^\s+-\s+([\w/-]+)/gm)].map((match) => match[1]);
 }
 
 /** Runs one scenario; its failed checks (id and reason), read from the suite's checks.json. */
-async function runScenario(node, suite, url, scenario, outDir) {
-  const dir = join(outDir, scenario);
+async function runScenario(node, suite, url, revision, scenario, outDir) {
+  const dir = join(outDir, revision, scenario);
   await new Promise((resolveRun) => {
-    const child = spawn(node, [suite, 'server', '--url', url, '--scenario', scenario, '-o', dir], { stdio: 'ignore' });
+    const child = spawn(node, [suite, 'server', '--url', url, '--scenario', scenario, '--spec-version', revision, '-o', dir], { stdio: 'ignore' });
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     child.once('exit', () => {
       clearTimeout(timer);
@@ -194,20 +202,26 @@ async function main() {
     serve = await startServe(env);
     proxy = await startKeyProxy(serve.url, key);
     const url = `http://127.0.0.1:${proxy.address().port}/mcp`;
-    const scenarios = values.scenario ?? listScenarios(node, suite);
-    const baseline = readBaseline(values.baseline);
     const outDir = join(home, 'results');
     let problems = 0;
-    for (const scenario of scenarios) {
-      const failed = await runScenario(node, suite, url, scenario, outDir);
-      const expected = baseline.has(scenario);
-      const verdict = failed.length === 0 ? (expected ? 'UNEXPECTED PASS (remove it from the baseline)' : 'pass') : expected ? 'fail (expected)' : 'FAIL';
-      if ((failed.length === 0) === expected) problems += 1;
-      console.log(`${scenario.padEnd(34)} ${verdict}`);
-      for (const check of failed) console.log(`    ${check.id}: ${String(check.reason).split('\n')[0].slice(0, 240)}`);
+    for (const revision of values.revision ?? REVISIONS) {
+      const required = listScenarios(node, suite, revision);
+      const scenarios = values.scenario ? required.filter((name) => values.scenario.includes(name)) : required;
+      const baseline = readBaseline(values.baseline, revision);
+      let passed = 0;
+      console.log(`== ${revision}: ${scenarios.length} required server scenarios`);
+      for (const scenario of scenarios) {
+        const failed = await runScenario(node, suite, url, revision, scenario, outDir);
+        const expected = baseline.has(scenario);
+        if (failed.length === 0) passed += 1;
+        const verdict = failed.length === 0 ? (expected ? 'UNEXPECTED PASS (remove it from the baseline)' : 'pass') : expected ? 'fail (expected)' : 'FAIL';
+        if ((failed.length === 0) === expected) problems += 1;
+        console.log(`${scenario.padEnd(46)} ${verdict}`);
+        for (const check of failed) console.log(`    ${check.id}: ${String(check.reason).split('\n')[0].slice(0, 240)}`);
+      }
+      console.log(`${revision}: ${passed} of ${scenarios.length} pass\n`);
     }
-    const passed = scenarios.length - [...scenarios].filter((s) => baseline.has(s)).length;
-    console.log(`\n${scenarios.length} scenarios; ${problems === 0 ? 'matches the baseline' : `${problems} differ from the baseline`} (${passed} expected to pass)`);
+    console.log(`${problems === 0 ? 'matches the baseline' : `${problems} differ from the baseline`}`);
     process.exitCode = problems === 0 ? 0 : 1;
   } finally {
     proxy?.close();

@@ -39,10 +39,10 @@ const workspaceList: CommandSpec = {
 
 const workspaceSet: CommandSpec = {
   path: ['workspace', 'set'],
-  summary: 'Set how MCP sessions of a workspace see tools: --exposure search|capabilities|all|default, --native-names on|off.',
+  summary: 'Set how MCP sessions of a workspace see tools: --exposure search|still|capabilities|all|default, --native-names on|off.',
   usage: 'NAME [--exposure MODE] [--native-names on|off]',
   options: {
-    exposure: { type: 'string', valueName: 'MODE', description: 'search (meta-tools only), capabilities, all (every tool), or default (the server setting)' },
+    exposure: { type: 'string', valueName: 'MODE', description: 'search (meta-tools, found tools bound), still (meta-tools, a list that never changes; what 2026-07-28 clients get), capabilities, all (every tool), or default (the server setting)' },
     'native-names': { type: 'string', valueName: 'on|off', description: "on: tools, prompts and resources keep their plugin's own names where no other plugin uses them (issue #12)" },
   },
   async run(context) {
@@ -50,14 +50,14 @@ const workspaceSet: CommandSpec = {
     const exposure = context.args.values.exposure;
     const nativeNames = context.args.values['native-names'];
     if (!name || (typeof exposure !== 'string' && typeof nativeNames !== 'string')) {
-      throw invalidInput('workspace set needs a NAME and --exposure search|capabilities|all|default or --native-names on|off');
+      throw invalidInput('workspace set needs a NAME and --exposure search|still|capabilities|all|default or --native-names on|off');
     }
-    if (typeof exposure === 'string' && !['search', 'capabilities', 'all', 'default'].includes(exposure)) {
-      throw invalidInput(`--exposure must be search, capabilities, all or default, got '${exposure}'`);
+    if (typeof exposure === 'string' && !['search', 'still', 'capabilities', 'all', 'default'].includes(exposure)) {
+      throw invalidInput(`--exposure must be search, still, capabilities, all or default, got '${exposure}'`);
     }
     if (typeof nativeNames === 'string' && !['on', 'off'].includes(nativeNames)) throw invalidInput(`--native-names must be on or off, got '${nativeNames}'`);
     const app = await context.openApp();
-    if (typeof exposure === 'string') await app.plugins.setWorkspaceExposureMode(name, exposure === 'default' ? null : (exposure as 'search' | 'capabilities' | 'all'));
+    if (typeof exposure === 'string') await app.plugins.setWorkspaceExposureMode(name, exposure === 'default' ? null : (exposure as 'search' | 'still' | 'capabilities' | 'all'));
     if (typeof nativeNames === 'string') await app.plugins.setWorkspaceNativeNames(name, nativeNames === 'on');
     const report = typeof nativeNames === 'string' ? await workspaceNameReport(context, name) : undefined;
     if (context.json) printJson(context.io, { workspace: name, ...(typeof exposure === 'string' ? { exposure } : {}), ...(report ? { names: report } : {}) });

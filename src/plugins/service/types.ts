@@ -208,8 +208,8 @@ export interface PluginService {
   upstreamSpec(plugin: string): Promise<UpstreamSpec>;
   listWorkspaces(): Promise<WorkspaceRecord[]>;
   createWorkspace(input: { name: string; displayName?: string | undefined }): Promise<WorkspaceRecord>;
-  /** Sets the MCP exposure mode (`search`, `capabilities`, `all`) of a workspace; null restores the default. */
-  setWorkspaceExposureMode(workspace: string, mode: 'search' | 'capabilities' | 'all' | null): Promise<void>;
+  /** Sets the MCP exposure mode (`search`, `still`, `capabilities`, `all`) of a workspace; null restores the default. */
+  setWorkspaceExposureMode(workspace: string, mode: 'search' | 'still' | 'capabilities' | 'all' | null): Promise<void>;
   /** Exposure modes set per workspace, keyed by workspace id and name. */
   workspaceExposureModes(): Promise<Map<string, string>>;
   /** Turns native names on or off for a workspace's MCP sessions (issue #12: plugins' own names where unambiguous). */
