@@ -61,6 +61,23 @@ describe('select and outcome commands', () => {
     assert.match(text, /tokens \(\d+(\.\d+)?% saved, o200k_base\)/);
   });
 
+  it('labels the retrieval score RELEVANCE and says when the bandit ranked against it (issue #26)', async () => {
+    const tool = (qualifiedName: string, score: number, reason: string) => ({ qualifiedName, score, reason, tokens: 10 });
+    const metadata = { candidateCount: 3, tokens: { sent: 30, catalog: 90, savedPercent: 66, tokenizer: 'o200k_base' }, stageTimingsMs: { total: 1 }, method: 'policy+hybrid+thompson', warnings: [] };
+    const printed = async (tools: unknown[]) => {
+      const fake = { selectTools: async () => ({ tools, metadata }), flush: async () => {} };
+      const run = context({}, ['anything'], false);
+      run.openApp = async () => ({ selection: fake }) as unknown as App;
+      assert.equal(await selectCommand.run(run), 0);
+      return run.out.join('');
+    };
+    const reordered = await printed([tool('a__pinned', 0, 'pinned'), tool('a__b', 0.5, 'retrieved'), tool('a__c', 0.9, 'retrieved')]);
+    assert.match(reordered, /RELEVANCE/);
+    assert.match(reordered, /Ranked by the bandit/);
+    const inOrder = await printed([tool('a__pinned', 0, 'pinned'), tool('a__c', 0.9, 'retrieved'), tool('a__b', 0.5, 'retrieved')]);
+    assert.doesNotMatch(inOrder, /Ranked by the bandit/);
+  });
+
   it('validates its arguments and reports a missing engine', async () => {
     await assert.rejects(selectCommand.run(context({}, [], false)), (e) => isQuiverError(e, 'invalid_input'));
     await assert.rejects(selectCommand.run(context({ k: 'many' }, ['x'], false)), (e) => isQuiverError(e, 'invalid_input'));
