@@ -47,6 +47,7 @@ export class ProcessTransport implements Transport {
   readonly #options: ProcessTransportOptions;
   readonly #readBuffer: ReadBuffer;
   #process: ChildProcess | undefined;
+  #started: Promise<void> | undefined;
   #stderrTail = '';
   #stopRequested = false;
   #exited: Promise<void> | undefined;
@@ -67,9 +68,17 @@ export class ProcessTransport implements Transport {
     return this.#stderrTail;
   }
 
-  /** Spawns the process; resolves once it is running. */
+  /**
+   * Spawns the process; resolves once it is running. Starting again returns the same start:
+   * the era probe (`era-probe.ts`) starts the process, then the client that speaks the era it
+   * found connects on the same pipe.
+   */
   start(): Promise<void> {
-    if (this.#process) return Promise.reject(new Error('ProcessTransport already started'));
+    this.#started ??= this.#spawn();
+    return this.#started;
+  }
+
+  #spawn(): Promise<void> {
     return new Promise((resolve, reject) => {
       const child = spawn(this.#options.command, this.#options.args, {
         env: this.#options.env,

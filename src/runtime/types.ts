@@ -81,6 +81,12 @@ const specBase = {
   version: z.string().min(1).max(200),
   trustLevel: trustLevelSchema,
   execution: executionSchema.default({}),
+  /**
+   * The protocol era the plugin is known to speak (issue #24): `legacy` (the 2025 `initialize`
+   * handshake) or `modern` (2026-07-28, per-request `_meta`). Unset, the era is found by a
+   * `server/discover` probe; the supervisor remembers what it found per plugin version.
+   */
+  protocolEra: z.enum(['legacy', 'modern']).optional(),
 };
 
 /** A plugin server run as a local process speaking MCP over stdio. */

@@ -8,9 +8,13 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
 import { ErrorCode as McpErrorCode, McpError, type Prompt, type Resource, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { withoutMcpErrorPrefix } from '../core/mcp-error-text.ts';
 import { ErrorCodes, QuiverError } from '../core/errors.ts';
 import type { CgroupHandle } from './cgroup.ts';
+import { isModernVersion, MODERN_PROTOCOL_VERSION, probeEra } from './era-probe.ts';
+import { ModernUpstreamClient, newModernSdkClient, toMcpError, type ModernStart } from './modern-client.ts';
 import { ProcessTransport, type ExitInfo } from './process-transport.ts';
 import type { Redactor } from './redact.ts';
 import { sandboxUid, type Launch, type LaunchDescription } from './sandbox.ts';
@@ -24,9 +28,14 @@ export interface ConnectionEnd {
   reason: string;
 }
 
+/** The protocol era a connection speaks (issue #24): the 2025 handshake, or 2026-07-28 per-request `_meta`. */
+export type ProtocolEra = 'legacy' | 'modern';
+
 /** A live client to one plugin server. */
 export interface UpstreamConnection {
+  /** A 1.x client; for a modern plugin, one answered by the v2 SDK (`modern-client.ts`). */
   client: Client;
+  era: ProtocolEra;
   /** Pid of the plugin process (the launcher's pid, which execs into the sandbox). */
   pid: number | undefined;
   startedAt: number;
@@ -75,7 +84,7 @@ export function newUpstreamClient(): Client {
  */
 export function processlessConnection(
   client: Client,
-  options: { clock: { now(): number }; lostReason: string; release(): Promise<void> },
+  options: { clock: { now(): number }; lostReason: string; release(): Promise<void>; era?: ProtocolEra },
 ): UpstreamConnection {
   let open = true;
   let closing = false;
@@ -91,6 +100,7 @@ export function processlessConnection(
   client.onerror = () => undefined;
   return {
     client,
+    era: options.era ?? 'legacy',
     pid: undefined,
     startedAt: options.clock.now(),
     launch: undefined,
@@ -122,7 +132,79 @@ function tail(text: string, redact: Redactor): string {
   return cleaned.length === 0 ? '' : `; stderr: ${cleaned.slice(-600)}`;
 }
 
-/** Starts a stdio plugin from a prepared launch and completes the MCP handshake. */
+/** Why a start failed, from what the plugin answered: its own JSON-RPC error is the best diagnostic there is. */
+function refusal(error: unknown): string | undefined {
+  const mcp = toMcpError(error);
+  if (!(mcp instanceof McpError) || mcp.code === McpErrorCode.ConnectionClosed || mcp.code === McpErrorCode.RequestTimeout) return undefined;
+  const supported = (mcp.data as { supported?: unknown } | undefined)?.supported;
+  const versions = Array.isArray(supported) ? ` (supported: ${supported.join(', ')})` : '';
+  return `refused the MCP handshake: ${withoutMcpErrorPrefix(mcp.message)}${versions}`;
+}
+
+/** True when the plugin's refusal names a 2026-07-28 (or later) version: it is a modern plugin. */
+function modernEvidence(error: unknown): boolean {
+  const data = (toMcpError(error) as { data?: { supported?: unknown } }).data;
+  return Array.isArray(data?.supported) && data.supported.some((version) => typeof version === 'string' && isModernVersion(version));
+}
+
+/** How long the era probe waits for a silent plugin before taking it for a legacy one. */
+function probeTimeoutMs(startTimeoutMs: number, hint: ProtocolEra | undefined): number {
+  // A known modern plugin gets the whole start time; an unknown one is most likely legacy, and some
+  // legacy servers never answer a request before `initialize`.
+  return hint === 'modern' ? startTimeoutMs : Math.min(startTimeoutMs, 10_000);
+}
+
+/**
+ * The handshake of the era the plugin speaks (MCP 2026-07-28 basic/versioning, stdio): a plugin
+ * known to be legacy gets `initialize` at once; otherwise a `server/discover` probe decides. The
+ * client is `prepare`d (its close handler set) before it connects.
+ */
+async function stdioHandshake(transport: ProcessTransport, hint: ProtocolEra | undefined, options: ConnectOptions, prepare: (client: Client) => void): Promise<{ client: Client; era: ProtocolEra }> {
+  const legacy = async (): Promise<{ client: Client; era: ProtocolEra }> => {
+    const client = newUpstreamClient();
+    prepare(client);
+    await client.connect(transport, { timeout: options.startTimeoutMs });
+    return { client, era: 'legacy' };
+  };
+  if (hint === 'legacy') return legacy();
+  const verdict = await probeEra(transport, { clientInfo, capabilities: UPSTREAM_CLIENT_CAPABILITIES, timeoutMs: probeTimeoutMs(options.startTimeoutMs, hint), signal: options.signal });
+  if (verdict.kind === 'legacy') return legacy();
+  if (verdict.kind === 'closed') throw new EraProbeClosed();
+  if (verdict.kind === 'unsupported') throw new McpError(-32022, verdict.message, { supported: verdict.supported });
+  return connectModern(transport, { discover: verdict.discover }, options, prepare);
+}
+
+/** Connects the v2 client over `transport` in the 2026-07-28 era and wraps it for the runtime. */
+async function connectModern(transport: unknown, start: ModernStart | 'auto', options: ConnectOptions, prepare: (client: Client) => void): Promise<{ client: Client; era: ProtocolEra }> {
+  const inner = newModernSdkClient(clientInfo, { ...UPSTREAM_CLIENT_CAPABILITIES }, start);
+  const client = new ModernUpstreamClient(inner, clientInfo, { ...UPSTREAM_CLIENT_CAPABILITIES });
+  prepare(client);
+  await translatedConnect(() =>
+    inner.connect(transport as Parameters<typeof inner.connect>[0], {
+      timeout: options.startTimeoutMs,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(start !== 'auto' && 'discover' in start ? { prior: { kind: 'modern', discover: start.discover as never } } : {}),
+    }),
+  );
+  return { client, era: 'modern' };
+}
+
+async function translatedConnect(work: () => Promise<void>): Promise<void> {
+  try {
+    await work();
+  } catch (error) {
+    throw toMcpError(error);
+  }
+}
+
+/** The plugin's process ended during the era probe (some legacy servers exit on a request before `initialize`). */
+class EraProbeClosed extends Error {
+  constructor() {
+    super('the process ended during the server/discover probe');
+  }
+}
+
+/** Starts a stdio plugin from a prepared launch and completes the MCP handshake of its era. */
 export async function connectStdio(
   spec: StdioSpec,
   launch: Launch,
@@ -136,7 +218,6 @@ export async function connectStdio(
     cgroup: options.cgroup,
     stopGraceMs: options.stopGraceMs,
   });
-  const client = newUpstreamClient();
   let exit: ExitInfo | undefined;
   let open = true;
   let ended: ConnectionEnd | undefined;
@@ -150,40 +231,47 @@ export async function connectStdio(
   transport.onexit = (info) => {
     exit = info;
   };
-  client.onclose = () => {
-    open = false;
-    let reason = describeExit(exit);
-    // Read before the cgroup is removed: was the process killed for exceeding its memory limit?
-    if (!exit?.requested && (options.cgroup?.oomKills() ?? 0) > 0) reason += ' (out of memory: killed by the kernel for exceeding its memory limit)';
-    finish({ requested: exit?.requested ?? false, reason });
-    // The leader is gone; make sure nothing it spawned lingers (idempotent).
-    void transport.close();
-  };
-  client.onerror = () => {
-    // Protocol errors surface on the pending requests; nothing to do here.
+  const prepare = (client: Client): void => {
+    client.onclose = () => {
+      open = false;
+      let reason = describeExit(exit);
+      // Read before the cgroup is removed: was the process killed for exceeding its memory limit?
+      if (!exit?.requested && (options.cgroup?.oomKills() ?? 0) > 0) reason += ' (out of memory: killed by the kernel for exceeding its memory limit)';
+      finish({ requested: exit?.requested ?? false, reason });
+      // The leader is gone; make sure nothing it spawned lingers (idempotent).
+      void transport.close();
+    };
+    client.onerror = () => {
+      // Protocol errors surface on the pending requests; nothing to do here.
+    };
   };
   const abortStart = (): void => void transport.close();
   options.signal?.addEventListener('abort', abortStart, { once: true });
+  let handshake: { client: Client; era: ProtocolEra };
   try {
     if (options.signal?.aborted) throw options.signal.reason;
-    await client.connect(transport, { timeout: options.startTimeoutMs });
+    handshake = await stdioHandshake(transport, spec.protocolEra, options, prepare);
   } catch (error) {
     const stderr = transport.stderrTail;
     const timedOut = exit === undefined && error instanceof McpError && error.code === McpErrorCode.RequestTimeout;
     await transport.close();
     if (options.signal?.aborted) throw options.signal.reason;
-    let why = timedOut ? `did not complete the MCP handshake within ${options.startTimeoutMs} ms` : `failed to start: ${describeExit(exit)}`;
+    let why = timedOut ? `did not complete the MCP handshake within ${options.startTimeoutMs} ms` : (refusal(error) ?? `failed to start: ${error instanceof EraProbeClosed ? error.message : describeExit(exit)}`);
     if (launch.description.sandboxed && /Permission denied/.test(stderr)) {
       why += ` (the sandbox runs as uid ${sandboxUid}: every folder bound into it, and the folders above it, must be reachable by that user)`;
     }
+    // What the plugin showed of its era: the supervisor remembers it and starts the plugin again in that era.
+    const eraEvidence: ProtocolEra | undefined = error instanceof EraProbeClosed ? 'legacy' : spec.protocolEra === 'legacy' && modernEvidence(error) ? 'modern' : undefined;
     throw new QuiverError(ErrorCodes.unavailable, options.redact(`plugin '${spec.pluginName}' ${why}${tail(stderr, options.redact)}`), {
-      details: { reason: timedOut ? 'start_timeout' : 'start_failed', pluginId: spec.pluginId, exitCode: exit?.code, signal: exit?.signal },
+      details: { reason: timedOut ? 'start_timeout' : 'start_failed', pluginId: spec.pluginId, exitCode: exit?.code, signal: exit?.signal, ...(eraEvidence ? { eraEvidence } : {}) },
     });
   } finally {
     options.signal?.removeEventListener('abort', abortStart);
   }
+  const { client, era } = handshake;
   return {
     client,
+    era,
     pid: transport.pid,
     startedAt: options.clock.now(),
     launch: launch.description,
@@ -204,7 +292,11 @@ export async function connectStdio(
   };
 }
 
-/** Connects to a remote plugin over Streamable HTTP, falling back to the older SSE transport. */
+/**
+ * Connects to a remote plugin. A plugin not known to be legacy is first tried in the 2026-07-28
+ * era the v2 SDK's `auto` way (a modern request; a `400` without a recognised modern error means
+ * legacy); a legacy plugin gets Streamable HTTP, falling back to the older SSE transport.
+ */
 export async function connectHttp(spec: HttpSpec, options: ConnectOptions): Promise<UpstreamConnection> {
   const url = new URL(spec.url);
   const headers = spec.headers;
@@ -213,6 +305,26 @@ export async function connectHttp(spec: HttpSpec, options: ConnectOptions): Prom
     for (const [name, value] of Object.entries(headers)) merged.set(name, value);
     return fetch(input, { ...init, headers: merged });
   };
+  const problems: string[] = [];
+  if (spec.protocolEra !== 'legacy') {
+    const transport = new ModernHttpTransport(url, { requestInit: { headers }, fetch: withHeaders });
+    const start: ModernStart | 'auto' = spec.protocolEra === 'modern' ? { pin: MODERN_PROTOCOL_VERSION } : 'auto';
+    let made: { client: Client; era: ProtocolEra } | undefined;
+    try {
+      made = await connectModern(transport, start, options, () => undefined);
+    } catch (error) {
+      problems.push(options.redact(`2026-07-28: ${(error as Error).message}`));
+    }
+    if (made) {
+      const modern = made.client as ModernUpstreamClient;
+      if (modern.protocolVersion !== undefined && isModernVersion(modern.protocolVersion)) {
+        return processlessConnection(made.client, { clock: options.clock, lostReason: 'the remote connection closed', release: async () => undefined, era: 'modern' });
+      }
+      // `auto` found a legacy server and ran its handshake: close that session, speak 2025 below.
+      await transport.terminateSession().catch(() => undefined);
+      await made.client.close().catch(() => undefined);
+    }
+  }
   const attempts: Array<() => { client: Client; close: () => Promise<void>; transport: StreamableHTTPClientTransport | SSEClientTransport }> = [
     () => {
       const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: withHeaders });
@@ -223,7 +335,6 @@ export async function connectHttp(spec: HttpSpec, options: ConnectOptions): Prom
       return { client: newUpstreamClient(), transport, close: async () => undefined };
     },
   ];
-  const problems: string[] = [];
   for (const attempt of attempts) {
     const { client, transport, close: terminate } = attempt();
     try {

@@ -11,6 +11,7 @@ import { listAllPrompts, listAllResources, listAllTools, type UpstreamConnection
 import type { Discovery } from './api.ts';
 import { classifyFailure } from './classify.ts';
 import { createDeadline } from './deadline.ts';
+import { connectInEra } from './era.ts';
 import type { Launcher } from './launcher.ts';
 import type { EntryRegistry } from './registry.ts';
 import type { SupervisorSettings } from './settings.ts';
@@ -44,8 +45,7 @@ export function createDiscoverer(options: DiscovererOptions): Discoverer {
     const startedAt = clock.now();
     const deadline = createDeadline(entry.spec, 'discovery', timeoutMs, undefined, clock);
     let connection: UpstreamConnection | undefined;
-    const connecting = launcher
-      .connect(entry.spec, { redact: entry.redact, signal: deadline.signal, onLaunch: (description) => (entry.lastLaunch = description) })
+    const connecting = connectInEra(launcher, entry, { redact: entry.redact, signal: deadline.signal, onLaunch: (description) => (entry.lastLaunch = description) })
       .then((made) => {
         connection = made;
         underWay.add(made);

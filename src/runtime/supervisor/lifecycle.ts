@@ -11,6 +11,7 @@ import type { Logger } from '../../core/logger.ts';
 import { sleep } from '../process-tree.ts';
 import type { Clock } from '../types.ts';
 import type { UpstreamConnection } from '../upstream-client.ts';
+import { connectInEra } from './era.ts';
 import type { Launcher } from './launcher.ts';
 import { attachSessionRouting } from './session-routing.ts';
 import type { SupervisorSettings } from './settings.ts';
@@ -62,7 +63,7 @@ export function createInstanceLifecycle(options: LifecycleOptions): InstanceLife
     if (wait > 0) await sleep(wait);
     if (gate.isClosed()) throw closedError();
     if ((instance.state as Instance['state']) === 'stopping') throw stoppedError(entry);
-    const connection = await launcher.connect(entry.spec, { redact: entry.redact, onLaunch: (description) => (entry.lastLaunch = description) });
+    const connection = await connectInEra(launcher, entry, { redact: entry.redact, onLaunch: (description) => (entry.lastLaunch = description) });
     if (gate.isClosed() || (instance.state as Instance['state']) === 'stopping') {
       await connection.close();
       throw gate.isClosed() ? closedError() : stoppedError(entry);

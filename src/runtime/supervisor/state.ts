@@ -10,7 +10,7 @@ import type { CallWindow } from '../health.ts';
 import type { Redactor } from '../redact.ts';
 import type { LaunchDescription } from '../sandbox.ts';
 import type { UpstreamSpec } from '../types.ts';
-import type { UpstreamConnection } from '../upstream-client.ts';
+import type { ProtocolEra, UpstreamConnection } from '../upstream-client.ts';
 import type { PluginBreakers } from './breakers.ts';
 import type { CallLimits } from './call-limits.ts';
 import type { CrashHistory } from './crash-history.ts';
@@ -55,6 +55,8 @@ export interface Entry {
   annotations: Map<string, Tool['annotations']> | undefined;
   lastLaunch: LaunchDescription | undefined;
   lastStartedAt: number | undefined;
+  /** The protocol era this version's processes spoke (issue #24): later connections go straight to it. */
+  protocolEra?: ProtocolEra | undefined;
 }
 
 /** Open until `close()`; afterwards every request fails with `unavailable`. */

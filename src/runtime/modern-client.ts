@@ -1,0 +1,201 @@
+/**
+ * @module runtime/modern-client
+ * Quiver's client of a plugin that speaks the 2026-07-28 revision (issue #24). The wire is the
+ * v2 SDK's `Client` (`@modelcontextprotocol/client`): the per-request `_meta` envelope, the
+ * HTTP `Mcp-Method` / `Mcp-Name` headers, lifted results, and Multi Round-Trip Requests, which
+ * it fulfils through the handlers registered for `elicitation/create`,
+ * `sampling/createMessage` and `roots/list` and retries with `inputResponses` and the echoed
+ * `requestState`. The rest of the runtime keeps one client type: this class is a 1.x `Client`
+ * whose methods the runtime uses are answered by the v2 client, so session routing forwards a
+ * plugin's input requests to the calling session exactly as it forwards a 2025 plugin's pushed
+ * requests (that is the 2026 → 2025 shim). Errors come back as 1.x `McpError`s, so failures
+ * are classified as for any plugin. What the 2026 revision removed is answered locally:
+ * `ping` is a `server/discover`, `logging/setLevel` becomes the per-request log level,
+ * `roots/list_changed` has nothing to say (roots are asked for per request).
+ */
+import { Client as ModernSdkClient, LOG_LEVEL_META_KEY, ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { RequestOptions, RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { AnyObjectSchema, SchemaOutput } from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import { ErrorCode, McpError, type ClientNotification, type ClientRequest, type ClientResult, type LoggingLevel, type Notification, type Request, type Result } from '@modelcontextprotocol/sdk/types.js';
+import { withoutMcpErrorPrefix } from '../core/mcp-error-text.ts';
+import type { DiscoverResult } from './era-probe.ts';
+
+/** What a modern connection is opened with: a probe's `DiscoverResult`, or a pinned version to discover in place. */
+export type ModernStart = { discover: DiscoverResult } | { pin: string };
+
+/** The 1.x error for what the v2 client threw (the runtime classifies `McpError` codes). */
+export function toMcpError(error: unknown): unknown {
+  if (error instanceof McpError) return error;
+  if (error instanceof ProtocolError) return new McpError(error.code, withoutMcpErrorPrefix(error.message), error.data);
+  if (error instanceof SdkError) {
+    const code =
+      error.code === SdkErrorCode.RequestTimeout ? ErrorCode.RequestTimeout : error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected ? ErrorCode.ConnectionClosed : ErrorCode.InternalError;
+    return new McpError(code, error.message, error.data);
+  }
+  return error;
+}
+
+async function translated<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw toMcpError(error);
+  }
+}
+
+/** The method literal of a 1.x request or notification schema (`z.object({ method: z.literal(…) })`). */
+function methodOf(schema: unknown): string {
+  const shape = (schema as { shape?: { method?: { value?: unknown; def?: { values?: unknown[] } } } }).shape;
+  const method = shape?.method?.value ?? shape?.method?.def?.values?.[0];
+  if (typeof method !== 'string') throw new Error('a handler schema without a method literal');
+  return method;
+}
+
+type Extra = RequestHandlerExtra<ClientRequest | Request, ClientNotification | Notification>;
+type Params<K extends keyof Client> = Client[K] extends (...args: infer A) => unknown ? A : never;
+type Answer<K extends keyof Client> = Client[K] extends (...args: never[]) => infer R ? R : never;
+
+/**
+ * A 1.x `Client` answered by a connected v2 client in the 2026-07-28 era. Only the methods the
+ * runtime uses are answered; the 1.x protocol underneath is never connected, so any other
+ * method fails with "Not connected" rather than reaching the plugin in the wrong era.
+ */
+export class ModernUpstreamClient extends Client {
+  readonly #inner: ModernSdkClient;
+  #logLevel: LoggingLevel | undefined;
+
+  constructor(inner: ModernSdkClient, clientInfo: { name: string; version: string }, capabilities: Client['registerCapabilities'] extends (capabilities: infer C) => void ? C : never) {
+    super(clientInfo, { capabilities });
+    this.#inner = inner;
+    inner.onclose = () => this.onclose?.();
+    inner.onerror = (error) => this.onerror?.(error);
+  }
+
+  /** The negotiated revision (always a modern one). */
+  get protocolVersion(): string | undefined {
+    return this.#inner.getNegotiatedProtocolVersion();
+  }
+
+  /** `_meta` with the log level a caller asked for (2026-07-28 carries it per request). */
+  #withLogLevel<P extends { _meta?: Record<string, unknown> | undefined } | undefined>(params: P): P {
+    if (this.#logLevel === undefined || params === undefined) return params;
+    return { ...params, _meta: { ...params._meta, [LOG_LEVEL_META_KEY]: this.#logLevel } };
+  }
+
+  override get transport(): Transport | undefined {
+    return this.#inner.transport as unknown as Transport | undefined;
+  }
+
+  override getServerCapabilities(): Answer<'getServerCapabilities'> {
+    return this.#inner.getServerCapabilities() as Answer<'getServerCapabilities'>;
+  }
+
+  override getServerVersion(): Answer<'getServerVersion'> {
+    return this.#inner.getServerVersion() as Answer<'getServerVersion'>;
+  }
+
+  override getInstructions(): string | undefined {
+    return this.#inner.getInstructions();
+  }
+
+  override async close(): Promise<void> {
+    await this.#inner.close();
+  }
+
+  override listTools(...[params, options]: Params<'listTools'>): Answer<'listTools'> {
+    // Always fetched: the plugin's list is what discovery and pinning must see.
+    return translated(() => this.#inner.listTools(params, { ...options, cacheMode: 'refresh' })) as Answer<'listTools'>;
+  }
+
+  override listResources(...[params, options]: Params<'listResources'>): Answer<'listResources'> {
+    return translated(() => this.#inner.listResources(params, { ...options, cacheMode: 'refresh' })) as Answer<'listResources'>;
+  }
+
+  override listResourceTemplates(...[params, options]: Params<'listResourceTemplates'>): Answer<'listResourceTemplates'> {
+    return translated(() => this.#inner.listResourceTemplates(params, { ...options, cacheMode: 'refresh' })) as Answer<'listResourceTemplates'>;
+  }
+
+  override listPrompts(...[params, options]: Params<'listPrompts'>): Answer<'listPrompts'> {
+    return translated(() => this.#inner.listPrompts(params, { ...options, cacheMode: 'refresh' })) as Answer<'listPrompts'>;
+  }
+
+  override readResource(...[params, options]: Params<'readResource'>): Answer<'readResource'> {
+    return translated(() => this.#inner.readResource(this.#withLogLevel(params), { ...options, cacheMode: 'bypass' })) as Answer<'readResource'>;
+  }
+
+  override getPrompt(...[params, options]: Params<'getPrompt'>): Answer<'getPrompt'> {
+    return translated(() => this.#inner.getPrompt(this.#withLogLevel(params), options)) as Answer<'getPrompt'>;
+  }
+
+  override complete(...[params, options]: Params<'complete'>): Answer<'complete'> {
+    return translated(() => this.#inner.complete(params, options)) as Answer<'complete'>;
+  }
+
+  /** A tool call; `input_required` rounds run inside it through the registered handlers. */
+  override callTool(...[params, , options]: Params<'callTool'>): Answer<'callTool'> {
+    return translated(() => this.#inner.callTool(this.#withLogLevel(params), options)) as Answer<'callTool'>;
+  }
+
+  override subscribeResource(...[params, options]: Params<'subscribeResource'>): Answer<'subscribeResource'> {
+    return translated(() => this.#inner.subscribeResource(params, options)) as Answer<'subscribeResource'>;
+  }
+
+  override unsubscribeResource(...[params, options]: Params<'unsubscribeResource'>): Answer<'unsubscribeResource'> {
+    return translated(() => this.#inner.unsubscribeResource(params, options)) as Answer<'unsubscribeResource'>;
+  }
+
+  /** 2026-07-28 has no `logging/setLevel`: the level goes with each later request instead. */
+  override async setLoggingLevel(level: LoggingLevel): Promise<Awaited<Answer<'setLoggingLevel'>>> {
+    this.#logLevel = level;
+    return {};
+  }
+
+  /** 2026-07-28 has no `ping`: a `server/discover` shows the plugin answers. */
+  override async ping(options?: RequestOptions): Promise<Awaited<Answer<'ping'>>> {
+    await translated(() => this.#inner.request({ method: 'server/discover', params: {} }, options));
+    return {};
+  }
+
+  /** Roots are asked for per request in 2026-07-28 (`input_required`): there is no change to announce. */
+  override async sendRootsListChanged(): Promise<void> {}
+
+  override request<T extends AnyObjectSchema>(request: ClientRequest | Request, resultSchema: T, options?: RequestOptions): Promise<SchemaOutput<T>> {
+    return translated(() => this.#inner.request(request as never, resultSchema as never, options)) as Promise<SchemaOutput<T>>;
+  }
+
+  override setRequestHandler<T extends AnyObjectSchema>(
+    requestSchema: T,
+    handler: (request: SchemaOutput<T>, extra: Extra) => ClientResult | Result | Promise<ClientResult | Result>,
+  ): void {
+    // The 1.x constructor registers its defaults before this class's fields exist: those stay 1.x.
+    if (!(#inner in this)) return super.setRequestHandler(requestSchema, handler);
+    const method = methodOf(requestSchema);
+    this.#inner.setRequestHandler(method as 'elicitation/create', async (request, context) => {
+      const extra = {
+        signal: context.mcpReq.signal,
+        requestId: context.mcpReq.id,
+        sendNotification: async () => undefined,
+        sendRequest: async () => {
+          throw new McpError(ErrorCode.InvalidRequest, 'a 2026-07-28 plugin cannot be sent requests from an input request');
+        },
+      } as unknown as Extra;
+      return (await handler(request as SchemaOutput<T>, extra)) as never;
+    });
+  }
+
+  override setNotificationHandler<T extends AnyObjectSchema>(notificationSchema: T, handler: (notification: SchemaOutput<T>) => void | Promise<void>): void {
+    if (!(#inner in this)) return super.setNotificationHandler(notificationSchema, handler);
+    this.#inner.setNotificationHandler(methodOf(notificationSchema) as 'notifications/message', (notification) => handler(notification as SchemaOutput<T>));
+  }
+}
+
+/** A v2 client as Quiver is to a modern plugin: the same name and capabilities, input requests fulfilled by its handlers. */
+export function newModernSdkClient(clientInfo: { name: string; version: string }, capabilities: object, start: ModernStart | 'auto'): ModernSdkClient {
+  return new ModernSdkClient(clientInfo, {
+    capabilities,
+    inputRequired: { autoFulfill: true, maxRounds: 10 },
+    ...(start === 'auto' ? { versionNegotiation: { mode: 'auto' } } : 'pin' in start ? { versionNegotiation: { mode: { pin: start.pin } } } : {}),
+  });
+}
