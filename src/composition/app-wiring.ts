@@ -227,6 +227,8 @@ export function wireSupervisor(input: {
     sandbox: {
       dangerouslyAllowUnsandboxed: config.dangerouslyAllowUnsandboxed,
       stateRoot: pluginServiceSettings(config).stateRoot,
+      // Issue #23: no plugin sees the hub's home (key file, plugin cache, state), nor its data folder.
+      hiddenPaths: [config.homeDir, join(config.homeDir, 'secret.key'), ...(config.store.kind === 'folder' ? [config.store.path] : [])],
       onEgressDecision: input.onEgressDecision,
     },
   });

@@ -13,7 +13,7 @@ describe('trust → isolation (seed 000 §4.1, DESIGN §3.6)', () => {
     for (const [score, level] of cases) assert.equal(trustLevelForScore(score), level, `score ${score}`);
   });
 
-  it('gives each level its policy', () => {
+  it('gives each level its policy: every level sandboxed (issue #23)', () => {
     assert.deepEqual(
       (['UNVERIFIED', 'COMMUNITY', 'ENTERPRISE', 'VERIFIED_PUBLISHER', 'OFFICIAL'] as const).map((level) => {
         const policy = isolationPolicyFor(level);
@@ -22,21 +22,21 @@ describe('trust → isolation (seed 000 §4.1, DESIGN §3.6)', () => {
       [
         ['UNVERIFIED', true, 'none', true],
         ['COMMUNITY', true, 'allow-list', true],
-        ['ENTERPRISE', false, 'host', true],
-        ['VERIFIED_PUBLISHER', false, 'host', false],
-        ['OFFICIAL', false, 'host', false],
+        ['ENTERPRISE', true, 'allow-list', true],
+        ['VERIFIED_PUBLISHER', true, 'host', false],
+        ['OFFICIAL', true, 'host', false],
       ],
     );
   });
 
-  it('keeps a plugin with egress rules sandboxed below OFFICIAL, so its allow-list is enforced', () => {
+  it('holds a plugin with egress rules to its allow-list at every level above UNVERIFIED', () => {
     const withRules = (level: 'ENTERPRISE' | 'VERIFIED_PUBLISHER' | 'OFFICIAL') => {
       const policy = isolationPolicyFor(level, {}, { egressRules: true });
       return [policy.sandbox, policy.network, policy.limits !== undefined];
     };
     assert.deepEqual(withRules('ENTERPRISE'), [true, 'allow-list', true]);
     assert.deepEqual(withRules('VERIFIED_PUBLISHER'), [true, 'allow-list', false]);
-    assert.deepEqual(withRules('OFFICIAL'), [false, 'host', false]);
+    assert.deepEqual(withRules('OFFICIAL'), [true, 'allow-list', false]);
   });
 
   it('lets a spec override limits field by field', () => {
@@ -61,7 +61,6 @@ function context(overrides: Partial<LaunchContext> = {}): LaunchContext {
     policy: isolationPolicyFor('UNVERIFIED'),
     stateDir: '/var/lib/quiver/state/p',
     cgroupProcsFiles: [],
-    baseEnv: { PATH: '/usr/bin', HOME: '/root', USER: 'root' },
     searchPath: '/usr/local/bin:/usr/bin:/bin',
     marker: 'marker',
     dangerouslyAllowUnsandboxed: false,
@@ -80,7 +79,7 @@ describe('buildLaunch', () => {
     const launch = buildLaunch(spec, context());
     const line = [launch.command, ...launch.args].join(' ');
     assert.equal(launch.command, '/usr/bin/setpriv');
-    assert.match(line, /--reuid 65534 --regid 65534 --clear-groups \/usr\/bin\/bwrap/);
+    assert.match(line, /--reuid 65534 --regid 65534 --clear-groups --inh-caps=-all --no-new-privs \/usr\/bin\/bwrap/);
     for (const flag of ['--die-with-parent', '--new-session', '--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-net', '--tmpfs /tmp', '--ro-bind /usr /usr', '--ro-bind /opt/plugins/p /opt/plugins/p', '--bind /var/lib/quiver/state/p /var/lib/quiver/state/p', '--uid 65534']) {
       assert.ok(line.includes(flag), `missing ${flag}`);
     }
@@ -138,26 +137,34 @@ describe('buildLaunch', () => {
     );
   });
 
-  it('runs it unsandboxed, with a warning, only when dangerouslyAllowUnsandboxed is set', () => {
+  it('runs it unsandboxed, with a warning, only when dangerouslyAllowUnsandboxed is set, and still as nobody with the cleared environment', () => {
     const launch = buildLaunch(spec, context({ host: host({ bubblewrap: undefined }), dangerouslyAllowUnsandboxed: true }));
     assert.equal(launch.description.sandboxed, false);
     assert.equal(launch.description.treeGuard, 'pdeathsig');
+    assert.deepEqual([launch.command, ...launch.args.slice(0, 9)], ['/usr/bin/setpriv', '--reuid', '65534', '--regid', '65534', '--clear-groups', '--inh-caps=-all', '--no-new-privs', '--pdeathsig', 'SIGKILL']);
+    assert.deepEqual(Object.keys(launch.env).sort(), ['API_TOKEN', 'HOME', 'LANG', 'PATH', 'QUIVER_SUPERVISOR_ID', 'TMPDIR']);
     assert.ok(launch.description.warnings.some((warning) => /without a sandbox/.test(warning)));
+    assert.throws(
+      () => buildLaunch(spec, context({ host: host({ bubblewrap: undefined, setpriv: undefined }), dangerouslyAllowUnsandboxed: true })),
+      (error) => isQuiverError(error, 'unavailable') && /would run as root/.test(error.message),
+    );
   });
 
-  it('runs trusted plugins in a pass-through pid namespace that dies with Quiver', () => {
+  it('sandboxes OFFICIAL plugins too (issue #23): nobody, no capability, host network, the cleared environment', () => {
     const trusted = { ...spec, trustLevel: 'OFFICIAL' as const };
     const launch = buildLaunch(trusted, context({ policy: isolationPolicyFor('OFFICIAL') }));
-    assert.equal(launch.command, '/usr/bin/bwrap');
-    assert.deepEqual(launch.args.slice(0, 8), ['--dev-bind', '/', '/', '--proc', '/proc', '--unshare-pid', '--die-with-parent', '--cap-add']);
-    assert.equal(launch.env.HOME, '/root', 'a trusted plugin keeps the hub environment');
+    const line = [launch.command, ...launch.args].join(' ');
+    assert.equal(launch.command, '/usr/bin/setpriv');
+    assert.match(line, /--reuid 65534 .* \/usr\/bin\/bwrap /);
+    assert.ok(!line.includes('--dev-bind'), 'never the whole host filesystem');
+    assert.ok(!line.includes('--cap-add'), 'never a capability');
+    assert.ok(!launch.args.includes('--unshare-net'), 'the host network');
+    assert.ok(line.includes('--ro-bind-try /etc/resolv.conf /etc/resolv.conf'));
+    assert.equal(launch.env.HOME, '/var/lib/quiver/state/p', 'not the hub environment');
+    assert.equal(launch.env.USER, undefined);
     assert.equal(launch.env.API_TOKEN, 'tok-123456789');
-  });
-
-  it('uses setpriv --pdeathsig for trusted plugins when bubblewrap is missing', () => {
-    const trusted = { ...spec, trustLevel: 'OFFICIAL' as const };
-    const launch = buildLaunch(trusted, context({ policy: isolationPolicyFor('OFFICIAL'), host: host({ bubblewrap: undefined }) }));
-    assert.deepEqual([launch.command, ...launch.args.slice(0, 3)], ['/usr/bin/setpriv', '--pdeathsig', 'SIGKILL', '--']);
+    assert.equal(launch.description.network, 'host');
+    assert.throws(() => buildLaunch(trusted, context({ policy: isolationPolicyFor('OFFICIAL'), host: host({ bubblewrap: undefined }) })), /must run in a bubblewrap sandbox/);
   });
 
   it('names a missing command', () => {

@@ -104,7 +104,6 @@ async function runInSandbox(request: OneShotRequest, context: OneShotContext, po
       policy,
       stateDir: request.workDir,
       cgroupProcsFiles: [],
-      baseEnv: { PATH: defaultSearchPath, HOME: request.workDir, ...(request.env ?? {}) },
       searchPath: context.searchPath ?? defaultSearchPath,
       marker: `one-shot:${request.label}`,
       dangerouslyAllowUnsandboxed: context.dangerouslyAllowUnsandboxed,

@@ -50,7 +50,7 @@ async function runSandboxed(script: string, allow: EgressRule[], stateDir: strin
   try {
     const spec = stdioSpecSchema.parse({ transport: 'stdio', pluginId: 'probe', pluginName: 'probe', version: '1', trustLevel: 'COMMUNITY', command: process.execPath, args: ['-e', script] });
     const launch = buildLaunch(spec, {
-      host, policy: isolationPolicyFor('COMMUNITY'), stateDir, cgroupProcsFiles: [], baseEnv: {}, searchPath: '/usr/local/bin:/usr/bin:/bin',
+      host, policy: isolationPolicyFor('COMMUNITY'), stateDir, cgroupProcsFiles: [], searchPath: '/usr/local/bin:/usr/bin:/bin',
       marker: 'test', dangerouslyAllowUnsandboxed: false, egress: egress.mount,
     });
     assert.equal(launch.description.network, 'allow-list');

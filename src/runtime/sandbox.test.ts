@@ -1,4 +1,7 @@
 import { describe, it } from 'node:test';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { isolationPolicyFor } from './isolation-policy.ts';
 import { buildLaunch, type HostCapabilities, type LaunchContext } from './sandbox.ts';
@@ -26,7 +29,6 @@ function context(overrides: Partial<LaunchContext> = {}): LaunchContext {
     policy: isolationPolicyFor('UNVERIFIED'),
     stateDir: '/var/lib/quiver/state/p',
     cgroupProcsFiles: [],
-    baseEnv: { PATH: '/usr/bin' },
     searchPath: '/usr/local/bin:/usr/bin:/bin',
     marker: 'marker',
     dangerouslyAllowUnsandboxed: false,
@@ -70,12 +72,13 @@ describe('buildLaunch: a sandboxed plugin’s own folder (runtime/code-overlay.t
     assert.deepEqual(launch.description.warnings.filter((w) => /read-only/.test(w)), []);
   });
 
-  it('does not mirror folders when the sandbox already maps to the cache owner (not root, or no setpriv)', () => {
-    for (const overrides of [{ isRoot: false }, { isRoot: true, setpriv: undefined }]) {
-      const line = [buildLaunch(spec(), context({ host: host(overrides) })).command, ...buildLaunch(spec(), context({ host: host(overrides) })).args];
-      assert.equal(line[line.indexOf('quiver-overlay') + 4], '0', JSON.stringify(overrides));
-      assert.equal(line.includes('/usr/bin/setpriv'), false);
-    }
+  it('does not mirror folders when the sandbox already maps to the cache owner (not root); as root without setpriv it refuses (issue #23)', () => {
+    const launch = buildLaunch(spec(), context({ host: host({ isRoot: false }) }));
+    const line = [launch.command, ...launch.args];
+    assert.equal(line[line.indexOf('quiver-overlay') + 4], '0');
+    assert.equal(line.includes('/usr/bin/setpriv'), false);
+    // A user namespace made by root maps the sandbox to root's files: that is root, not nobody.
+    assert.throws(() => buildLaunch(spec(), context({ host: host({ isRoot: true, setpriv: undefined }) })), /would run as root/);
   });
 
   it('keeps the folder read-only, saying why, when the host has no overlay or a path cannot be a mount option', () => {
@@ -92,13 +95,48 @@ describe('buildLaunch: a sandboxed plugin’s own folder (runtime/code-overlay.t
     for (const bad of ['/a:b', '/a b', '/a\\b', '/a\nb']) assert.ok(unsafeOverlayPath(bad), bad);
   });
 
-  it('leaves specs without a codeDir, and trusted plugins, as they were', () => {
+  it('leaves specs without a codeDir as they were; an OFFICIAL plugin gets the same overlay (it is sandboxed too, issue #23)', () => {
     const plain = buildLaunch(spec({ codeDir: undefined }), context());
     assert.equal(plain.description.codeFolder, undefined);
     assert.equal([plain.command, ...plain.args].includes('/usr/bin/unshare'), false);
     const trusted = buildLaunch(spec({ trustLevel: 'OFFICIAL' }), context({ policy: isolationPolicyFor('OFFICIAL') }));
-    assert.equal(trusted.description.sandboxed, false);
-    assert.equal(trusted.description.codeFolder, undefined);
+    assert.equal(trusted.description.sandboxed, true);
+    assert.equal(trusted.description.codeFolder, 'overlay');
+  });
+});
+
+describe("buildLaunch: the hub's own paths (issue #23)", () => {
+  it('masks the hub home, data folder and key file where a folder given to the plugin contains them, after that bind', () => {
+    const root = mkdtempSync(join(tmpdir(), 'quiver-mask-'));
+    try {
+      const home = join(root, 'quiver');
+      const data = join(home, 'data');
+      const key = join(home, 'secret.key');
+      const plugin = join(home, 'plugins', 'x');
+      mkdirSync(data, { recursive: true });
+      mkdirSync(plugin, { recursive: true });
+      writeFileSync(key, 'k');
+      const other = mkdtempSync(join(tmpdir(), 'quiver-other-'));
+      // A key file kept elsewhere (QUIVER_SECRET_KEY_FILE-like) under a granted folder is /dev/null.
+      const keyElsewhere = join(root, 'hub.key');
+      writeFileSync(keyElsewhere, 'k');
+      const alone = buildLaunch(spec({ cwd: plugin, codeDir: plugin, readOnlyPaths: [root] }), context({ hiddenPaths: [keyElsewhere] })).args;
+      assert.ok(alone.findIndex((arg, i) => arg === '--ro-bind' && alone[i + 1] === '/dev/null' && alone[i + 2] === keyElsewhere) > alone.indexOf(root), 'the key file is /dev/null');
+      for (const level of ['UNVERIFIED', 'OFFICIAL'] as const) {
+        // An admin granted the plugin the folder holding the hub's home (read-only): the home is still masked.
+        const launch = buildLaunch(spec({ trustLevel: level, cwd: plugin, codeDir: plugin, readOnlyPaths: [root] }), context({ policy: isolationPolicyFor(level), hiddenPaths: [home, data, key, other] }));
+        const args = launch.args;
+        const at = (flag: string, path: string) => args.findIndex((arg, i) => arg === flag && args[i + 1] === path);
+        assert.ok(at('--ro-bind', root) >= 0, level);
+        assert.ok(at('--tmpfs', home) > at('--ro-bind', root), `${level}: the home is masked after the folder that holds it`);
+        assert.equal(at('--tmpfs', data), -1, `${level}: inside the masked home, the data folder needs no mask of its own`);
+        assert.ok(at('--bind', plugin) > at('--tmpfs', home), `${level}: the plugin's own folder is bound on top of the mask`);
+        assert.equal(at('--tmpfs', other), -1, 'a hub path no bind contains is simply never mounted');
+      }
+      rmSync(other, { recursive: true, force: true });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
 

@@ -6,12 +6,18 @@
  * The launch chain, outermost first, each step `exec`ing the next so the pid stays the same:
  * 1. `/bin/sh -c 'echo $$ > cgroup.procs…; exec …'` — joins the plugin's cgroups before
  *    anything runs, so no child it forks can escape the limits;
- * 2. `setpriv --reuid 65534 --regid 65534 --clear-groups` (Quiver runs as root, sandboxed
- *    plugins only) — the sandbox runs as `nobody` on the host, not as root in a user namespace;
- * 3. `bwrap … --unshare-pid --die-with-parent` — the sandbox (or, for trusted plugins, a
- *    pass-through of the whole host filesystem) whose pid namespace dies with bwrap and
- *    whose bwrap dies with Quiver, even when Quiver is SIGKILLed;
- *    without bubblewrap a trusted plugin runs under `setpriv --pdeathsig SIGKILL` instead.
+ * 2. `setpriv --reuid 65534 --regid 65534 --clear-groups` (whenever Quiver runs as root) — the
+ *    sandbox runs as `nobody` on the host, not as root in a user namespace, with no capability;
+ * 3. `bwrap … --unshare-pid --die-with-parent` — the sandbox, at every trust level (issue #23:
+ *    a level loosens the network and the limits, never the user or the filesystem view), whose
+ *    pid namespace dies with bwrap and whose bwrap dies with Quiver, even when Quiver is
+ *    SIGKILLed. Only an admin's `dangerouslyAllowUnsandboxed` on a host without bubblewrap
+ *    runs a plugin outside it, and then still as `nobody` (never as root: refused without
+ *    setpriv) with the cleared environment, under `setpriv --pdeathsig SIGKILL`.
+ *
+ * The hub's own paths (`hiddenPaths`: its home, data folder, key file, state root) are never
+ * shown: nothing binds them, and where a folder the plugin is given contains one, an empty
+ * tmpfs (a folder) or /dev/null (a file) is mounted over it.
  *
  * Between 2 and 3, when the spec names a `codeDir`, `unshare … sh` mounts that folder as an
  * overlay whose writes land in the state folder (`code-overlay.ts`), so the plugin may write
@@ -169,8 +175,11 @@ export interface LaunchContext {
   stateDir: string;
   /** cgroup.procs files to join, when limits are enforced by cgroups. */
   cgroupProcsFiles: string[];
-  /** Environment for unsandboxed plugins (e.g. HOME, PATH, USER of the hub). */
-  baseEnv: Record<string, string>;
+  /**
+   * The hub's own paths no plugin may see (its home, data folder, key file, state root): masked
+   * where a folder given to the plugin contains them (issue #23).
+   */
+  hiddenPaths?: readonly string[] | undefined;
   searchPath: string;
   /** Marker value set as QUIVER_SUPERVISOR_ID in every plugin process. */
   marker: string;
@@ -296,9 +305,8 @@ export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
       { details: { reason: 'unsafe_environment', pluginId: spec.pluginId, keys: unsafe } },
     );
   }
-  const env: Record<string, string> = sandboxed
-    ? { PATH: sandboxPath, HOME: context.stateDir, TMPDIR: '/tmp', LANG: 'C.UTF-8', ...extraEnv, ...spec.env }
-    : { ...context.baseEnv, ...extraEnv, ...spec.env };
+  // Never the hub's environment, sandboxed or not (issue #23): declared credentials and the basics.
+  const env: Record<string, string> = { PATH: sandboxPath, HOME: context.stateDir, TMPDIR: sandboxed ? '/tmp' : context.stateDir, LANG: 'C.UTF-8', ...extraEnv, ...spec.env };
   env[supervisorMarkerName] = context.marker;
 
   let chain: string[];
@@ -330,18 +338,23 @@ export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
       if (!isUnder(program, [...bound, ...readOnly])) readOnly.push(dirname(program));
     }
     const overlay = spec.codeDir === undefined ? undefined : overlayFor(resolve(spec.codeDir), context, warnings);
+    const mounts: Mount[] = [];
     // The overlaid folder is bound writable instead; read-only binds inside it would hide the overlay.
     for (const path of [...new Set(readOnly)]) {
-      if (overlay === undefined || !isUnder(path, [overlay.lower])) args.push('--ro-bind', path, path);
+      if (overlay === undefined || !isUnder(path, [overlay.lower])) mounts.push({ kind: 'ro', path });
     }
-    if (overlay !== undefined) args.push('--bind', overlay.lower, overlay.lower);
-    args.push('--bind', context.stateDir, context.stateDir);
+    if (overlay !== undefined) mounts.push({ kind: 'rw', path: overlay.lower });
+    mounts.push({ kind: 'rw', path: context.stateDir });
     // The layers are the plugin's only through the overlay: editing them under a mount is undefined.
-    if (overlay !== undefined) args.push('--tmpfs', overlay.root);
+    if (overlay !== undefined) mounts.push({ kind: 'tmpfs', path: overlay.root });
+    // /tmp, /proc and /dev are the sandbox's own: only real binds can show a hub path.
+    mounts.push(...hubMasks(context.hiddenPaths ?? [], ['/usr', '/etc', ...rootLinks, ...mounts.map((mount) => mount.path)]));
+    args.push(...mountArgs(mounts));
     args.push('--chdir', cwd);
-    const asSandboxUser = host.isRoot && host.setpriv !== undefined;
+    if (host.isRoot && !host.setpriv) throw runsAsRoot(spec, policy);
+    const asSandboxUser = host.isRoot;
     chain = [
-      ...(asSandboxUser ? [host.setpriv!, '--reuid', String(sandboxUid), '--regid', String(sandboxUid), '--clear-groups'] : []),
+      ...(asSandboxUser ? dropToSandboxUser(host.setpriv!) : []),
       ...(egress === undefined ? [] : netChain(host.egressNet!, egress.addresses)),
       ...(overlay === undefined ? [] : overlayChain(host.overlay!, overlay, { mirrorFolders: asSandboxUser })),
       bwrap, ...args, '--',
@@ -349,21 +362,20 @@ export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
       executable, ...spec.args,
     ];
     if (spec.codeDir !== undefined) codeFolder = overlay === undefined ? 'read-only' : 'overlay';
-    if (host.isRoot && !host.setpriv) warnings.push('setpriv is missing: the sandbox runs as root mapped to an unprivileged uid inside a user namespace');
     treeGuard = 'bubblewrap-pid-namespace';
-  } else if (host.bubblewrap) {
-    // A trusted plugin sees the host as it is; bubblewrap only gives it a pid namespace that
-    // dies with it and with Quiver. As root, capabilities are kept (a plain process has them).
-    chain = [host.bubblewrap, '--dev-bind', '/', '/', '--proc', '/proc', '--unshare-pid', '--die-with-parent', ...(host.isRoot ? ['--cap-add', 'ALL'] : []), '--chdir', cwd, '--', executable, ...spec.args];
-    treeGuard = 'bubblewrap-pid-namespace';
-  } else if (host.setpriv) {
-    chain = [host.setpriv, '--pdeathsig', 'SIGKILL', '--', executable, ...spec.args];
-    treeGuard = 'pdeathsig';
-    warnings.push('bubblewrap is unavailable: if Quiver is killed with SIGKILL, processes spawned by this plugin may outlive it');
   } else {
-    chain = [executable, ...spec.args];
-    treeGuard = 'process-group-only';
-    warnings.push('neither bubblewrap nor setpriv is available: if Quiver is killed with SIGKILL, this plugin may outlive it');
+    // Only an admin's dangerouslyAllowUnsandboxed reaches here (no usable bubblewrap): the
+    // plugin still never runs as root nor keeps a capability, and has the cleared environment.
+    if (host.isRoot && !host.setpriv) throw runsAsRoot(spec, policy);
+    const drop = host.isRoot ? dropToSandboxUser(host.setpriv!) : host.setpriv ? [host.setpriv] : [];
+    chain = [...drop, ...(host.setpriv ? ['--pdeathsig', 'SIGKILL'] : []), ...(drop.length > 0 ? ['--'] : []), executable, ...spec.args];
+    treeGuard = host.setpriv ? 'pdeathsig' : 'process-group-only';
+    warnings.push(
+      host.isRoot
+        ? "running without a sandbox (dangerouslyAllowUnsandboxed): as uid 65534 with no capability, the hub's files are hidden by their permissions only"
+        : "running without a sandbox (dangerouslyAllowUnsandboxed): as Quiver's own user, so the hub's home, data folder and key file are readable to it",
+    );
+    if (!host.setpriv) warnings.push('setpriv is unavailable: if Quiver is killed with SIGKILL, this plugin may outlive it');
   }
 
   if (context.cgroupProcsFiles.length > 0) {
@@ -377,6 +389,71 @@ export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
     cwd,
     description: { sandboxed, network: !sandboxed || policy.network === 'host' ? 'host' : egress !== undefined ? 'allow-list' : 'none', treeGuard, limits, ...(codeFolder ? { codeFolder } : {}), warnings },
   };
+}
+
+/** The setpriv prefix that makes the rest of the chain `nobody` with no capability and no way back. */
+function dropToSandboxUser(setpriv: string): string[] {
+  return [setpriv, '--reuid', String(sandboxUid), '--regid', String(sandboxUid), '--clear-groups', '--inh-caps=-all', '--no-new-privs'];
+}
+
+/** The refusal when nothing can take root's privileges away from a plugin (issue #23). */
+function runsAsRoot(spec: StdioSpec, policy: IsolationPolicy): QuiverError {
+  return new QuiverError(
+    ErrorCodes.unavailable,
+    `plugin '${spec.pluginName}' (trust ${policy.level}) would run as root: Quiver runs as root and setpriv (util-linux) is not installed to drop to an unprivileged user. Install util-linux.`,
+    { details: { reason: 'sandbox_unavailable', pluginId: spec.pluginId, trustLevel: policy.level } },
+  );
+}
+
+/** One mount of a plugin's own paths, or a mask over one of the hub's. */
+interface Mount {
+  kind: 'ro' | 'rw' | 'tmpfs' | 'mask-folder' | 'mask-file';
+  path: string;
+}
+
+function depth(path: string): number {
+  return path.split('/').filter(Boolean).length;
+}
+
+/**
+ * The masks of the hub's paths that some bound folder contains (issue #23): an empty tmpfs
+ * over a folder, /dev/null over a file. A path nothing contains is simply never mounted.
+ */
+function hubMasks(hiddenPaths: readonly string[], boundPaths: readonly string[]): Mount[] {
+  const bound = boundPaths.map((path) => realOrSelf(path));
+  const masks: Mount[] = [];
+  // Shallowest first, so a path inside a masked folder needs no mask of its own.
+  const hidden = [...new Set(hiddenPaths.map((path) => realOrSelf(resolve(path))))].sort((a, b) => depth(a) - depth(b));
+  for (const path of hidden) {
+    if (!existsSync(path) || !isUnder(path, bound)) continue;
+    if (isUnder(path, masks.filter((mask) => mask.kind === 'mask-folder').map((mask) => mask.path))) continue;
+    masks.push({ kind: lstatSync(path).isDirectory() ? 'mask-folder' : 'mask-file', path });
+  }
+  return masks;
+}
+
+/** bwrap arguments of the mounts, shallowest first so a deeper bind or mask lands on top (masks last at equal depth). */
+function mountArgs(mounts: readonly Mount[]): string[] {
+  const ordered = mounts
+    .map((mount, index) => ({ mount, index }))
+    .sort((a, b) => depth(a.mount.path) - depth(b.mount.path) || Number(isMask(a.mount)) - Number(isMask(b.mount)) || a.index - b.index);
+  return ordered.flatMap(({ mount }) => {
+    switch (mount.kind) {
+      case 'ro':
+        return ['--ro-bind', mount.path, mount.path];
+      case 'rw':
+        return ['--bind', mount.path, mount.path];
+      case 'tmpfs':
+      case 'mask-folder':
+        return ['--tmpfs', mount.path];
+      case 'mask-file':
+        return ['--ro-bind', '/dev/null', mount.path];
+    }
+  });
+}
+
+function isMask(mount: Mount): boolean {
+  return mount.kind === 'mask-folder' || mount.kind === 'mask-file';
 }
 
 /** The Node that runs the egress bridge inside an allow-list sandbox (Quiver's own). */

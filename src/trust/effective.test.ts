@@ -6,14 +6,32 @@ import { parseEgressTarget } from './egress-target.ts';
 
 describe('effective trust (verdict → grant or cap → dynamic trust)', () => {
   it('starts from the verdict, or the default before any', () => {
-    assert.equal(effectiveTrust({ verifiedLevel: 'ENTERPRISE', defaultLevel: 'UNVERIFIED' }).level, 'ENTERPRISE');
+    assert.equal(effectiveTrust({ verifiedLevel: 'COMMUNITY', defaultLevel: 'UNVERIFIED' }).level, 'COMMUNITY');
     assert.deepEqual(effectiveTrust({ verifiedLevel: null, defaultLevel: 'UNVERIFIED' }), { level: 'UNVERIFIED', steps: ['not verified: default UNVERIFIED'] });
   });
 
+  it('nothing automatic goes above COMMUNITY: a stored verdict or a default above it is lowered (issue #23)', () => {
+    const stored = effectiveTrust({ verifiedLevel: 'OFFICIAL', defaultLevel: 'UNVERIFIED' });
+    assert.deepEqual(stored, { level: 'COMMUNITY', steps: ['verified: OFFICIAL', 'automatic trust stops at COMMUNITY'] });
+    assert.equal(effectiveTrust({ verifiedLevel: null, defaultLevel: 'ENTERPRISE' }).level, 'COMMUNITY');
+  });
+
+  it('a grant above COMMUNITY holds only on a pinned source (issue #23)', () => {
+    const pinned = { pinned: true, description: 'git commit 0123456789ab' };
+    const folder = { pinned: false, description: 'local folder /srv/x (not pinned: it can change under the grant)' };
+    assert.equal(effectiveTrust({ verifiedLevel: 'COMMUNITY', defaultLevel: 'UNVERIFIED', grant: { kind: 'grant', level: 'OFFICIAL' }, source: pinned }).level, 'OFFICIAL');
+    const refused = effectiveTrust({ verifiedLevel: 'COMMUNITY', defaultLevel: 'UNVERIFIED', grant: { kind: 'grant', level: 'OFFICIAL' }, source: folder });
+    assert.equal(refused.level, 'COMMUNITY');
+    assert.match(refused.steps.at(-1)!, /admin grant OFFICIAL not applied: local folder \/srv\/x/);
+    assert.equal(effectiveTrust({ verifiedLevel: 'UNVERIFIED', defaultLevel: 'UNVERIFIED', grant: { kind: 'grant', level: 'ENTERPRISE' } }).level, 'COMMUNITY', 'no source known: not pinned');
+  });
+
   it('a grant sets the level, up or down; a cap only ever lowers it', () => {
+    const pinned = { pinned: true, description: 'git commit 0123456789ab' };
     assert.equal(effectiveTrust({ verifiedLevel: 'UNVERIFIED', defaultLevel: 'UNVERIFIED', grant: { kind: 'grant', level: 'COMMUNITY' } }).level, 'COMMUNITY');
-    assert.equal(effectiveTrust({ verifiedLevel: 'OFFICIAL', defaultLevel: 'UNVERIFIED', grant: { kind: 'grant', level: 'COMMUNITY' } }).level, 'COMMUNITY');
-    assert.equal(effectiveTrust({ verifiedLevel: 'OFFICIAL', defaultLevel: 'UNVERIFIED', grant: { kind: 'cap', level: 'ENTERPRISE' } }).level, 'ENTERPRISE');
+    assert.equal(effectiveTrust({ verifiedLevel: 'OFFICIAL', defaultLevel: 'UNVERIFIED', grant: { kind: 'grant', level: 'UNVERIFIED' } }).level, 'UNVERIFIED');
+    assert.equal(effectiveTrust({ verifiedLevel: 'COMMUNITY', defaultLevel: 'UNVERIFIED', grant: { kind: 'grant', level: 'OFFICIAL' }, source: pinned, runtime: undefined }).level, 'OFFICIAL');
+    assert.equal(effectiveTrust({ verifiedLevel: 'COMMUNITY', defaultLevel: 'UNVERIFIED', grant: { kind: 'cap', level: 'UNVERIFIED' } }).level, 'UNVERIFIED');
     const capAbove = effectiveTrust({ verifiedLevel: 'COMMUNITY', defaultLevel: 'UNVERIFIED', grant: { kind: 'cap', level: 'OFFICIAL' } });
     assert.equal(capAbove.level, 'COMMUNITY');
     assert.match(capAbove.steps[1]!, /no change/);
@@ -21,7 +39,7 @@ describe('effective trust (verdict → grant or cap → dynamic trust)', () => {
 
   it('runtime trust below the threshold lowers one level, granted or not, never below UNVERIFIED, and never raises', () => {
     const below = { score: 20, belowThreshold: true };
-    assert.equal(effectiveTrust({ verifiedLevel: 'ENTERPRISE', defaultLevel: 'UNVERIFIED', runtime: below }).level, 'COMMUNITY');
+    assert.equal(effectiveTrust({ verifiedLevel: 'COMMUNITY', defaultLevel: 'UNVERIFIED', grant: { kind: 'grant', level: 'ENTERPRISE' }, source: { pinned: true, description: 'x' }, runtime: below }).level, 'COMMUNITY');
     assert.equal(effectiveTrust({ verifiedLevel: 'UNVERIFIED', defaultLevel: 'UNVERIFIED', grant: { kind: 'grant', level: 'COMMUNITY' }, runtime: below }).level, 'UNVERIFIED');
     assert.equal(effectiveTrust({ verifiedLevel: 'UNVERIFIED', defaultLevel: 'UNVERIFIED', runtime: below }).level, 'UNVERIFIED');
     assert.equal(effectiveTrust({ verifiedLevel: 'COMMUNITY', defaultLevel: 'UNVERIFIED', runtime: { score: 99, belowThreshold: false } }).level, 'COMMUNITY');

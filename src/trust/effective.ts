@@ -5,7 +5,13 @@
  * or cap (limits it), then dynamic trust (seed 000 §4.3): a runtime score below the threshold
  * lowers the result by one level. Dynamic trust only ever lowers, and it applies to granted
  * levels too: an explicit grant is not a licence to misbehave.
+ *
+ * Issue #23: nothing automatic goes above `automaticTrustCeiling` (COMMUNITY) — neither a
+ * verdict (even one stored before the ceiling existed) nor the configured default — and an
+ * admin's grant above it holds only while the source is pinned (trust/source-pin.ts): a grant
+ * on a source that is no longer pinned (reinstalled from a folder) counts as COMMUNITY.
  */
+import { automaticTrustCeiling } from '../runtime/isolation-policy.ts';
 import type { TrustLevel } from '../runtime/types.ts';
 
 /** The levels from least to most trusted (seed 000 §4.1). */
@@ -35,6 +41,8 @@ export interface TrustInputs {
   grant?: { kind: 'grant' | 'cap'; level: TrustLevel } | undefined;
   /** The latest runtime trust, if computed. */
   runtime?: { score: number; belowThreshold: boolean } | undefined;
+  /** Whether the installed source is pinned; a grant above the ceiling needs it (absent: not pinned). */
+  source?: { pinned: boolean; description: string } | undefined;
 }
 
 export interface EffectiveTrust {
@@ -45,11 +53,19 @@ export interface EffectiveTrust {
 
 /** Combines verdict, grant or cap, and dynamic trust into the level a plugin starts with. */
 export function effectiveTrust(inputs: TrustInputs): EffectiveTrust {
-  let level = inputs.verifiedLevel ?? inputs.defaultLevel;
-  const steps = [inputs.verifiedLevel === null ? `not verified: default ${level}` : `verified: ${level}`];
+  const automatic = inputs.verifiedLevel ?? inputs.defaultLevel;
+  let level = lowerOf(automatic, automaticTrustCeiling);
+  const steps = [inputs.verifiedLevel === null ? `not verified: default ${automatic}` : `verified: ${automatic}`];
+  if (level !== automatic) steps.push(`automatic trust stops at ${level}`);
   if (inputs.grant?.kind === 'grant') {
-    level = inputs.grant.level;
-    steps.push(`admin grant: ${level}`);
+    const granted = inputs.grant.level;
+    if (levelRank(granted) > levelRank(automaticTrustCeiling) && inputs.source?.pinned !== true) {
+      level = automaticTrustCeiling;
+      steps.push(`admin grant ${granted} not applied: ${inputs.source?.description ?? 'the source is not pinned'}; ${level}`);
+    } else {
+      level = granted;
+      steps.push(`admin grant: ${level}`);
+    }
   } else if (inputs.grant?.kind === 'cap') {
     const capped = lowerOf(level, inputs.grant.level);
     steps.push(capped === level ? `admin cap ${inputs.grant.level}: no change` : `admin cap: ${capped}`);

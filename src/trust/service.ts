@@ -2,12 +2,14 @@
  * @module trust/service
  * `createTrustService`: the effective trust of each plugin (verdict, admin grant or cap,
  * dynamic trust; effective.ts), its egress allow-list and decision log, user reports, and the
- * runtime score evaluated on a timer and on demand (issue #10). Every change that alters how a
+ * runtime score evaluated on a timer and on demand (issue #10). A grant above COMMUNITY is
+ * refused unless the installed source is pinned (issue #23, source-pin.ts). Every change that alters how a
  * plugin starts is reported through `onChange` after it is committed, so the gateway drops the
  * cached launch spec and the plugin restarts with its new isolation on its next call.
  */
 import { QuiverError, ErrorCodes, notFound } from '../core/errors.ts';
 import { silentLogger } from '../core/logger.ts';
+import { automaticTrustCeiling } from '../runtime/isolation-policy.ts';
 import { trustLevelSchema } from '../runtime/types.ts';
 import { isUuid } from '../store/repositories/mapping.ts';
 import { findPluginRecordById, findPluginRecordByName, listPluginRecords, type PluginRecord } from '../store/repositories/plugins.ts';
@@ -21,6 +23,8 @@ import {
   listEgressRules,
 } from '../store/repositories/trust.ts';
 import { createDecisionLog } from './decision-log.ts';
+import { levelRank } from './effective.ts';
+import { sourcePinOf } from './source-pin.ts';
 import { createTrustReads } from './trust-reads.ts';
 import { parseEgressTarget } from './egress-target.ts';
 import { evaluateRuntimeTrust } from './runtime-trust.ts';
@@ -90,6 +94,19 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
       const reason = checkReason(change.reason);
       if (change.kind !== 'clear' && change.level === undefined) throw new QuiverError(ErrorCodes.invalidInput, `--${change.kind === 'grant' ? 'level' : 'cap'} needs a trust level`);
       const level = change.kind === 'clear' ? null : trustLevelSchema.parse(change.level);
+      if (change.kind === 'grant' && level !== null && levelRank(level) > levelRank(automaticTrustCeiling)) {
+        // Issue #23: the levels that loosen isolation are granted to code that cannot change under the grant.
+        const pin = await sourcePinOf(record);
+        if (!pin.pinned) {
+          throw new QuiverError(
+            ErrorCodes.invalidInput,
+            `cannot grant ${level} to '${record.name}': its source is ${pin.description}. ` +
+              `Levels above ${automaticTrustCeiling} need a pinned source (a git commit, an npm version with an integrity hash); ` +
+              `reinstall it from git or npm, or grant ${automaticTrustCeiling}.`,
+            { details: { reason: 'source_not_pinned', plugin: record.name, level, source: record.sourceType } },
+          );
+        }
+      }
       await insertTrustGrant(db, { pluginId: record.id, kind: change.kind, level, reason, actor: change.actor, createdAt: now() });
       logger.info({ plugin: record.name, kind: change.kind, level, actor: change.actor }, 'plugin trust changed');
       changed({ kind: 'grant', pluginId: record.id });

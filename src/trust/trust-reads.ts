@@ -11,6 +11,7 @@ import type { Database } from '../store/database.ts';
 import { listPluginRecords, type PluginRecord } from '../store/repositories/plugins.ts';
 import { currentTrustGrants, listEgressRules, listRuntimeTrust, listTrustGrants } from '../store/repositories/trust.ts';
 import { effectiveTrust, trustRankingFactor, type TrustInputs } from './effective.ts';
+import { sourcePinOf } from './source-pin.ts';
 import type { LaunchTrust, TrustSettings, TrustView } from './types.ts';
 
 const rankingSteps = { step: 0.15, runtimePenalty: 0.3 };
@@ -44,6 +45,8 @@ export function createTrustReads(deps: { db: Database; settings: TrustSettings; 
       defaultLevel,
       grant: grant && grant.kind !== 'clear' ? { kind: grant.kind, level: grant.level as TrustLevel } : undefined,
       runtime: runtime.get(record.id),
+      // Issue #23: a grant above COMMUNITY holds only while the installed source is pinned.
+      ...(grant && grant.kind === 'grant' ? { source: await sourcePinOf(record) } : {}),
     };
   }
 
@@ -53,7 +56,7 @@ export function createTrustReads(deps: { db: Database; settings: TrustSettings; 
     // UNVERIFIED has no network at all (DESIGN §3.6), rules or not.
     if (level === 'UNVERIFIED') return { trustLevel: level, egress: undefined, rules: rules.length };
     const policy = isolationPolicyFor(level, {}, { egressRules: rules.length > 0 });
-    return { trustLevel: level, egress: policy.sandbox ? rules : undefined, rules: rules.length };
+    return { trustLevel: level, egress: policy.network === 'allow-list' ? rules : undefined, rules: rules.length };
   }
 
   return {

@@ -16,16 +16,19 @@ it('grades: 87 is an A as in Appendix B; bands A ≥ 85, B ≥ 70, C ≥ 55, D �
   assert.deepEqual([100, 87, 85, 84, 70, 69, 55, 54, 40, 39, 0].map(gradeForScore), ['A', 'A', 'A', 'B', 'B', 'C', 'C', 'D', 'D', 'F', 'F']);
 });
 
-it('maps the score to the seed trust band and names the execution mode', () => {
+it('maps the score to the seed trust band, but a verdict never goes above COMMUNITY (issue #23)', () => {
   const verdict = computeVerdict(all(87));
   assert.equal(verdict.overallScore, 87);
-  assert.equal(verdict.trustLevel, 'VERIFIED_PUBLISHER');
-  assert.equal(verdict.executionMode, 'process');
+  assert.equal(verdict.scoreLevel, 'VERIFIED_PUBLISHER', 'the band of the score is kept for the report');
+  assert.equal(verdict.trustLevel, 'COMMUNITY', 'a score alone never loosens isolation');
+  assert.equal(verdict.executionMode, 'sandbox_egress_allowlist');
   assert.equal(verdict.approved, true);
   assert.equal(computeVerdict(all(39)).trustLevel, 'UNVERIFIED');
   assert.equal(computeVerdict(all(39)).approved, false);
   assert.equal(computeVerdict(all(39)).executionMode, 'sandbox_no_network');
-  assert.equal(computeVerdict(all(95)).trustLevel, 'OFFICIAL');
+  assert.equal(computeVerdict(all(100)).scoreLevel, 'OFFICIAL');
+  assert.equal(computeVerdict(all(100)).trustLevel, 'COMMUNITY');
+  assert.equal(computeVerdict(all(50)).trustLevel, 'COMMUNITY');
 });
 
 it('the strictest cap of any stage bounds the level, whatever the score', () => {

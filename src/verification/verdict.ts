@@ -9,10 +9,16 @@
  * like any other, and a stage that did not complete (not run, errored, timed out) caps the
  * level at UNVERIFIED: what it checks was never observed, so no isolation is relaxed for it.
  *
- * `approved` means the verdict lifts the plugin above UNVERIFIED (it may leave the strictest
- * sandbox); an UNVERIFIED verdict keeps it where every unverified plugin already is.
+ * Issue #23: a verdict never gives more than `automaticTrustCeiling` (COMMUNITY: sandboxed,
+ * egress allow-list). The score's own band stays in `scoreLevel` for the report; the levels
+ * that loosen isolation (ENTERPRISE and above) come only from an admin's recorded grant on a
+ * pinned source (trust/grant-rules.ts). What a plugin does only later, on a trigger it never
+ * saw here (dormant behaviour), no verdict can see.
+ *
+ * `approved` means the verdict lifts the plugin above UNVERIFIED (it may reach the network
+ * through its allow-list); an UNVERIFIED verdict keeps it where every unverified plugin already is.
  */
-import { trustLevelForScore } from '../runtime/isolation-policy.ts';
+import { automaticTrustCeiling, trustLevelForScore } from '../runtime/isolation-policy.ts';
 import type { TrustLevel } from '../runtime/types.ts';
 import { STAGE_WEIGHTS, type StageName, type StageResult } from './types.ts';
 
@@ -23,9 +29,9 @@ export const TRUST_ORDER: readonly TrustLevel[] = ['UNVERIFIED', 'COMMUNITY', 'E
 export const EXECUTION_MODES: Readonly<Record<TrustLevel, string>> = {
   UNVERIFIED: 'sandbox_no_network',
   COMMUNITY: 'sandbox_egress_allowlist',
-  ENTERPRISE: 'process_with_limits',
-  VERIFIED_PUBLISHER: 'process',
-  OFFICIAL: 'direct',
+  ENTERPRISE: 'sandbox_granted_egress',
+  VERIFIED_PUBLISHER: 'sandbox_host_network',
+  OFFICIAL: 'sandbox_host_network_no_limits',
 };
 
 /** Lower bounds of the grades, best first. */
@@ -42,7 +48,7 @@ export interface Verdict {
   overallScore: number;
   grade: string;
   trustLevel: TrustLevel;
-  /** The level the score alone would give. */
+  /** The seed's band of the score alone (informational: a verdict never goes above `automaticTrustCeiling`). */
   scoreLevel: TrustLevel;
   executionMode: string;
   approved: boolean;
@@ -88,7 +94,8 @@ export function computeVerdict(results: Partial<Record<StageName, VerdictInput>>
     .map(([stage, result]) => (result === undefined ? undefined : capOf(stage, result)))
     .filter((cap): cap is Verdict['caps'][number] => cap !== undefined)
     .sort((a, b) => TRUST_ORDER.indexOf(a.level) - TRUST_ORDER.indexOf(b.level));
-  const trustLevel = caps.reduce<TrustLevel>((level, cap) => lowerTrust(level, cap.level), scoreLevel);
+  // A score is necessary, never sufficient, to loosen isolation (issue #23).
+  const trustLevel = caps.reduce<TrustLevel>((level, cap) => lowerTrust(level, cap.level), lowerTrust(scoreLevel, automaticTrustCeiling));
   return {
     overallScore,
     grade: gradeForScore(overallScore),

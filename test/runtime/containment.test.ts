@@ -13,7 +13,7 @@ import { isQuiverError } from '../../src/core/errors.ts';
 import { descendantsOf, isAlive } from '../../src/runtime/process-tree.ts';
 import { detectHost } from '../../src/runtime/sandbox.ts';
 import { createSupervisor, type SupervisorOptions } from '../../src/runtime/supervisor.ts';
-import { eventually, firstText, fixtureSpec, leftovers, repositoryRoot } from './helpers.ts';
+import { behaviourServer, eventually, firstText, fixtureSpec, leftovers, repositoryRoot } from './helpers.ts';
 import { skipUnless } from '../helpers/requirements.ts';
 
 const host = detectHost();
@@ -100,8 +100,9 @@ describe('UNVERIFIED plugins run in a bubblewrap sandbox', { skip }, () => {
     const spec = fixtureSpec('reader', { trustLevel: 'UNVERIFIED' });
     assert.match(firstText(await supervisor.callTool(spec, 'read-file', { path: secretFile })), /^error ENOENT/);
     assert.match(firstText(await supervisor.callTool(spec, 'read-file', { path: '/etc/shadow' })), /^error/);
-    // The same fixture, trusted, reads it: the sandbox is what stops it.
-    assert.equal(firstText(await supervisor.callTool(fixtureSpec('reader-trusted'), 'read-file', { path: secretFile })), 'content host secret');
+    // OFFICIAL is sandboxed too (issue #23): it reads what is bound (its own folder), not the host.
+    assert.match(firstText(await supervisor.callTool(fixtureSpec('reader-trusted'), 'read-file', { path: secretFile })), /^error ENOENT/);
+    assert.match(firstText(await supervisor.callTool(fixtureSpec('reader-trusted'), 'read-file', { path: behaviourServer })), /^content /, 'the same call reads a bound file');
     await supervisor.close();
   });
 });
@@ -151,12 +152,12 @@ describe('resource limits', { skip }, () => {
     assert.deepEqual(leftovers(supervisor.id), []);
   });
 
-  it('ENTERPRISE plugins run unsandboxed but inside cgroup limits', { skip: cgroupSkip }, async () => {
+  it('ENTERPRISE plugins run sandboxed as nobody (issue #23), inside cgroup limits', { skip: cgroupSkip }, async () => {
     const supervisor = make();
     const identity = JSON.parse(firstText(await supervisor.callTool(fixtureSpec('enterprise', { trustLevel: 'ENTERPRISE' }), 'whoami')));
-    assert.equal(identity.uid, process.getuid!());
+    assert.equal(identity.uid, 65534);
     const launch = supervisor.health()[0]!.launch!;
-    assert.equal(launch.sandboxed, false);
+    assert.equal(launch.sandboxed, true);
     assert.equal(launch.limits, 'cgroup');
     await supervisor.close();
   });
@@ -183,7 +184,8 @@ describe('when bubblewrap is missing', () => {
     });
     assert.deepEqual(leftovers(supervisor.id), [], 'nothing was started');
     assert.notEqual(supervisor.health()[0]!.state, 'crash-loop');
-    assert.equal(firstText(await supervisor.callTool(fixtureSpec('trusted-anyway'), 'echo', { message: 'ok' })), 'ok', 'trusted plugins still run');
+    // Every level needs the sandbox (issue #23): OFFICIAL is refused the same way.
+    await assert.rejects(supervisor.callTool(fixtureSpec('trusted-anyway'), 'echo', { message: 'ok' }), /must run in a bubblewrap sandbox/);
     await supervisor.close();
   });
 
@@ -193,6 +195,11 @@ describe('when bubblewrap is missing', () => {
     const launch = supervisor.health()[0]!.launch!;
     assert.equal(launch.sandboxed, false);
     assert.ok(launch.warnings.some((warning) => /without a sandbox/.test(warning)));
+    if (host.isRoot) {
+      // Still never root (issue #23): setpriv drops it to nobody with no capability.
+      const identity = JSON.parse(firstText(await supervisor.callTool(fixtureSpec('dangerous', { trustLevel: 'UNVERIFIED' }), 'whoami')));
+      assert.equal(identity.uid, 65534);
+    }
     await supervisor.close();
     assert.deepEqual(leftovers(supervisor.id), []);
   });

@@ -68,8 +68,8 @@ describe('no orphans when Quiver is SIGKILLed', () => {
     }
   });
 
-  it('without bubblewrap: setpriv --pdeathsig kills the plugin server itself', { skip: skipUnless(!host.setpriv && 'setpriv is unavailable') }, async () => {
-    const { pid, report } = await startHost({ trustLevels: ['OFFICIAL'], bubblewrapPath: null });
+  it('without bubblewrap (dangerouslyAllowUnsandboxed): setpriv --pdeathsig kills the plugin server itself', { skip: skipUnless(!host.setpriv && 'setpriv is unavailable') }, async () => {
+    const { pid, report } = await startHost({ trustLevels: ['OFFICIAL'], bubblewrapPath: null, dangerouslyAllowUnsandboxed: true });
     const [plugin] = report.plugins;
     assert.ok(plugin && plugin.server === plugin.leader, 'the launcher execs into the server');
     process.kill(pid, 'SIGKILL');

@@ -41,19 +41,23 @@ describeEachBackend('quiver plugin trust commands', (backend) => {
     assert.equal((await quiver('plugin', 'trust', 'notes', '--level', 'COMMUNITY')).code, 2);
     assert.equal((await quiver('plugin', 'trust', 'notes', '--level', 'COMMUNITY', '--cap', 'OFFICIAL', '--reason', 'x')).code, 2);
     assert.match((await quiver('plugin', 'trust', 'notes', '--level', 'trusted', '--reason', 'x')).stderr, /not a trust level/);
-    const granted = await quiver('plugin', 'trust', 'notes', '--level', 'enterprise', '--reason', 'internal tool');
+    // Issue #23: a synced entry has no pinned source, so nothing above COMMUNITY is granted to it.
+    const refused = await quiver('plugin', 'trust', 'notes', '--level', 'enterprise', '--reason', 'internal tool');
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /cannot grant ENTERPRISE to 'notes': its source is a synced catalog entry .*pinned source/);
+    const granted = await quiver('plugin', 'trust', 'notes', '--level', 'community', '--reason', 'internal tool');
     assert.equal(granted.code, 0, granted.stderr);
-    assert.match(granted.stdout, /^notes: ENTERPRISE \(no sandbox, host network\)/m);
-    assert.match(granted.stdout, /grant\s+ENTERPRISE\s+cli(:\S+)?\s+internal tool/);
+    assert.match(granted.stdout, /^notes: COMMUNITY \(sandbox, network allow-list\)/m);
+    assert.match(granted.stdout, /grant\s+COMMUNITY\s+cli(:\S+)?\s+internal tool/);
     assert.match(granted.stdout, /restarts with this isolation on its next call/);
   });
 
-  it('an allow-list on ENTERPRISE keeps it sandboxed; UNVERIFIED is told its rules do not apply', async () => {
+  it('an allow-list on COMMUNITY is enforced; UNVERIFIED is told its rules do not apply', async () => {
     const allowed = await quiver('plugin', 'allow', 'notes', 'notes.example:8443', '--reason', 'sync');
     assert.equal(allowed.code, 0, allowed.stderr);
     assert.match(allowed.stdout, /^allowed notes → notes\.example:8443/);
     assert.doesNotMatch(allowed.stdout, /note:/);
-    assert.match((await quiver('plugin', 'trust', 'notes')).stdout, /^notes: ENTERPRISE \(sandbox, network allow-list\)/);
+    assert.match((await quiver('plugin', 'trust', 'notes')).stdout, /^notes: COMMUNITY \(sandbox, network allow-list\)/);
     const egress = await quiver('plugin', 'egress', 'notes');
     assert.match(egress.stdout, /allow-list enforced\nHOST\s+PORT\s+WHO\s+WHY\s+ADDED\nnotes\.example\s+8443\s+cli\S*\s+sync/);
     assert.equal((await quiver('plugin', 'trust', 'notes', '--cap', 'UNVERIFIED', '--reason', 'suspicious')).code, 0);

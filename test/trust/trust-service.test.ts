@@ -20,8 +20,11 @@ describeEachBackend('trust service', (backend) => {
 
   before(async () => {
     db = await backend.open();
-    for (const [name, level] of [['plain', null], ['flaky', 'ENTERPRISE'], ['steady', 'ENTERPRISE'], ['official', 'OFFICIAL']] as const) {
-      ids[name] = (await db.query<{ id: string }>("INSERT INTO plugins (name, version, trust_level) VALUES ($1, '1.0.0', $2) RETURNING id", [name, level])).rows[0]!.id;
+    // 'plain' is a local folder (not pinned); the others are pinned git commits, verified COMMUNITY
+    // (the ceiling of verification, issue #23) and granted their level by an admin below.
+    const commit = 'a'.repeat(40);
+    for (const [name, level, sourceType, source] of [['plain', null, 'path', { path: '/srv/plain' }], ['flaky', 'COMMUNITY', 'git', { commit }], ['steady', 'COMMUNITY', 'git', { commit }], ['official', 'COMMUNITY', 'git', { commit }]] as const) {
+      ids[name] = (await db.query<{ id: string }>("INSERT INTO plugins (name, version, trust_level, source_type, source) VALUES ($1, '1.0.0', $2, $3, $4::jsonb) RETURNING id", [name, level, sourceType, JSON.stringify(source)])).rows[0]!.id;
     }
     trust = createTrustService({
       db,
@@ -29,6 +32,9 @@ describeEachBackend('trust service', (backend) => {
       onChange: (change) => changes.push(change),
       requestReverification: (pluginId, reason) => void reverify.push([pluginId, reason]),
     });
+    for (const [name, level] of [['flaky', 'ENTERPRISE'], ['steady', 'ENTERPRISE'], ['official', 'OFFICIAL']] as const) {
+      await trust.setTrust(name, { kind: 'grant', level, reason: 'reviewed', actor: 'cli' });
+    }
   });
   after(async () => {
     await trust.close();
@@ -45,13 +51,19 @@ describeEachBackend('trust service', (backend) => {
     assert.equal(granted.grant?.actor, 'key:k1:ops-admin');
     assert.equal(granted.grant?.reason, 'reviewed by ops');
     assert.deepEqual(changes.at(-1), { kind: 'grant', pluginId: ids.plain });
+    assert.equal((await trust.view('official')).effective.level, 'OFFICIAL');
+    assert.deepEqual((await trust.view('official')).isolation, { sandbox: true, network: 'host' }, 'the loosest level is still sandboxed (issue #23)');
+    // The newest row is in force: a cap replaces the grant, and a cap never raises the verified COMMUNITY.
     await trust.setTrust('official', { kind: 'cap', level: 'ENTERPRISE', reason: 'new publisher', actor: 'cli' });
-    assert.equal((await trust.view('official')).effective.level, 'ENTERPRISE');
+    assert.equal((await trust.view('official')).effective.level, 'COMMUNITY');
     const cleared = await trust.setTrust('official', { kind: 'clear', reason: 'publisher checked', actor: 'cli' });
-    assert.equal(cleared.effective.level, 'OFFICIAL');
+    assert.equal(cleared.effective.level, 'COMMUNITY', 'verification alone never goes above COMMUNITY');
     assert.equal(cleared.grant, null);
-    assert.deepEqual(cleared.history.map((row) => [row.kind, row.level, row.actor]), [['clear', null, 'cli'], ['cap', 'ENTERPRISE', 'cli']]);
+    assert.deepEqual(cleared.history.map((row) => [row.kind, row.level, row.actor]), [['clear', null, 'cli'], ['cap', 'ENTERPRISE', 'cli'], ['grant', 'OFFICIAL', 'cli']]);
+    await trust.setTrust('official', { kind: 'grant', level: 'OFFICIAL', reason: 'publisher checked', actor: 'cli' });
     await assert.rejects(trust.setTrust('plain', { kind: 'grant', level: 'OFFICIAL', reason: '  ', actor: 'cli' }), /reason/);
+    // Issue #23: no grant above COMMUNITY on a source that can change under it.
+    await assert.rejects(trust.setTrust('plain', { kind: 'grant', level: 'ENTERPRISE', reason: 'mine', actor: 'cli' }), (error: Error & { code?: string }) => error.code === 'invalid_input' && /cannot grant ENTERPRISE to 'plain': its source is local folder \/srv\/plain .*pinned source/.test(error.message));
     await assert.rejects(trust.setTrust('plain', { kind: 'cap', reason: 'x', actor: 'cli' }), /needs a trust level/);
     await assert.rejects(trust.view('nope'), (error: Error & { code?: string }) => error.code === 'not_found');
   });
@@ -63,14 +75,15 @@ describeEachBackend('trust service', (backend) => {
     assert.equal(added.rule.reason, 'its database');
     assert.equal((await trust.allow('plain', '127.0.0.1:5432', { actor: 'cli' })).created, false);
     assert.deepEqual(await trust.launchTrust(ids.plain!), { trustLevel: 'COMMUNITY', egress: [{ host: '127.0.0.1', port: 5432 }] });
-    // ENTERPRISE runs unsandboxed until it has rules; then the rules are enforced in a sandbox.
-    assert.deepEqual(await trust.launchTrust(ids.steady!), { trustLevel: 'ENTERPRISE', egress: undefined });
+    // ENTERPRISE is held to its allow-list (empty until an admin adds rules; issue #23).
+    assert.deepEqual(await trust.launchTrust(ids.steady!), { trustLevel: 'ENTERPRISE', egress: [] });
     await trust.allow('steady', 'api.example.com', { actor: 'cli' });
     assert.deepEqual(await trust.launchTrust(ids.steady!), { trustLevel: 'ENTERPRISE', egress: [{ host: 'api.example.com', port: 443 }] });
     assert.equal(await trust.deny('steady', 'api.example.com:443'), true);
     assert.equal(await trust.deny('steady', 'api.example.com:443'), false);
+    assert.equal((await trust.egress('official')).enforced, false, 'OFFICIAL without rules has the host network');
     await trust.allow('official', 'api.example.com', { actor: 'cli' });
-    assert.equal((await trust.egress('official')).enforced, false, 'OFFICIAL is never sandboxed: its rules are not enforced');
+    assert.equal((await trust.egress('official')).enforced, true, 'OFFICIAL is sandboxed too: rules an admin wrote are held (issue #23)');
   });
 
   it('stores every egress decision reported by the sandbox and lists the recent ones', async () => {
@@ -90,7 +103,7 @@ describeEachBackend('trust service', (backend) => {
         errorClass: index < failures ? 'tool_error' : null, sessionId: null, createdAt: at,
       }));
     await insertPluginCallEvents(db, [...events(ids.flaky!, 'flaky', 18), ...events(ids.steady!, 'steady', 0)]);
-    assert.deepEqual((await trust.view('flaky')).isolation, { sandbox: false, network: 'host' });
+    assert.equal((await trust.view('flaky')).effective.level, 'ENTERPRISE');
     const rows = await trust.evaluate();
     const flaky = rows.find((row) => row.pluginId === ids.flaky)!;
     const steady = rows.find((row) => row.pluginId === ids.steady)!;

@@ -30,8 +30,8 @@ export interface SandboxOptions {
   stateRoot?: string;
   /** Executable search path for commands, bwrap and setpriv. */
   searchPath?: string;
-  /** Environment of unsandboxed plugins before their declared env (default: the MCP SDK's safe subset of the hub's). */
-  baseEnv?: Record<string, string>;
+  /** The hub's own paths no plugin may see (its home, data folder, key file): masked in every sandbox that would contain them (issue #23). */
+  hiddenPaths?: readonly string[];
   /** Limits overriding the isolation policy's defaults (per spec `limits` win). */
   defaultLimits?: ResourceLimits;
   /** Told of every egress decision of a plugin run with an allow-list (spec `egress`). */

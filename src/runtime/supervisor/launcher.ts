@@ -1,15 +1,17 @@
 /**
  * @module runtime/supervisor/launcher
  * Turns a spec into a live MCP connection (DESIGN §3.6 isolation): remote plugins over HTTP;
- * local ones through the trust level's isolation policy — bubblewrap when the host has it, a
- * cgroup with the policy's memory/cpu/pids limits when cgroups are writable, and a writable
- * state folder per plugin. Owns the host probe (run once, sweeping cgroups an earlier Quiver
- * left) and the temporary state root it creates when none is configured.
+ * local ones through the trust level's isolation policy — bubblewrap at every level (issue
+ * #23), a cgroup with the policy's memory/cpu/pids limits when cgroups are writable, and a
+ * writable state folder per plugin, owned by the sandbox user. The hub's own paths (its home,
+ * data folder and key file, from `SandboxOptions.hiddenPaths`, and the state root holding other
+ * plugins' folders) are masked wherever a folder given to a plugin contains them. Owns the host
+ * probe (run once, sweeping cgroups an earlier Quiver left) and the temporary state root it
+ * creates when none is configured.
  */
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Logger } from '../../core/logger.ts';
 import { cgroupName, type CgroupHandle } from '../cgroup.ts';
 import { isolationPolicyFor } from '../isolation-policy.ts';
@@ -69,7 +71,7 @@ export function createLauncher(options: LauncherOptions): Launcher {
     return hostCapabilities;
   }
 
-  function stateDirFor(spec: StdioSpec, sandboxed: boolean): string {
+  function stateDirFor(spec: StdioSpec): string {
     let directory = spec.stateDir;
     if (!directory) {
       if (!stateRoot) {
@@ -85,8 +87,8 @@ export function createLauncher(options: LauncherOptions): Launcher {
       directory = pluginStateDir(stateRoot, spec.pluginId);
     }
     mkdirSync(directory, { recursive: true, mode: 0o700 });
-    // The sandbox runs as `nobody` on the host; its own folder must be writable by it.
-    if (sandboxed && host().isRoot) chownSync(directory, sandboxUid, sandboxUid);
+    // Every plugin runs as `nobody` on the host (issue #23); its own folder must be writable by it.
+    if (host().isRoot) chownSync(directory, sandboxUid, sandboxUid);
     return directory;
   }
 
@@ -106,18 +108,18 @@ export function createLauncher(options: LauncherOptions): Launcher {
   async function connectLocal(spec: StdioSpec, launchOptions: LaunchOptions): Promise<UpstreamConnection> {
     const capabilities = host();
     const policy = isolationPolicyFor(spec.trustLevel, { ...sandbox.defaultLimits, ...spec.limits }, { egressRules: (spec.egress?.length ?? 0) > 0 });
-    const stateDir = stateDirFor(spec, policy.sandbox && capabilities.bubblewrap !== undefined);
+    const stateDir = stateDirFor(spec);
     const cgroup = cgroupFor(spec, policy.limits);
     let launch;
     let egress: SandboxEgress | undefined;
     try {
-      egress = await egressFor(spec, policy.sandbox && capabilities.bubblewrap !== undefined);
+      egress = await egressFor(spec, policy.network === 'allow-list' && capabilities.bubblewrap !== undefined);
       launch = buildLaunch(spec, {
         host: capabilities,
         policy,
         stateDir,
         cgroupProcsFiles: cgroup?.procsFiles ?? [],
-        baseEnv: sandbox.baseEnv ?? getDefaultEnvironment(),
+        hiddenPaths: [...(sandbox.hiddenPaths ?? []), ...(stateRoot === undefined ? [] : [stateRoot])],
         searchPath,
         marker: options.supervisorId,
         dangerouslyAllowUnsandboxed: sandbox.dangerouslyAllowUnsandboxed ?? false,
@@ -142,9 +144,9 @@ export function createLauncher(options: LauncherOptions): Launcher {
     return connection;
   }
 
-  /** The allow-list of a sandboxed spec that has one (`egress` set, even empty). */
-  async function egressFor(spec: StdioSpec, sandboxed: boolean): Promise<SandboxEgress | undefined> {
-    if (!sandboxed || spec.egress === undefined) return undefined;
+  /** The allow-list of a spec whose policy enforces one (`egress` set, even empty). */
+  async function egressFor(spec: StdioSpec, enforced: boolean): Promise<SandboxEgress | undefined> {
+    if (!enforced || spec.egress === undefined) return undefined;
     const report = sandbox.onEgressDecision;
     return startSandboxEgress({
       label: spec.pluginName,

@@ -103,7 +103,6 @@ export async function startSandboxed(launchInput: UpstreamSpecInput & { transpor
       policy,
       stateDir,
       cgroupProcsFiles: cgroup?.procsFiles ?? [],
-      baseEnv: {},
       searchPath: options.searchPath ?? defaultSearchPath,
       marker: `verification-probe:${spec.pluginName}`,
       dangerouslyAllowUnsandboxed: false,
