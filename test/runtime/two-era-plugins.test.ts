@@ -8,12 +8,17 @@
  * - A legacy plugin that exits on any request before `initialize` is started again as legacy
  *   after the probe, and later connections go straight to `initialize` (the era is remembered).
  * - A plugin offering only a version Quiver does not speak fails with its own -32022 in the error.
+ * - The same v2 plugin behind HTTP (legacy requests refused) is reached, called and asks the user.
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, chmodSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createMcpHandler } from '@modelcontextprotocol/server';
 import { isQuiverError } from '../../src/core/errors.ts';
 import { createSupervisor } from '../../src/runtime/supervisor.ts';
 import type { CallerLink, ForwardedRequest } from '../../src/runtime/supervisor/session-routing.ts';
@@ -143,6 +148,37 @@ describe('finding and remembering the era of a legacy plugin (issue #24)', () =>
     }
   });
 
+  it('probes a legacy plugin that answers the probe once per version, then starts it straight into initialize', { timeout: 120_000 }, async () => {
+    // A 2025 server that answers server/discover with -32601 (the shared loop) and logs every request it gets.
+    const folder = await writeRawPluginFolder(scratch, 'polite-legacy', {
+      description: 'a legacy server that logs the requests it receives',
+      server: {
+        name: 'polite-legacy',
+        imports: ["import { appendFileSync } from 'node:fs';"],
+        tools: [{ name: 'echo', description: 'Echo the text', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }],
+        prelude: `
+          createInterface({ input: process.stdin }).on('line', (line) => {
+            const message = JSON.parse(line);
+            if (message.id !== undefined) appendFileSync(process.env.HOME + '/requests.log', message.method + '\\n');
+          });`,
+        callTool: `return reply({ content: [{ type: 'text', text: String(message.params.arguments?.text ?? '') }] });`,
+      },
+    });
+    const stateDir = join(scratch, 'polite-legacy-state');
+    const spec = { pluginId: 'polite-legacy', pluginName: 'polite-legacy', version: '1.0.0', trustLevel: 'OFFICIAL', transport: 'stdio', command: process.execPath, args: [join(folder, 'server.mjs')], cwd: folder, stateDir } as UpstreamSpecInput;
+    const requests = (): string[] => readFileSync(join(stateDir, 'requests.log'), 'utf8').trim().split('\n');
+    const supervisor = make();
+    try {
+      await supervisor.discover(spec);
+      assert.deepEqual(requests(), ['server/discover', 'initialize', 'tools/list']);
+      assert.equal(firstText(await supervisor.callTool(spec, 'echo', { text: 'hi' })), 'hi');
+      assert.equal(requests().filter((method) => method === 'server/discover').length, 1, `the second process was not probed: ${requests().join(', ')}`);
+      assert.equal(requests().filter((method) => method === 'initialize').length, 2);
+    } finally {
+      await supervisor.close();
+    }
+  });
+
   it("names the plugin's own -32022 and supported versions when it speaks none Quiver does", { timeout: 60_000 }, async () => {
     const folder = await writeRawPluginFolder(scratch, 'future-only', {
       description: 'a server of a revision Quiver does not speak',
@@ -170,6 +206,45 @@ describe('finding and remembering the era of a legacy plugin (issue #24)', () =>
       });
     } finally {
       await supervisor.close();
+    }
+  });
+});
+
+describe('a remote plugin of the 2026-07-28 era over HTTP (issue #24)', () => {
+  it('is reached in the modern era, listed, called, and its input requests forwarded', { timeout: 120_000 }, async () => {
+    // The same fixture behind the v2 SDK's HTTP handler, legacy requests refused (-32022).
+    const { createServer } = (await import(pathToFileURL(join(modernFolder, 'server.mjs')).href)) as { createServer: () => never };
+    const handler = createMcpHandler(createServer, { legacy: 'reject' });
+    const server = createHttpServer((incoming, outgoing) => {
+      const chunks: Buffer[] = [];
+      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+      incoming.on('end', () => {
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(incoming.headers)) if (typeof value === 'string') headers.set(name, value);
+        const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
+        void handler.fetch(new Request(`http://127.0.0.1${incoming.url}`, { method: incoming.method, headers, ...(body && incoming.method !== 'GET' ? { body } : {}) })).then(async (response) => {
+          outgoing.writeHead(response.status, Object.fromEntries(response.headers));
+          if (response.body) for await (const chunk of response.body) outgoing.write(chunk);
+          outgoing.end();
+        });
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    const spec = { pluginId: 'modern-http', pluginName: 'modern-http', version: '1.0.0', trustLevel: 'OFFICIAL', transport: 'http', url } as UpstreamSpecInput;
+    const supervisor = make();
+    try {
+      const discovery = await supervisor.discover(spec);
+      assert.deepEqual(discovery.tools.map((tool) => tool.name).sort(), ['draft_note', 'place_order', 'reverse_words']);
+      assert.equal(firstText(await supervisor.callTool(spec, 'reverse_words', { sentence: 'over http' })), 'http over');
+      const asked: ForwardedRequest[] = [];
+      assert.equal(firstText(await supervisor.callTool(spec, 'place_order', { item: 'jam' }, { caller: callerAnswering(asked) })), 'ordered jam for Ada');
+      assert.deepEqual(asked.map((request) => request.method), ['elicitation/create']);
+    } finally {
+      await supervisor.close();
+      await handler.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });
