@@ -24,7 +24,13 @@ export interface QuiverConfig {
   databasePoolSize: number;
   /** Folder for Quiver's own files (plugin cache, key file) when running embedded. */
   homeDir: string;
-  http: { host: string; port: number; allowAllInterfaces: boolean };
+  /**
+   * The HTTP server (issue #23): header and whole-request read timeouts
+   * (`QUIVER_HTTP_HEADERS_TIMEOUT_MS`, default 20,000; `QUIVER_HTTP_REQUEST_TIMEOUT_MS`, default
+   * 60,000, at least the header timeout) and connections open at once per client address
+   * (`QUIVER_HTTP_MAX_CONNECTIONS_PER_CLIENT`, default 256, 0 = no cap).
+   */
+  http: { host: string; port: number; allowAllInterfaces: boolean; headersTimeoutMs: number; requestTimeoutMs: number; maxConnectionsPerClient: number };
   logLevel: (typeof logLevels)[number];
   /** 32-byte key for secrets at rest, if given (else a generated key file is used). */
   secretKey: string | undefined;
@@ -217,6 +223,9 @@ const envSchema = z.object({
   QUIVER_DATABASE_URL: z.string().regex(/^(postgres(ql)?:\/\/|memory:\/\/)/, 'must start with postgres:// or be memory://').optional(),
   QUIVER_HOST: z.string().optional(),
   QUIVER_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  QUIVER_HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
+  QUIVER_HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  QUIVER_HTTP_MAX_CONNECTIONS_PER_CLIENT: z.coerce.number().int().min(0).max(1_000_000).default(256),
   QUIVER_LOG_LEVEL: z.enum(logLevels).optional(),
   QUIVER_DANGEROUSLY_ALLOW_UNSANDBOXED: boolish,
   QUIVER_EMBEDDER: z.enum(['model', 'offline', 'local', 'openai']).optional(),
@@ -342,6 +351,10 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
     embedder = embedderKind === 'model' ? { kind: 'model', modelPath: values.QUIVER_EMBEDDER_MODEL_PATH } : { kind: 'offline' };
   }
 
+  // Node refuses a header timeout longer than the whole request's.
+  if (values.QUIVER_HTTP_HEADERS_TIMEOUT_MS > values.QUIVER_HTTP_REQUEST_TIMEOUT_MS) {
+    throw new QuiverError(ErrorCodes.config, 'QUIVER_HTTP_HEADERS_TIMEOUT_MS must not exceed QUIVER_HTTP_REQUEST_TIMEOUT_MS');
+  }
   if ((values.QUIVER_LLM_BASE_URL === undefined) !== (values.QUIVER_LLM_MODEL === undefined)) {
     throw new QuiverError(ErrorCodes.config, 'LLM enrichment needs both QUIVER_LLM_BASE_URL and QUIVER_LLM_MODEL');
   }
@@ -364,6 +377,9 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
       host: overrides.host ?? values.QUIVER_HOST ?? '127.0.0.1',
       port: overrides.port ?? values.QUIVER_PORT ?? DEFAULT_PORT,
       allowAllInterfaces: overrides.allowAllInterfaces ?? false,
+      headersTimeoutMs: values.QUIVER_HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: values.QUIVER_HTTP_REQUEST_TIMEOUT_MS,
+      maxConnectionsPerClient: values.QUIVER_HTTP_MAX_CONNECTIONS_PER_CLIENT,
     },
     logLevel: logLevel as QuiverConfig['logLevel'],
     secretKey: readSecret(env, 'QUIVER_SECRET_KEY'),

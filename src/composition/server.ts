@@ -21,6 +21,7 @@ import { identityFromFlags } from '../gateway/identity.ts';
 import { controlSocketPath, startControlSocket, type ControlSocket, type ForwardedRunner, type StdioSessionOpener } from '../cli/control-socket.ts';
 import { createGatewayBackend } from './gateway-backend.ts';
 import { mcpRoutes } from './mcp-routes.ts';
+import { createHttpGuard } from './http-limits.ts';
 import { META_TOOL_NAMES, SEARCH_TOOLS } from '../gateway/meta-tools.ts';
 import { createAppSessionStore, registerSessionJobs } from './stored-sessions.ts';
 
@@ -170,7 +171,10 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
     allowedHosts: isPublicBindHost(host) ? ['127.0.0.1', 'localhost', '::1', host] : ['127.0.0.1', 'localhost', '::1'],
   });
   const api = createApi({ apiKeys: app.apiKeys, modules: [...app.apiModules(), mcp], logger: app.logger, telemetry: app.telemetry });
-  const server = serve({ fetch: api.fetch, hostname: host, port });
+  // Issue #23: read timeouts, a per-client connection cap, Connection: close after a 408/413.
+  const guard = createHttpGuard(app.config.http, (request: Request, env: { incoming?: unknown }) => api.fetch(request, env));
+  const server = serve({ fetch: guard.fetch, hostname: host, port, serverOptions: guard.serverOptions });
+  guard.attach(server as HttpServerType);
   const unwatch = app.telemetry.watch({ sessions: [() => mcp.handler.sessionCount] });
   let forwarding: ControlSocket | undefined;
   let adminKey: string | undefined;
