@@ -43,6 +43,7 @@ import { learnedExampleRoutes } from './api/routes/learned-examples.ts';
 import { pidGenerationRoutes } from './api/routes/plugins/pid-generation.ts';
 import { createPinningService, type PinningService } from './trust/pinning/index.ts';
 import { createTrustService } from './trust/service.ts';
+import { createTrustEnforcement, type TrustEnforcement } from './trust/enforcement.ts';
 import type { TrustService } from './trust/types.ts';
 import { createTelemetry, type Telemetry } from './telemetry/index.ts';
 import { wireRollouts } from './composition/rollout-wiring.ts';
@@ -198,7 +199,11 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       db,
       logger: logger.child({ part: 'trust' }),
       settings: trustSettings(config),
-      onChange: () => broadcast('enablement', 'trust'),
+      onChange: (change) => {
+        broadcast('enablement', 'trust');
+        // A fall below the runtime threshold re-sandboxes the plugin now, not at its next start (issue #23).
+        if (change.kind === 'runtime' && change.belowThreshold === true) void enforcement?.resandbox(change.pluginId);
+      },
       requestReverification: async (pluginId, reason) => {
         // `verification` is wired below; a crossing before then has nothing to queue.
         await verification?.enqueue(pluginId, reason);
@@ -206,8 +211,17 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     });
     closers.unshift(() => trust.close());
     trust.start();
-    const supervisor = wireSupervisor({ config, db, logger, onCall: (event) => (callEvents.record(event), telemetry.recordToolCall(event)), onEgressDecision: (decision) => trust.recordDecision(decision) });
+    let enforcement: TrustEnforcement | undefined;
+    const supervisor = wireSupervisor({
+      db,
+      config,
+      logger,
+      onCall: (event) => (callEvents.record(event), telemetry.recordToolCall(event)),
+      onEgressDecision: (decision) => (trust.recordDecision(decision), enforcement?.observe(decision)),
+    });
     closers.unshift(() => supervisor.close());
+    enforcement = createTrustEnforcement({ trust, supervisor, logger: logger.child({ part: 'trust-enforcement' }) });
+    closers.unshift(() => enforcement!.close());
     telemetry.watch({ supervisor, caches: () => engine.cacheStats(), callEvents: () => callEvents.stats() });
     // Tool pinning (issue #10): a quarantine may leave the catalog rows as they were, so a
     // change drops the selection's tool snapshot here and, through NOTIFY, in every replica.

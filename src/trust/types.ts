@@ -64,6 +64,8 @@ export interface LaunchTrust {
 export interface TrustChange {
   kind: 'grant' | 'egress' | 'runtime';
   pluginId: string;
+  /** For 'runtime': true when the plugin fell below the threshold (re-sandbox it now), false when it recovered. */
+  belowThreshold?: boolean;
 }
 
 export interface TrustServiceOptions {

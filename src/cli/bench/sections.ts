@@ -23,6 +23,7 @@ import { benchPidGeneration } from './pid-generation.ts';
 import { benchSharedLimits } from './shared-limits.ts';
 import { benchRollouts } from './rollouts.ts';
 import { benchSessionEvents } from './session-events.ts';
+import { benchResandbox } from './resandbox.ts';
 
 /** One named benchmark. */
 export interface BenchSection {
@@ -118,6 +119,11 @@ export const benchSections: BenchSection[] = [
   { name: 'serveStartup', target: 'quiver serve on the embedded default ready ≤ 3 s', run: () => benchServeStartup() },
   { name: 'memory', target: '≤ 400 MB RSS with 10,000 tools loaded', run: () => benchMemory(10_000) },
   { name: 'poisoning', target: 'tool poisoning: every corpus case detected; false alarms on real servers and bench catalogs (issue #10)', run: () => benchPoisoning() },
+  {
+    name: 'resandbox',
+    target: 'issue #23: first denied connection of a dormant plugin → its processes stopped and its next one under the stricter profile, within seconds (≤ 10 s)',
+    run: () => benchResandbox(3),
+  },
   {
     name: 'verification',
     target: 'plugin verify of a typical npm MCP server (server-memory): every stage and the total ≤ 30 s (seed: 87.8 s) (issue #10)',

@@ -152,6 +152,15 @@ export async function deleteEgressDecisionsBefore(db: Queryable, before: Date): 
   return result.affectedRows;
 }
 
+/** Denied egress decisions since `since`, per plugin and target (dynamic trust weighs internal targets apart). */
+export async function deniedEgressTargets(db: Queryable, since: Date): Promise<Array<{ pluginId: string; host: string; port: number; count: number }>> {
+  const { rows } = await db.query<{ plugin_id: string; host: string; port: number; count: number }>(
+    'SELECT plugin_id, host, port, count(*) AS count FROM plugin_egress_decisions WHERE NOT allowed AND created_at >= $1::timestamptz GROUP BY plugin_id, host, port',
+    [timeParam(since)],
+  );
+  return rows.map((row) => ({ pluginId: row.plugin_id, host: row.host, port: Number(row.port), count: Number(row.count) }));
+}
+
 /** Denied egress decisions per plugin since `since`. */
 export async function deniedEgressCounts(db: Queryable, since: Date): Promise<Map<string, number>> {
   const { rows } = await db.query<{ plugin_id: string; count: number }>(
