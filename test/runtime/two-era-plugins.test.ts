@@ -223,8 +223,10 @@ describe('a remote plugin of the 2026-07-28 era over HTTP (issue #24)', () => {
         for (const [name, value] of Object.entries(incoming.headers)) if (typeof value === 'string') headers.set(name, value);
         const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
         void handler.fetch(new Request(`http://127.0.0.1${incoming.url}`, { method: incoming.method, headers, ...(body && incoming.method !== 'GET' ? { body } : {}) })).then(async (response) => {
-          outgoing.writeHead(response.status, Object.fromEntries(response.headers));
-          if (response.body) for await (const chunk of response.body) outgoing.write(chunk);
+          response.headers.forEach((value, name) => outgoing.setHeader(name, value));
+          outgoing.writeHead(response.status);
+          const reader = response.body?.getReader();
+          for (let read = await reader?.read(); read && !read.done; read = await reader?.read()) outgoing.write(read.value);
           outgoing.end();
         });
       });
