@@ -2,8 +2,9 @@
  * `quiver import FILE` (issue #15) with real npm servers: a Claude Desktop configuration listing
  * server-memory, server-everything and server-sequential-thinking through `npx`, plus a Python
  * server through `uvx`. The three are installed, discovered in the sandbox and callable; the
- * fourth is reported as not installed with its reason; env values arrive as secrets. A dry run
- * installs nothing; importing again fails per server (names taken) with exit code 1.
+ * fourth is reported as refused with its reason; env values arrive as secrets. A dry run
+ * installs nothing; importing again refuses each server whose name is taken, with a free name
+ * for `--name ENTRY=NAME`, and the dry run says the same as the real run (issue #26).
  */
 import { it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -74,10 +75,11 @@ describeEachBackend('quiver import (client configurations)', (backend) => {
   it('a dry run says what it would do and touches nothing', async () => {
     const dry = await quiver(file, '--dry-run');
     assert.equal(dry.code, 0);
-    assert.match(dry.stdout, /would install memory from npm:@modelcontextprotocol\/server-memory@/);
-    assert.match(dry.stdout, /not installed fetch: a Python server run by uvx/);
-    assert.match(dry.stdout, /3 to install, 1 not installable \(dry run: nothing installed\)/);
-    assert.equal(opened, 0, 'the store is not even opened');
+    assert.match(dry.stdout, /^STATUS\s+SERVER\s+PLUGIN\s+DETAIL$/m);
+    assert.match(dry.stdout, /^would install\s+memory\s+memory\s+from npm:@modelcontextprotocol\/server-memory@/m);
+    assert.match(dry.stdout, /^refused\s+fetch\s+fetch\s+a Python server run by uvx/m);
+    assert.match(dry.stdout, /3 to install, 1 refused \(dry run: nothing installed\)/);
+    assert.ok(opened <= 1, 'the store is read at most once, for the installed names');
     assert.deepEqual(await harness.plugins.list(), []);
   });
 
@@ -110,11 +112,26 @@ describeEachBackend('quiver import (client configurations)', (backend) => {
     assert.equal(JSON.parse((env.content as Array<{ text: string }>)[0]!.text)['IMPORTED_LABEL'], 'from-claude-desktop');
   });
 
-  it('importing again fails per server (the names are taken) and exits 1', { timeout: INSTALL_TIMEOUT }, async () => {
-    const again = await quiver(file);
-    assert.equal(again.code, 1);
-    assert.match(again.stdout, /failed memory \(npm:@modelcontextprotocol\/server-memory@[^)]+\): a plugin named 'memory' (?:already exists|is already installed)/);
-    assert.match(again.stdout, /0 installed, 1 not installable, 3 failed/);
+  it('importing again refuses the taken names with a free --name, and the dry run says the same', { timeout: INSTALL_TIMEOUT }, async () => {
+    const dry = await quiver(file, '--dry-run', '--json');
+    const again = await quiver(file, '--json');
+    assert.equal(again.code, 0);
+    const outcomes = (result: { json: { servers: Array<{ entry: string; status: string; reason?: string }> } }) => result.json.servers.map(({ entry, status, reason }) => [entry, status, reason]);
+    assert.deepEqual(outcomes(dry), outcomes(again), 'dry run and real run agree');
+    const memory = again.json.servers.find((outcome: { entry: string }) => outcome.entry === 'memory');
+    assert.equal(memory.status, 'skipped');
+    assert.match(memory.reason, /a plugin named 'memory' is already installed; to install this entry as well, import with --name memory=memory-2/);
+    assert.deepEqual([again.json.installed, again.json.skipped, again.json.failed], [0, 4, 0]);
+    const text = await quiver(file);
+    assert.match(text.stdout, /^refused\s+memory\s+memory\s+a plugin named 'memory' is already installed/m);
+    assert.match(text.stdout, /0 installed, 4 refused, 0 failed/);
+    // The suggested name is taken up: the entry would install under it.
+    const renamed = await quiver(file, '--dry-run', '--json', '--name', 'memory=memory-2');
+    const renamedMemory = renamed.json.servers.find((outcome: { entry: string }) => outcome.entry === 'memory');
+    assert.deepEqual([renamedMemory.plugin, renamedMemory.status], ['memory-2', 'would-install']);
+    assert.match(renamedMemory.source, /^npm:@modelcontextprotocol\/server-memory@/);
+    await assert.rejects(quiver(file, '--dry-run', '--name', 'nosuch=x'), /has no server 'nosuch'/);
+    await assert.rejects(quiver(file, '--dry-run', '--name', 'memory'), /--name takes ENTRY=NAME/);
   });
 
   it('refuses a file that is not a client configuration', async () => {

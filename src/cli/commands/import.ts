@@ -4,38 +4,84 @@
  * configuration (Claude Desktop, Cursor, VS Code) as a plugin and says, per server, what it
  * installed and what it could not and why (src/plugins/client-import.ts has the rules). Exit
  * code 0 unless an install failed; entries Quiver cannot install are reported, not fatal.
+ *
+ * Issue #26: the dry run and the real run agree. Both read the installed plugins' names first,
+ * so an entry whose name is taken is refused in both, with a free name to pass as
+ * `--name ENTRY=NAME`; and both print one table: installed, needs a step (a command to run),
+ * refused (why), failed.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { invalidInput } from '../../core/errors.ts';
 import { parseJsonc } from '../../core/jsonc.ts';
-import { planClientImport, runClientImport, type ImportOutcome } from '../../plugins/client-import.ts';
-import { EXIT_CODES, printJson, type CommandSpec } from '../command.ts';
+import { planClientImport, runClientImport, type ImportOutcome, type ImportPlan } from '../../plugins/client-import.ts';
+import { EXIT_CODES, formatTable, printJson, type CommandSpec } from '../command.ts';
 import { pluginService } from './plugin.ts';
 
 const FILE_LIMIT = 1024 * 1024;
 
-function line(outcome: ImportOutcome): string {
-  const name = outcome.plugin ?? outcome.entry;
+/** A warning that names a command to run: the entry works once the user has run it. */
+const STEP = /'(quiver [^']+)'/;
+
+/** One row of the import table: what happened, to which entry and plugin, and the detail that matters. */
+function row(outcome: ImportOutcome): [string, string, string, string] {
+  const name = outcome.plugin ?? '-';
   switch (outcome.status) {
-    case 'installed':
-      return `installed ${name} from ${outcome.source} — ${outcome.tools ?? 0} tools`;
+    case 'installed': {
+      const step = outcome.warnings.map((warning) => STEP.exec(warning)?.[1]).find((command) => command !== undefined);
+      return step === undefined
+        ? ['installed', outcome.entry, name, `${outcome.tools ?? 0} tools from ${outcome.source}`]
+        : ['needs a step', outcome.entry, name, `${outcome.tools ?? 0} tools; then run: ${step}`];
+    }
     case 'would-install':
-      return `would install ${name} from ${outcome.source}`;
+      return ['would install', outcome.entry, name, `from ${outcome.source}`];
     case 'failed':
-      return `failed ${name} (${outcome.source}): ${outcome.reason}`;
+      return ['failed', outcome.entry, name, outcome.reason ?? ''];
     default:
-      return `not installed ${outcome.entry}: ${outcome.reason}`;
+      return ['refused', outcome.entry, name, outcome.reason ?? ''];
   }
+}
+
+/** `--name ENTRY=NAME` pairs. */
+function renamesOf(values: unknown): Map<string, string> {
+  const renames = new Map<string, string>();
+  for (const pair of Array.isArray(values) ? values : []) {
+    const match = /^([^=]+)=(.+)$/.exec(String(pair));
+    if (!match) throw invalidInput(`--name takes ENTRY=NAME (got '${String(pair)}')`);
+    renames.set(match[1]!, match[2]!);
+  }
+  return renames;
+}
+
+/** `base-2`, `base-3`, …: the first name neither installed nor planned. */
+function freeName(base: string, taken: ReadonlySet<string>): string {
+  for (let suffix = 2; ; suffix++) if (!taken.has(`${base}-${suffix}`)) return `${base}-${suffix}`;
+}
+
+/** Refuses entries whose plugin name is installed already or planned earlier in this file, naming a free one. */
+function refuseTakenNames(plans: ImportPlan[], installed: Iterable<string>): ImportPlan[] {
+  const taken = new Set(installed);
+  const planned = new Set(plans.flatMap((plan) => (plan.action === 'install' ? [plan.plugin] : [])));
+  return plans.map((plan) => {
+    if (plan.action !== 'install') return plan;
+    if (!taken.has(plan.plugin)) {
+      taken.add(plan.plugin);
+      return plan;
+    }
+    const free = freeName(plan.plugin, new Set([...taken, ...planned]));
+    taken.add(free);
+    return { entry: plan.entry, plugin: plan.plugin, action: 'skip', reason: `a plugin named '${plan.plugin}' is already installed; to install this entry as well, import with --name ${plan.entry}=${free}`, warnings: plan.warnings };
+  });
 }
 
 /** `quiver import`. */
 export const importCommand: CommandSpec = {
   path: ['import'],
   summary: 'Install the servers of an MCP client configuration (Claude Desktop, Cursor, VS Code mcp.json) as plugins.',
-  usage: 'FILE [--dry-run] [--workspace W] [--project P]',
+  usage: 'FILE [--dry-run] [--name ENTRY=NAME]... [--workspace W] [--project P]',
   options: {
     'dry-run': { type: 'boolean', default: false, description: 'only say what would be installed, install nothing' },
+    name: { type: 'string', multiple: true, valueName: 'ENTRY=NAME', description: 'install the server ENTRY of the file as plugin NAME (for a name already taken)' },
     workspace: { type: 'string', valueName: 'W', description: 'enable the plugins in this workspace', defaultHelp: 'default' },
     project: { type: 'string', valueName: 'P', description: 'enable them for this project of the workspace only' },
   },
@@ -58,22 +104,31 @@ export const importCommand: CommandSpec = {
       throw invalidInput(`${file} is not valid JSON: ${(error as Error).message}`);
     }
     const dryRun = context.args.values['dry-run'] === true;
-    const plans = await planClientImport(document);
+    const renames = renamesOf(context.args.values.name);
+    let plans = await planClientImport(document);
+    for (const entry of renames.keys()) {
+      if (!plans.some((plan) => plan.entry === entry)) throw invalidInput(`--name ${entry}=…: ${file} has no server '${entry}'`);
+    }
+    plans = plans.map((plan) => (plan.action === 'install' && renames.has(plan.entry) ? { ...plan, plugin: renames.get(plan.entry)! } : plan));
     const workspace = typeof context.args.values.workspace === 'string' ? context.args.values.workspace : undefined;
     const project = typeof context.args.values.project === 'string' ? context.args.values.project : undefined;
-    // A dry run never opens the store: it only reads the file.
-    const needsApp = !dryRun && plans.some((plan) => plan.action === 'install');
-    const servers = await runClientImport(needsApp ? pluginService(await context.openApp()) : { add: () => Promise.reject(new Error('not opened')) }, plans, { dryRun, workspace, project });
+    // The dry run reads the installed names too (and installs nothing), so both runs refuse the same entries.
+    const app = plans.some((plan) => plan.action === 'install') ? await context.openApp() : undefined;
+    if (app) plans = refuseTakenNames(plans, (await app.plugins.list()).map((plugin) => plugin.name));
+    const servers = await runClientImport(app && !dryRun ? pluginService(app) : { add: () => Promise.reject(new Error('not opened')) }, plans, { dryRun, workspace, project });
     const count = (status: ImportOutcome['status']) => servers.filter((outcome) => outcome.status === status).length;
     const summary = { installed: count('installed'), wouldInstall: count('would-install'), skipped: count('skipped'), failed: count('failed') };
     if (context.json) printJson(context.io, { file: path, dryRun, servers, ...summary });
     else {
-      const lines = servers.flatMap((outcome) => [line(outcome), ...outcome.warnings.map((warning) => `  warning: ${warning}`)]);
+      const lines: string[] = [];
       if (servers.length === 0) lines.push(`${file} lists no servers.`);
+      else lines.push(formatTable(['STATUS', 'SERVER', 'PLUGIN', 'DETAIL'], servers.map(row)).trimEnd());
+      const warnings = servers.flatMap((outcome) => outcome.warnings.map((warning) => `warning: ${outcome.entry}: ${warning}`));
+      if (warnings.length > 0) lines.push('', ...warnings);
       lines.push(
         dryRun
-          ? `${summary.wouldInstall} to install, ${summary.skipped} not installable (dry run: nothing installed)`
-          : `${summary.installed} installed, ${summary.skipped} not installable, ${summary.failed} failed`,
+          ? `${summary.wouldInstall} to install, ${summary.skipped} refused (dry run: nothing installed)`
+          : `${summary.installed} installed, ${summary.skipped} refused, ${summary.failed} failed`,
       );
       context.io.stdout(`${lines.join('\n')}\n`);
     }
