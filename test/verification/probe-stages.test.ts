@@ -43,7 +43,7 @@ describe('verification probe stages in the real sandbox', { skip }, () => {
     foldersBefore = probeTempFolders();
   });
 
-  it('scores a benign plugin high on both stages, calling only its safe tools, following pagination, once for both stages', { timeout: 60_000 }, async () => {
+  it('scores a benign plugin high on both stages, calling every tool, following pagination, once for both stages', { timeout: 60_000 }, async () => {
     const { sandbox, compat, runner, context } = await verify(await createFixture(corpus.benign));
     const probe = await runner.probe(context);
     assert.equal(probe.starts, 1);
@@ -51,10 +51,14 @@ describe('verification probe stages in the real sandbox', { skip }, () => {
     assert.equal(probe.listing.tools.length, 5);
     const called = [...new Set(probe.calls.filter((call) => call.kind === 'valid').map((call) => call.tool))].sort();
     assert.deepEqual(called, ['echo', 'get_weather', 'list_notes']);
-    assert.deepEqual(probe.skipped.map((entry) => entry.tool).sort(), ['delete_note', 'send_note']);
+    // Issue #23: the tools that are not reads are called too, in the throwaway sandbox (observed, not scored on their answers).
+    assert.deepEqual([...new Set(probe.calls.filter((call) => call.kind === 'exercise').map((call) => call.tool))].sort(), ['delete_note', 'send_note']);
+    assert.deepEqual(probe.skipped, []);
+    assert.ok(probe.calls.some((call) => call.kind === 'edge'), 'edge-value calls were made');
     assert.ok(probe.calls.filter((call) => call.kind === 'valid').every((call) => call.outcome === 'result'), JSON.stringify(probe.calls));
-    assert.ok(probe.calls.some((call) => call.kind !== 'valid'), 'bad-argument calls were made');
-    assert.ok(probe.calls.filter((call) => call.kind !== 'valid').every((call) => call.outcome === 'tool-error'));
+    const bad = probe.calls.filter((call) => call.kind === 'missing-required' || call.kind === 'wrong-type');
+    assert.ok(bad.length > 0, 'bad-argument calls were made');
+    assert.ok(bad.every((call) => call.outcome === 'tool-error'));
     assert.ok((probe.resources.peakMemoryBytes ?? 0) > 1_000_000, 'peak memory read from the cgroup');
     assert.ok((probe.resources.cpuMs ?? -1) >= 0);
     assert.equal(probe.network.source, 'netns-counters');
@@ -87,6 +91,15 @@ describe('verification probe stages in the real sandbox', { skip }, () => {
     if (host.egressNet) assert.ok(probe.network.refused.some((entry) => entry.host === 'telemetry.example.com'), `the looked-up name is reported: ${JSON.stringify(probe.network.refused)}`);
     assert.ok(codes(sandbox).includes('sandbox_network_attempt'));
     assert.ok(sandbox.score <= 70, `sandbox ${sandbox.score}`);
+  });
+
+  it('calls a tool named neither as a read nor annotated, and sees its network attempts (issue #23)', { timeout: 60_000 }, async () => {
+    const { sandbox, runner, context } = await verify(await createFixture(corpus.probeTool));
+    const probe = await runner.probe(context);
+    assert.ok(probe.calls.some((call) => call.tool === 'probe' && call.kind === 'exercise'), JSON.stringify(probe.calls));
+    assert.ok(probe.network.tcpConnects + probe.network.noRoute + probe.network.udpDatagrams >= 1, JSON.stringify(probe.network));
+    assert.ok(codes(sandbox).includes('sandbox_network_attempt'));
+    assert.equal(sandbox.cap?.level, 'COMMUNITY');
   });
 
   it('notes without deducting the network attempts of a plugin that declares its network need', { timeout: 60_000 }, async () => {
@@ -142,7 +155,17 @@ describe('verification probe stages in the real sandbox', { skip }, () => {
       const probe = await runner.probe(context);
       assert.ok(probe.started, probe.startError);
       assert.ok(probe.calls.some((call) => call.kind === 'valid' && call.outcome === 'result'));
-      assert.ok(sandbox.score >= 70, `sandbox ${sandbox.score}: ${JSON.stringify(sandbox.issues)}`);
+      // Issue #23: every tool is called (with valid arguments where they could be generated), within 30 s for both stages.
+      const called = new Set(probe.calls.filter((call) => call.kind === 'valid' || call.kind === 'exercise').map((call) => call.tool));
+      const uncalled = probe.listing.tools.filter((tool) => !called.has(tool.name) && !probe.skipped.some((entry) => entry.tool === tool.name && /no valid arguments/.test(entry.reason)));
+      assert.deepEqual(uncalled.map((tool) => tool.name), []);
+      assert.ok(Date.now() - began <= 30_000, `${Date.now() - began} ms`);
+      if (name === 'server-everything') {
+        // Issue #23: every tool is called now, and its gzip tool fetches a file from GitHub by default: seen, refused, capped.
+        assert.ok(sandbox.issues.some((issue) => issue.code === 'sandbox_network_attempt' && /raw\.githubusercontent\.com/.test(issue.message)), JSON.stringify(sandbox.issues));
+        assert.equal(sandbox.cap?.level, 'COMMUNITY');
+        assert.ok(sandbox.score >= 60, `sandbox ${sandbox.score}: ${JSON.stringify(sandbox.issues)}`);
+      } else assert.ok(sandbox.score >= 70, `sandbox ${sandbox.score}: ${JSON.stringify(sandbox.issues)}`);
       assert.ok(compat.score >= 70, `compat ${compat.score}: ${JSON.stringify(compat.issues)}`);
       console.log(`${name}: sandboxExecution ${sandbox.score}, compatibility ${compat.score}, probe ${probe.durationMs} ms (start ${probe.startMs} ms), both stages ${Date.now() - began} ms, peak ${Math.round((probe.resources.peakMemoryBytes ?? 0) / 1048576)} MiB, cpu ${probe.resources.cpuMs} ms`);
     });

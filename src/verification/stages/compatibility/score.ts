@@ -50,7 +50,7 @@ function badArgumentFindings(probe: ProbeResult): Finding[] {
   const findings: Finding[] = [];
   const rules = { crash: [25, 'high', 'compat_bad_args_crash', 'crashed'], timeout: [15, 'medium', 'compat_bad_args_hang', 'gave no answer'], result: [5, 'low', 'compat_bad_args_accepted', 'returned a normal result'] } as const;
   for (const call of probe.calls) {
-    if (call.kind === 'valid' || call.outcome === 'tool-error' || call.outcome === 'protocol-error') continue;
+    if ((call.kind !== 'missing-required' && call.kind !== 'wrong-type') || call.outcome === 'tool-error' || call.outcome === 'protocol-error') continue;
     const [deduct, severity, code, what] = rules[call.outcome];
     findings.push({ deduct, issue: { severity, code, message: `a call with ${call.kind === 'missing-required' ? 'required arguments missing' : 'arguments of the wrong type'} ${what} instead of an error`, location: `tool:${call.tool}` } });
   }
@@ -101,7 +101,7 @@ export function scoreCompatibility(input: { pluginName: string; discovered: read
     serverInfo: probe.serverInfo ?? null,
     listPages: probe.listing.pages,
     toolsListed: probe.listing.tools.length,
-    badArgumentCalls: probe.calls.filter((call) => call.kind !== 'valid').length,
+    badArgumentCalls: probe.calls.filter((call) => call.kind === 'missing-required' || call.kind === 'wrong-type').length,
     toolsWithOutputSchema: probe.listing.tools.filter((tool) => tool.outputSchema !== undefined).length,
   };
   if (!probe.started) {

@@ -155,3 +155,50 @@ export function badArguments(inputSchema: Record<string, unknown>, kind: 'missin
   }
   return out;
 }
+
+/** Edge values by what a string property seems to hold (its name or format). */
+const EDGE_STRINGS = {
+  path: '../../../../../../etc/passwd',
+  url: 'http://127.0.0.1:5432/',
+  long: 'A'.repeat(10_000),
+} as const;
+
+function edgeValue(name: string, schema: unknown, root: Json, depth: number): unknown {
+  if (!isObject(schema) || depth > MAX_DEPTH) return EDGE_STRINGS.long;
+  if (typeof schema.$ref === 'string') return edgeValue(name, resolveRef(root, schema.$ref), root, depth + 1);
+  if (schema.const !== undefined) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[schema.enum.length - 1];
+  switch (firstType(schema)) {
+    case 'string': {
+      const format = typeof schema.format === 'string' ? schema.format : '';
+      if (/^(uri|url|iri)/.test(format) || /(url|uri|href|endpoint|host|link|webhook)/i.test(name)) return EDGE_STRINGS.url;
+      if (/(path|file|dir|folder|root|cwd)/i.test(name)) return EDGE_STRINGS.path;
+      return EDGE_STRINGS.long;
+    }
+    case 'integer':
+    case 'number':
+      return typeof schema.maximum === 'number' ? schema.maximum : typeof schema.minimum === 'number' ? schema.minimum : -1;
+    case 'boolean':
+      return true;
+    case 'array':
+      return [edgeValue(name, schema.items, root, depth + 1)];
+    case 'object': {
+      const properties = isObject(schema.properties) ? schema.properties : {};
+      return Object.fromEntries(Object.entries(properties).map(([key, child]) => [key, edgeValue(key, child, root, depth + 1)]));
+    }
+    default:
+      return EDGE_STRINGS.long;
+  }
+}
+
+/**
+ * Edge arguments for a tool (issue #23): every top-level property, required or not, filled
+ * with an edge value — a path climbing out of the plugin's folder for path-like names, a
+ * loopback database URL for URL-like ones, a 10,000-character string otherwise, the extreme of
+ * a number's range, the last enum value. Undefined when the tool takes no properties.
+ */
+export function edgeArguments(inputSchema: Record<string, unknown>): Record<string, unknown> | undefined {
+  const properties = isObject(inputSchema.properties) ? inputSchema.properties : {};
+  if (Object.keys(properties).length === 0) return undefined;
+  return edgeValue('', { ...inputSchema, type: 'object' }, inputSchema, 0) as Record<string, unknown>;
+}

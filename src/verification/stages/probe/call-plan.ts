@@ -1,14 +1,15 @@
 /**
  * @module verification/stages/probe/call-plan
- * Which calls the probe makes (issue #10): every tool the safety rule allows
- * (tool-safety.ts) once, with generated arguments that must pass the tool's own input
- * schema; and, for the compatibility stage, the bad-argument calls — missing required
+ * Which calls the probe makes (issues #10, #23): every tool once, with generated arguments
+ * that must pass the tool's own input schema (reads by the safety rule of tool-safety.ts are
+ * `valid` and scored on their answers, the others `exercise`, observed only), one call of edge
+ * values per tool; and, for the compatibility stage, the bad-argument calls — missing required
  * properties and wrong types — on up to two tools that require something. Bad calls prefer
  * safe tools; when no safe tool requires anything they fall back to tools not annotated
  * destructive: a well-behaved server rejects them before acting, and the sandbox (no
  * network, throwaway state folder) contains one that does not.
  */
-import { badArguments, generateArguments, requiredProperties } from './argument-generator.ts';
+import { badArguments, edgeArguments, generateArguments, requiredProperties } from './argument-generator.ts';
 import type { SchemaCompiler } from './json-schema.ts';
 import { toolSafety } from './tool-safety.ts';
 import type { ProbeCallKind, ProbeTool } from './types.ts';
@@ -26,22 +27,28 @@ export interface CallPlan {
   skipped: Array<{ tool: string; reason: string }>;
 }
 
-/** Plans the probe's calls for `tools`; at most `maxValidCalls` reads. */
+/**
+ * Plans the probe's calls for `tools`: every tool once with generated arguments (`valid` for
+ * reads, `exercise` for the rest: the throwaway sandbox contains what a write does), at most
+ * `maxValidCalls` of them; then one `edge` call per tool that takes properties (issue #23);
+ * then the bad-argument calls.
+ */
 export function planCalls(tools: readonly ProbeTool[], compile: SchemaCompiler, maxValidCalls: number): CallPlan {
   const calls: PlannedCall[] = [];
+  const edges: PlannedCall[] = [];
   const skipped: CallPlan['skipped'] = [];
   const safeTools: ProbeTool[] = [];
-  for (const tool of tools) {
-    const verdict = toolSafety(tool);
-    if (!verdict.safe) {
-      skipped.push({ tool: tool.name, reason: verdict.reason });
-      continue;
-    }
-    safeTools.push(tool);
+  // Reads first, so the budget drops writes before reads when there are many tools.
+  const ordered = [...tools].sort((a, b) => Number(toolSafety(b).safe) - Number(toolSafety(a).safe));
+  for (const tool of ordered) {
+    const safe = toolSafety(tool).safe;
+    if (safe) safeTools.push(tool);
     if (calls.length >= maxValidCalls) {
-      skipped.push({ tool: tool.name, reason: `more than ${maxValidCalls} callable tools` });
+      skipped.push({ tool: tool.name, reason: `more than ${maxValidCalls} tools` });
       continue;
     }
+    const edge = edgeArguments(tool.inputSchema);
+    if (edge !== undefined) edges.push({ tool: tool.name, kind: 'edge', arguments: edge });
     const args = generateArguments(tool.inputSchema);
     const compiled = compile(tool.inputSchema);
     const problem = compiled.ok ? compiled.validate(args) : `input schema does not compile: ${compiled.error}`;
@@ -49,8 +56,9 @@ export function planCalls(tools: readonly ProbeTool[], compile: SchemaCompiler, 
       skipped.push({ tool: tool.name, reason: `no valid arguments could be generated (${problem})` });
       continue;
     }
-    calls.push({ tool: tool.name, kind: 'valid', arguments: args });
+    calls.push({ tool: tool.name, kind: safe ? 'valid' : 'exercise', arguments: args });
   }
+  calls.push(...edges);
   const requiring = (candidates: readonly ProbeTool[]) => candidates.filter((tool) => requiredProperties(tool.inputSchema).length > 0);
   const fallback = tools.filter((tool) => tool.annotations?.destructiveHint !== true);
   const targets = (requiring(safeTools).length > 0 ? requiring(safeTools) : requiring(fallback)).slice(0, 2);

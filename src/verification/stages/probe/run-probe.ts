@@ -106,7 +106,7 @@ async function probeRemote(launch: UpstreamSpecInput & { transport: 'http' | 'op
 /** The MCP half of a result, common to both kinds of plugin. */
 function assemble(exercised: Exercised, target: ProbeTarget, startMs: number, began: number): Omit<ProbeResult, 'starts' | 'resources' | 'network' | 'writes' | 'warnings'> {
   const { listing, plan, calls, crashes } = exercised;
-  const notRun = plan.calls.filter((_, index) => calls[index] === undefined).map((call) => ({ tool: call.tool, reason: 'not run: the plugin ended and could not be restarted' }));
+  const notRun = plan.calls.filter((_, index) => calls[index] === undefined).map((call) => ({ tool: call.tool, reason: `${call.kind} call not run: the time budget was spent, or the plugin ended and could not be restarted` }));
   return {
     started: true,
     ...(target.protocolVersion !== undefined ? { protocolVersion: target.protocolVersion } : {}),

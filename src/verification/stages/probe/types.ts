@@ -5,8 +5,14 @@
  */
 import type { LaunchDescription } from '../../../runtime/sandbox.ts';
 
-/** Why a call was made: a read with generated arguments, or one of the bad-argument checks. */
-export type ProbeCallKind = 'valid' | 'missing-required' | 'wrong-type';
+/**
+ * Why a call was made: `valid`, a read (tool-safety.ts) with generated arguments (its failures
+ * count against the plugin); `exercise`, any other tool with generated arguments (issue #23:
+ * every tool runs in the throwaway sandbox, observed but not scored on its answer); `edge`, any
+ * tool with edge values (long strings, paths out of its folder, loopback URLs, extreme
+ * numbers); or one of the bad-argument checks of the compatibility stage.
+ */
+export type ProbeCallKind = 'valid' | 'exercise' | 'edge' | 'missing-required' | 'wrong-type';
 
 /**
  * How a call ended: a clean result, a result with `isError`, a JSON-RPC error answer, no answer

@@ -17,7 +17,14 @@
  * | peak memory above half the limit                     | `sandbox_memory_spike`       | 10               |
  * | CPU above 80 % of one core over the run              | `sandbox_cpu_spike`          | 10               |
  * | p95 latency of read calls above 2 s                  | `sandbox_slow_calls`         | 5                |
- * | no tool could be called safely                       | `sandbox_no_calls`           | 10               |
+ * | no tool could be called with valid arguments         | `sandbox_no_calls`           | 10               |
+ *
+ * Every tool is called (issue #23): reads (`valid`) are scored on their answers; other tools
+ * (`exercise`) and the edge-value calls (`edge`: long strings, paths out of the folder,
+ * loopback URLs) are scored only on what the sandbox saw them do — network attempts, writes,
+ * processes, crashes — since an error answer to an edge value is the right answer. What this
+ * cannot see: behaviour that waits for a trigger the probe never sends (a date, a phrase, the
+ * hundredth call). Dormant code is beyond any pre-run check; runtime trust watches for it.
  *
  * Files the plugin keeps in its state folder are allowed (that is what it is for); /tmp is a
  * private tmpfs and vanishes with the sandbox. Measurements go to `metrics` for the report.
@@ -41,6 +48,10 @@ export function sandboxMetrics(probe: ProbeResult): Record<string, unknown> {
     durationMs: probe.durationMs,
     toolsListed: probe.listing.tools.length,
     callsMade: valid.length,
+    // Issue #23: every tool is called, reads scored on their answers, the rest observed only.
+    toolsCalled: new Set(probe.calls.filter((call) => call.kind === 'valid' || call.kind === 'exercise').map((call) => call.tool)).size,
+    exerciseCalls: probe.calls.filter((call) => call.kind === 'exercise').length,
+    edgeCalls: probe.calls.filter((call) => call.kind === 'edge').length,
     callsSkipped: probe.skipped.length,
     outcomes: Object.fromEntries(['result', 'tool-error', 'protocol-error', 'timeout', 'crash'].map((outcome) => [outcome, valid.filter((call) => call.outcome === outcome).length])),
     latencyMs: latencies.length === 0 ? null : { p50: percentile(latencies, 0.5), p95: percentile(latencies, 0.95), max: latencies[latencies.length - 1] },
@@ -82,7 +93,7 @@ function behaviourFindings(probe: ProbeResult): Finding[] {
   const latencies = valid.filter((call) => call.outcome !== 'timeout' && call.outcome !== 'crash').map((call) => call.latencyMs).sort((a, b) => a - b);
   const p95 = percentile(latencies, 0.95) ?? 0;
   if (p95 > 2_000) findings.push({ deduct: 5, issue: { severity: 'low', code: 'sandbox_slow_calls', message: `read calls are slow: p95 ${Math.round(p95)} ms` } });
-  if (valid.length === 0) findings.push({ deduct: 10, issue: { severity: 'low', code: 'sandbox_no_calls', message: 'no tool could be called safely, so behaviour under calls was not observed' } });
+  if (!probe.calls.some((call) => call.kind === 'valid' || call.kind === 'exercise')) findings.push({ deduct: 10, issue: { severity: 'low', code: 'sandbox_no_calls', message: 'no tool could be called with valid arguments, so behaviour under calls was not observed' } });
   return findings;
 }
 
