@@ -218,7 +218,10 @@ describe('buildCatalogTools', () => {
     assert.ok(current && forecast && ping);
     // discovery is the truth for description, parameters and annotations
     assert.equal(current.description, 'Current conditions for a city.');
-    assert.equal(current.displayName, 'Current weather');
+    // annotations.title stays in the annotations; it is not the tool's title (issue #24)
+    assert.equal(current.displayName, undefined);
+    const titled = catalogToolsFromMetadata(validWeather(), [{ ...discovered[0]!, title: 'Weather now' }, ...discovered.slice(1)]).tools[0];
+    assert.equal(titled?.displayName, 'Weather now');
     assert.deepEqual(current.annotations, { readOnlyHint: true, title: 'Current weather' });
     assert.deepEqual(current.parameters, discovered[0]?.inputSchema);
     // the PID fills what discovery lacks

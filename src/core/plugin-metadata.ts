@@ -478,8 +478,9 @@ export function buildCatalogTools(options: BuildCatalogToolsOptions): CatalogToo
       exampleQueries: uniqueTexts(examples.map((example) => example.user)).slice(0, LIMITS.exampleQueries),
       metadata,
     };
-    const annotationTitle = discovered.annotations?.['title'];
-    const displayName = discovered.title ?? (typeof annotationTitle === 'string' ? annotationTitle : undefined);
+    // Only the tool's own `title` is its title: `annotations.title` stays a hint inside the
+    // annotations, passed through as served, never copied up (issue #24, protocol fidelity).
+    const displayName = discovered.title;
     if (displayName !== undefined && displayName.trim() !== '') draft.displayName = clip(displayName.trim(), 200);
     const returnSchema = discovered.outputSchema ?? definition?.outputSchema;
     if (returnSchema !== undefined) draft.returnSchema = returnSchema;

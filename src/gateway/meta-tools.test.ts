@@ -4,7 +4,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ALL_ERROR_CODES, QuiverError, toQuiverError } from '../core/errors.ts';
 import { silentLogger } from '../core/logger.ts';
 import { mcpWireForm, requestFailure, toolCallFailure } from './errors.ts';
-import { formatPromptName, formatResourceUri, parsePromptName, parseResourceUri, searchToolsDescription } from './meta-tools.ts';
+import { formatPromptName, formatResourceUri, parsePromptName, parseResourceUri, searchToolsDescription, toMcpTool } from './meta-tools.ts';
 
 describe('search_tools description from the live catalog', () => {
   test('names plugins by size with categories, and summarises the rest', () => {
@@ -67,5 +67,16 @@ describe('MCP error mapping (STYLE.md)', () => {
     assert.equal(requestFailure('prompt p', new QuiverError('unavailable', 'down'), silentLogger).code, ErrorCode.InternalError);
     assert.equal(requestFailure('prompt p', new McpError(ErrorCode.InvalidParams, 'x'), silentLogger).code, ErrorCode.InvalidParams);
     assert.equal(requestFailure('prompt p', new RangeError('bug'), silentLogger).code, ErrorCode.InternalError);
+  });
+});
+
+describe('tools as tools/list shows them (issue #24, protocol fidelity)', () => {
+  const base = { qualifiedName: 'weather__ping', pluginName: 'weather', inputSchema: { type: 'object' as const }, visibility: 'visible', pinned: false, tokens: 0 } as const;
+  test('a description the plugin left out is not invented, and annotations.title stays in the annotations', () => {
+    const listed = toMcpTool({ ...base, description: '', annotations: { title: 'Ping it' } } as never);
+    assert.equal('description' in listed, false);
+    assert.equal('title' in listed, false);
+    assert.deepEqual(listed.annotations, { title: 'Ping it' });
+    assert.equal(toMcpTool({ ...base, description: 'Health check.', title: 'Ping' } as never).description, 'Health check.');
   });
 });

@@ -121,7 +121,8 @@ export function toMcpTool(tool: GatewayTool): Tool {
   return {
     name: tool.qualifiedName,
     ...(tool.title ? { title: tool.title } : {}),
-    description: tool.description,
+    // A description the plugin left out stays out (issue #24): the catalog keeps it as ''.
+    ...(tool.description ? { description: tool.description } : {}),
     inputSchema: tool.inputSchema,
     ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
     ...(tool.annotations ? { annotations: tool.annotations } : {}),
