@@ -6,7 +6,7 @@
  * it. The reference reaches the plugin in its own terms; the answer comes back unchanged.
  * Declared as the `completions` capability only when the backend forwards it.
  */
-import { CompleteRequestSchema, ErrorCode, McpError, type CompleteRequest } from '@modelcontextprotocol/sdk/types.js';
+import { CompleteRequestSchema, ErrorCode, McpError, type CompleteRequest, type CompleteResult } from '@modelcontextprotocol/sdk/types.js';
 import { clientLinkFor } from './client-forwarding.ts';
 import { requestFailure } from './errors.ts';
 import { parsePromptName, parseResourceUri } from './meta-tools.ts';
@@ -33,20 +33,31 @@ async function pluginReference(core: GatewayCore, state: SessionState, ref: Refe
 
 /** Installs `completion/complete` and declares `completions` when the backend forwards it. */
 export function installCompletionHandler(core: GatewayCore, state: SessionState): void {
-  const { backend, logger } = core;
-  const complete = backend.complete?.bind(backend);
-  if (!complete) return;
+  if (!core.backend.complete) return;
   state.server.registerCapabilities({ completions: {} });
-  state.server.setRequestHandler(CompleteRequestSchema, async (request, extra) => {
-    core.registry.touch(state.id);
-    const { ref } = request.params;
-    const target = await pluginReference(core, state, ref);
-    if (!target) throw new McpError(ErrorCode.InvalidParams, ref.type === 'ref/prompt' ? `Unknown prompt: ${ref.name}` : `Unknown resource template: ${ref.uri}`);
-    try {
-      // Issue #12: the plugin's requests while it completes go to this session's client.
-      return await complete(state.backendSession, target.pluginName, { ...request.params, ref: target.ref }, { signal: extra.signal, client: clientLinkFor(state, extra) });
-    } catch (error) {
-      throw requestFailure('completion/complete', error, logger);
-    }
-  });
+  state.server.setRequestHandler(CompleteRequestSchema, (request, extra) =>
+    // Issue #12: the plugin's requests while it completes go to this session's client.
+    answerComplete(core, state, request.params, extra.signal, clientLinkFor(state, extra)),
+  );
+}
+
+/** `completion/complete` for a session (either era, issue #24); `client`: the session's client link, if any. */
+export async function answerComplete(
+  core: GatewayCore,
+  state: SessionState,
+  params: CompleteRequest['params'],
+  signal: AbortSignal,
+  client?: ReturnType<typeof clientLinkFor>,
+): Promise<CompleteResult> {
+  const complete = core.backend.complete?.bind(core.backend);
+  if (!complete) throw new McpError(ErrorCode.MethodNotFound, 'completion/complete is not offered');
+  core.registry.touch(state.id);
+  const { ref } = params;
+  const target = await pluginReference(core, state, ref);
+  if (!target) throw new McpError(ErrorCode.InvalidParams, ref.type === 'ref/prompt' ? `Unknown prompt: ${ref.name}` : `Unknown resource template: ${ref.uri}`);
+  try {
+    return await complete(state.backendSession, target.pluginName, { ...params, ref: target.ref }, { signal, ...(client ? { client } : {}) });
+  } catch (error) {
+    throw requestFailure('completion/complete', error, core.logger);
+  }
 }

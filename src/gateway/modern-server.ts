@@ -18,6 +18,9 @@ import {
   answerListTools,
   answerReadResource,
 } from './request-handlers.ts';
+import { answerComplete } from './completion-handlers.ts';
+import { answerListTemplates } from './resource-templates.ts';
+import type { BackendCallOptions } from './backend.ts';
 import type { GatewayCore, SendNotification, SessionState } from './session-state.ts';
 
 /**
@@ -43,10 +46,25 @@ function relatedSender(ctx: ServerContext): SendNotification {
   };
 }
 
+/**
+ * The forwarding of one 2026-07-28 request: the plugin's progress under the client's own token,
+ * on the request's own response stream. No client link: the revision has no server-to-client
+ * requests (Multi Round-Trip Requests replace them, not bridged yet, issue #24).
+ */
+function modernForwarding(ctx: ServerContext): BackendCallOptions {
+  const token = ctx.mcpReq._meta?.progressToken;
+  if (token === undefined) return {};
+  return {
+    onProgress: (progress) => {
+      void ctx.mcpReq.notify({ method: 'notifications/progress', params: { ...progress, progressToken: token } }).catch(() => undefined);
+    },
+  };
+}
+
 /** A v2 SDK server answering one 2026-07-28 request on a principal's still state. */
 export function createModernServer(core: GatewayCore, state: SessionState, instructions: string): Server {
   const server = new Server(core.settings.serverInfo, {
-    capabilities: { tools: {}, resources: {}, prompts: {} },
+    capabilities: { tools: {}, resources: {}, prompts: {}, ...(core.backend.complete ? { completions: {} } : {}) },
     instructions,
     cacheHints: MODERN_CACHE_HINTS,
   });
@@ -55,13 +73,17 @@ export function createModernServer(core: GatewayCore, state: SessionState, instr
     const params = request.params as CallToolRequest['params'];
     // Tasks are an extension in 2026-07-28 (not offered here yet): a task field is ignored.
     const { task: _task, ...call } = params;
-    return (await answerCallTool(core, state, call, ctx.mcpReq.signal, relatedSender(ctx))) as never;
+    return (await answerCallTool(core, state, call, ctx.mcpReq.signal, relatedSender(ctx), modernForwarding(ctx))) as never;
   });
   server.setRequestHandler('resources/list', async () => answerListResources(core, state) as never);
-  server.setRequestHandler('resources/read', async (request, ctx) => answerReadResource(core, state, request.params.uri, ctx.mcpReq.signal) as never);
+  server.setRequestHandler('resources/read', async (request, ctx) => answerReadResource(core, state, request.params.uri, ctx.mcpReq.signal, modernForwarding(ctx)) as never);
+  server.setRequestHandler('resources/templates/list', async () => answerListTemplates(core, state) as never);
+  if (core.backend.complete) {
+    server.setRequestHandler('completion/complete', async (request, ctx) => answerComplete(core, state, request.params as never, ctx.mcpReq.signal) as never);
+  }
   server.setRequestHandler('prompts/list', async () => answerListPrompts(core, state) as never);
   server.setRequestHandler('prompts/get', async (request, ctx) =>
-    answerGetPrompt(core, state, request.params.name, (request.params.arguments ?? {}) as Record<string, string>, ctx.mcpReq.signal) as never,
+    answerGetPrompt(core, state, request.params.name, (request.params.arguments ?? {}) as Record<string, string>, ctx.mcpReq.signal, modernForwarding(ctx)) as never,
   );
   return server;
 }

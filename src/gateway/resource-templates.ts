@@ -23,16 +23,19 @@ export function showTemplates(state: SessionState, listed: AggregatedList<Resour
 
 /** Installs `resources/templates/list` (empty when the backend offers no templates). */
 export function installTemplateHandler(core: GatewayCore, state: SessionState): void {
+  state.server.setRequestHandler(ListResourceTemplatesRequestSchema, () => answerListTemplates(core, state));
+}
+
+/** `resources/templates/list` for a session (either era, issue #24). */
+export async function answerListTemplates(core: GatewayCore, state: SessionState): Promise<{ resourceTemplates: ResourceTemplate[] }> {
   const { backend, logger } = core;
-  state.server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
-    core.registry.touch(state.id);
-    if (!backend.listResourceTemplates) return { resourceTemplates: [] };
-    try {
-      const listed = await backend.listResourceTemplates(state.backendSession);
-      for (const warning of listed.warnings) logger.debug({ sessionId: state.id, warning }, 'resource templates degraded');
-      return { resourceTemplates: showTemplates(state, listed) };
-    } catch (error) {
-      throw requestFailure('resources/templates/list', error, logger);
-    }
-  });
+  core.registry.touch(state.id);
+  if (!backend.listResourceTemplates) return { resourceTemplates: [] };
+  try {
+    const listed = await backend.listResourceTemplates(state.backendSession);
+    for (const warning of listed.warnings) logger.debug({ sessionId: state.id, warning }, 'resource templates degraded');
+    return { resourceTemplates: showTemplates(state, listed) };
+  } catch (error) {
+    throw requestFailure('resources/templates/list', error, logger);
+  }
 }
