@@ -7,13 +7,12 @@
  */
 import { it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { describeEachBackend, processStore } from '../helpers/backends.ts';
-import { runBinary, startServe, stopChild } from '../helpers/cli.ts';
-import { createRawPluginFolder } from '../plugins/raw-server.ts';
+import { startServe, stopChild } from '../helpers/cli.ts';
 
 const KEY_LINE = /Created the first admin API key[^\n]*\n\n\s+(\S+)\n/;
 const BURST = 30;
@@ -37,13 +36,9 @@ describeEachBackend('acknowledged selection events survive kill -9', (backend) =
 
   before(async () => {
     root = mkdtempSync(join(tmpdir(), 'quiver-durable-'));
-    chmodSync(root, 0o755); // the sandbox user must traverse to the plugin folder
-    env = { QUIVER_HOME: join(root, 'home'), QUIVER_DATA_DIR: join(root, 'home', 'data'), QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off' };
+    env = { QUIVER_HOME: join(root, 'home'), QUIVER_DATA_DIR: join(root, 'home', 'data'), QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off', QUIVER_EMBEDDER: 'offline' };
     store = await processStore(backend);
     Object.assign(env, store.env);
-    await createRawPluginFolder(root, 'echo-plugin');
-    const added = await runBinary(['plugin', 'add', join(root, 'echo-plugin'), '--name', 'echo-plugin'], env, 120_000);
-    assert.equal(added.code, 0, added.stderr);
   });
 
   after(async () => {
@@ -52,32 +47,49 @@ describeEachBackend('acknowledged selection events survive kill -9', (backend) =
   });
 
   it(`0 of ${BURST} acknowledged event ids are lost when the server is killed right after the burst`, async () => {
-    const first = await startServe(['--http', '127.0.0.1:0'], env);
-    let key: string | undefined;
+    const first = await startServe(['--http', '127.0.0.1:0'], env, 180_000);
+    const key = KEY_LINE.exec(first.stderr())?.[1];
     const acknowledged: Array<{ eventId: string; tool: string | undefined }> = [];
     try {
-      key = KEY_LINE.exec(first.stderr())?.[1];
       assert.ok(key, first.stderr());
       const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-      const answers = await Promise.all(
-        Array.from({ length: BURST }, (_, index) =>
-          fetch(`${first.url}/v1/select`, { method: 'POST', headers, body: JSON.stringify({ query: `echo some text ${index}`, k: 3 }) }),
-        ),
-      );
-      for (const answer of answers) {
-        assert.equal(answer.status, 200);
-        const selection = (await answer.json()) as Selection;
-        assert.ok(selection.metadata.eventId, 'every selection is acknowledged with an event id');
-        acknowledged.push({ eventId: selection.metadata.eventId, tool: selection.tools[0]?.qualifiedName });
-      }
+      // Tools to select from, registered as a plugin registers itself.
+      const tools = ['echo', 'reverse', 'shout'].map((name) => ({ name, description: `${name} some text back to the caller` }));
+      const synced = await fetch(`${first.url}/internal/tool-registry/plugins/sync`, { method: 'POST', headers, body: JSON.stringify({ pluginId: 'echo-plugin', version: '1.0.0', tools }) });
+      assert.equal(synced.status, 200, await synced.text());
+      // Selections keep coming (8 at a time) until the 30th is acknowledged; the kill follows at
+      // once, with the next ones still in flight, so no quiet period or shutdown writes anything.
+      let sent = 0;
+      let killed: Promise<void> | undefined;
+      const worker = async (): Promise<void> => {
+        while (killed === undefined && sent < 20 * BURST) {
+          const index = sent++;
+          let selection: Selection;
+          try {
+            const answer = await fetch(`${first.url}/v1/select`, { method: 'POST', headers, body: JSON.stringify({ query: `echo some text ${index}`, k: 3 }) });
+            assert.equal(answer.status, 200);
+            selection = (await answer.json()) as Selection;
+          } catch (error) {
+            if (killed !== undefined) return; // in flight at the kill: never acknowledged
+            throw error;
+          }
+          if (killed !== undefined) return;
+          assert.ok(selection.metadata.eventId, 'every selection is acknowledged with an event id');
+          acknowledged.push({ eventId: selection.metadata.eventId, tool: selection.tools[0]?.qualifiedName });
+          if (acknowledged.length === BURST) killed = killHard(first.child);
+        }
+      };
+      await Promise.all(Array.from({ length: 8 }, () => worker()));
+      await killed;
     } finally {
       // No SIGTERM: nothing may be flushed on the way out.
       await killHard(first.child);
     }
     assert.equal(acknowledged.length, BURST);
 
-    const second = await startServe(['--http', '127.0.0.1:0'], env);
+    const second = await startServe(['--http', '127.0.0.1:0'], env, 180_000);
     try {
+      assert.ok(key);
       const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
       const statuses: number[] = [];
       for (const { eventId, tool } of acknowledged) {

@@ -12,6 +12,7 @@ import { benchServeStartup } from './startup.ts';
 import { benchMemory } from './memory.ts';
 import { benchProductionGatewayOverhead } from './gateway-production.ts';
 import { benchGatewaySearch } from './gateway-search.ts';
+import { benchEventJournal } from './event-journal.ts';
 import { benchGatewayLoad } from './gateway-load.ts';
 import { benchPoisoning } from './poisoning.ts';
 import { benchVerification } from './verification.ts';
@@ -84,6 +85,11 @@ export const benchSections: BenchSection[] = [
     name: 'gatewaySearch',
     target: 'search_tools through quiver serve --stdio (two real npm servers): p50 ≤ 2 ms, p99 ≤ 10 ms; the engine alone beside it',
     run: () => benchGatewaySearch(),
+  },
+  {
+    name: 'eventJournal',
+    target: 'issue #23: an acknowledged selection is durable; its cost on the hot path (journal append) against one PGlite INSERT per selection',
+    run: () => benchEventJournal(),
   },
   {
     name: 'gatewayLoad',
