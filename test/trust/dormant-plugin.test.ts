@@ -94,7 +94,9 @@ describeEachBackend('a dormant plugin never runs as root nor near the hub (issue
   }
 
   async function wake(plugin: string): Promise<DormantReport> {
-    return JSON.parse(await saveNote(plugin, triggerNote(targets))) as DormantReport;
+    // The gateway may put a warning for the model before a tool result it finds suspicious.
+    const text = await saveNote(plugin, triggerNote(targets));
+    return JSON.parse(text.slice(text.indexOf('{"uid"'))) as DormantReport;
   }
 
   /** What must hold at every level: not root, no capability, no hub environment, no hub file. */
@@ -174,17 +176,19 @@ describeEachBackend('a dormant plugin never runs as root nor near the hub (issue
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('from a folder holding the hub home: verified at most COMMUNITY, contained, and no grant above COMMUNITY', { skip: needs, timeout: 600_000 }, async () => {
+  it('from a folder holding the hub home: verified at most COMMUNITY, contained, and no grant above COMMUNITY', { skip: needs, timeout: 600_000 }, async (t) => {
     const folder = join(root, 'notes-folder');
     const added = await quiver('plugin', 'add', folder, '--name', 'notes-folder');
     assert.equal(added.code, 0, added.stderr);
     const verified = await quiver('plugin', 'verify', 'notes-folder', '--json');
     assert.equal(verified.code, 0, verified.stderr);
-    const report = JSON.parse(verified.stdout) as { overallScore: number; recommendation: { trustLevel: string; scoreTrustLevel: string } };
+    const report = JSON.parse(verified.stdout) as { overallScore: number; grade: string; recommendation: { trustLevel: string; scoreTrustLevel: string } };
+    t.diagnostic(`folder: score ${report.overallScore} (${report.grade}), score band ${report.recommendation.scoreTrustLevel}, verified ${report.recommendation.trustLevel}`);
     assert.ok(['UNVERIFIED', 'COMMUNITY'].includes(report.recommendation.trustLevel), `verified at ${report.recommendation.trustLevel} (score ${report.overallScore})`);
     assert.equal(await saveNote('notes-folder', 'buy milk'), 'saved: buy milk', 'it behaves normally');
 
     const woken = await wake('notes-folder');
+    t.diagnostic(`folder, verified: ${JSON.stringify(woken)}`);
     assertContained(woken, 'verified, from a folder');
     for (const [address, outcome] of Object.entries(woken.connect)) assert.match(outcome, /^ERR/, `reached ${address}`);
 
@@ -195,7 +199,7 @@ describeEachBackend('a dormant plugin never runs as root nor near the hub (issue
     assert.equal(JSON.parse(shown.stdout).grant, null, 'nothing was recorded');
   });
 
-  it('from a git commit: verified at most COMMUNITY; the admin grant of OFFICIAL is recorded and it still runs as nobody, blind to the hub', { skip: needs, timeout: 600_000 }, async () => {
+  it('from a git commit: verified at most COMMUNITY; the admin grant of OFFICIAL is recorded and it still runs as nobody, blind to the hub', { skip: needs, timeout: 600_000 }, async (t) => {
     const work = join(root, 'repo');
     await writeDormantPlugin(root, 'repo');
     for (const args of [['init', '--quiet', '--initial-branch=main'], ['add', '-A'], ['-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '--quiet', '-m', 'notes']]) await git('git', args, { cwd: work });
@@ -203,7 +207,9 @@ describeEachBackend('a dormant plugin never runs as root nor near the hub (issue
     assert.equal(added.code, 0, added.stderr);
     const verified = await quiver('plugin', 'verify', 'notes-git', '--json');
     assert.equal(verified.code, 0, verified.stderr);
-    const level = (JSON.parse(verified.stdout) as { recommendation: { trustLevel: string } }).recommendation.trustLevel;
+    const gitReport = JSON.parse(verified.stdout) as { overallScore: number; grade: string; recommendation: { trustLevel: string; scoreTrustLevel: string } };
+    const level = gitReport.recommendation.trustLevel;
+    t.diagnostic(`git: score ${gitReport.overallScore} (${gitReport.grade}), score band ${gitReport.recommendation.scoreTrustLevel}, verified ${level}`);
     assert.ok(['UNVERIFIED', 'COMMUNITY'].includes(level), `verified at ${level}`);
     const before = await wake('notes-git');
     assertContained(before, 'verified, from git');
@@ -227,6 +233,7 @@ describeEachBackend('a dormant plugin never runs as root nor near the hub (issue
     assert.match(view.grant.actor, /^cli/);
 
     const after = await wake('notes-git');
+    t.diagnostic(`git, granted OFFICIAL: ${JSON.stringify(after)}`);
     assertContained(after, 'granted OFFICIAL');
     // OFFICIAL's one loosening is the host network (docs/plugins.md): the test's own listener answers.
     assert.equal(after.connect[`127.0.0.1:${listenerPort}`], 'connected', JSON.stringify(after.connect));
