@@ -114,7 +114,7 @@ export async function benchGatewaySearch(options: GatewaySearchBenchOptions = {}
       engine: engine.stats,
       server,
       idleEventLoopDelay: idleEventLoopDelay!,
-      setup: 'SDK client -> stdio -> quiver serve --stdio (search mode, production backend, embedded PGlite) -> search_tools; engine: selectTools in-process on the same data folder',
+      setup: 'SDK client -> stdio -> quiver serve --stdio (search mode, production backend, embedded PGlite; each selection event journaled before its id is returned, issue #23) -> search_tools; engine: selectTools in-process on the same data folder, unlogged',
     };
   });
 }
