@@ -28,7 +28,7 @@ export interface QuiverConfig {
    * The HTTP server (issue #23): header and whole-request read timeouts
    * (`QUIVER_HTTP_HEADERS_TIMEOUT_MS`, default 20,000; `QUIVER_HTTP_REQUEST_TIMEOUT_MS`, default
    * 60,000, at least the header timeout) and connections open at once per client address
-   * (`QUIVER_HTTP_MAX_CONNECTIONS_PER_CLIENT`, default 256, 0 = no cap).
+   * (`QUIVER_HTTP_MAX_CONNECTIONS_PER_CLIENT`, default 1024, 0 = no cap).
    */
   http: { host: string; port: number; allowAllInterfaces: boolean; headersTimeoutMs: number; requestTimeoutMs: number; maxConnectionsPerClient: number };
   logLevel: (typeof logLevels)[number];
@@ -225,7 +225,7 @@ const envSchema = z.object({
   QUIVER_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   QUIVER_HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
   QUIVER_HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
-  QUIVER_HTTP_MAX_CONNECTIONS_PER_CLIENT: z.coerce.number().int().min(0).max(1_000_000).default(256),
+  QUIVER_HTTP_MAX_CONNECTIONS_PER_CLIENT: z.coerce.number().int().min(0).max(1_000_000).default(1024),
   QUIVER_LOG_LEVEL: z.enum(logLevels).optional(),
   QUIVER_DANGEROUSLY_ALLOW_UNSANDBOXED: boolish,
   QUIVER_EMBEDDER: z.enum(['model', 'offline', 'local', 'openai']).optional(),
