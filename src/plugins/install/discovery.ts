@@ -46,7 +46,8 @@ export async function discoverPlugin(input: {
     readOnlyPaths: settings.readOnlyPaths,
     trustLevel: settings.trustLevel,
   });
-  if (spec.transport === 'stdio' && (settings.trustLevel === 'UNVERIFIED' || settings.trustLevel === 'COMMUNITY')) {
+  // Every level runs sandboxed as the unprivileged user (issue #23), so every level needs the way in.
+  if (spec.transport === 'stdio') {
     const blocking = await folderBlockingSandbox(spec.cwd ?? settings.cacheDir);
     if (blocking !== undefined) {
       throw fail(
