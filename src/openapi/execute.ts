@@ -4,7 +4,9 @@
  * (security.ts), the request built from the arguments (request.ts), sent with fetch under a
  * timeout, and the response turned into a tool result (response.ts). Egress is the base URL's
  * origin only: a request for any other origin is refused before it is sent, and redirects are
- * followed by hand, only within that origin (at most 5).
+ * followed by hand, only within that origin (at most 5). Every hop goes through the address
+ * guard (address-guard.ts): loopback, private, link-local and the hub's own addresses are
+ * refused before connecting unless an admin allowed that exact destination.
  *
  * An HTTP error status is the API's answer, so it is a tool result with `isError: true`. An API
  * that cannot be reached or does not answer in time throws `OpenApiCallError`, which the
@@ -16,6 +18,7 @@ import { buildRequest } from './request.ts';
 import { BodyTooLargeError, readBounded } from './bounded-body.ts';
 import { RESPONSE_LIMIT, toToolResult } from './response.ts';
 import { applyCredentials } from './security.ts';
+import { createGuardedFetch, type AddressGuardOptions } from './address-guard.ts';
 import type { OpenApiToolDefinition, SecurityScheme } from './types.ts';
 
 /** Settings shared by every call of one API. */
@@ -28,6 +31,9 @@ export interface ExecuteSettings {
   /** Time allowed for the whole call, ms (default 30 s). */
   timeoutMs?: number;
   maxResponseBytes?: number;
+  /** Who may be reached beyond public addresses (address-guard.ts); every call goes through the guard. */
+  guard?: AddressGuardOptions;
+  /** Replaces the guarded fetch (unit tests of request building only). */
   fetch?: typeof fetch;
 }
 
@@ -81,7 +87,7 @@ export async function executeOperation(tool: OpenApiToolDefinition, args: Record
   const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
   const label = `${request.method} ${tool.operation.path}`;
   try {
-    const response = await send(request, baseUrl.origin, combined, settings.fetch ?? fetch);
+    const response = await send(request, baseUrl.origin, combined, settings.fetch ?? createGuardedFetch(settings.guard));
     const body = await readBounded(response, settings.maxResponseBytes ?? RESPONSE_LIMIT);
     return toToolResult({
       status: response.status,

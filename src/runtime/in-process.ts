@@ -5,7 +5,7 @@
  * to the supervisor's MCP client over the SDK's in-memory transport, so every call goes
  * through the same client, deadline, breaker, rate limits and call events as any plugin.
  * No third-party code runs, so there is nothing to sandbox; the generated server refuses any
- * host but the base URL's.
+ * host but the base URL's, and internal addresses unless an admin allowed them (issue #23).
  */
 import { readFile } from 'node:fs/promises';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -34,7 +34,7 @@ async function readPinnedDocument(spec: OpenApiSpec): Promise<unknown> {
 /** Starts the generated MCP server of an OpenAPI plugin and connects a client to it. */
 export async function connectOpenApi(spec: OpenApiSpec, options: ConnectOptions): Promise<UpstreamConnection> {
   const toolSet = openApiToolDefinitions(await readPinnedDocument(spec));
-  const server = createOpenApiServer({ toolSet, name: spec.pluginName, version: spec.version, baseUrl: spec.baseUrl, credentials: spec.env });
+  const server = createOpenApiServer({ toolSet, name: spec.pluginName, version: spec.version, baseUrl: spec.baseUrl, credentials: spec.env, guard: { pluginName: spec.pluginName, allow: spec.allowInternal } });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const client = newUpstreamClient();
   try {

@@ -139,6 +139,8 @@ export const openApiSpecSchema = z.object({
   baseUrl: z.url({ protocol: /^https?$/ }),
   /** Credential values by secret name (already decrypted; names in `openapi/security.ts`). */
   env: z.record(z.string(), z.string()).default({}),
+  /** Internal destinations (loopback, private…) an admin allowed it to reach (its egress rules; openapi/address-guard.ts). */
+  allowInternal: z.array(z.object({ host: z.string().min(1).max(255), port: z.number().int().min(1).max(65_535) })).max(1_000).default([]),
 });
 
 /** What the runtime needs to reach one plugin version. */

@@ -116,7 +116,9 @@ describe('OpenAPI execution against a real HTTP server', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  const settings = (credentials: Record<string, string> = {}, extra: object = {}) => ({ baseUrl: base, securitySchemes: toolSet.securitySchemes, credentials, ...extra });
+  // The test API listens on loopback, which OpenAPI plugins may reach only where an admin allowed it (issue #23).
+  const guard = () => ({ allow: [{ host: '127.0.0.1', port: Number(new URL(base).port) }, { host: '127.0.0.1', port: 1 }] });
+  const settings = (credentials: Record<string, string> = {}, extra: object = {}) => ({ baseUrl: base, securitySchemes: toolSet.securitySchemes, credentials, guard: guard(), ...extra });
 
   it('sends path, query, header, cookie and JSON body parameters, encoded', async () => {
     seen = [];
@@ -201,7 +203,7 @@ describe('OpenAPI execution against a real HTTP server', () => {
   });
 
   it('serves the tools as an MCP server: list, call, bad arguments, contract breaches', async () => {
-    const mcp = createOpenApiServer({ toolSet, name: 'echo', version: '1', baseUrl: base, credentials: { OPENAPI_BEARER_TOKEN: 'abc12345' } });
+    const mcp = createOpenApiServer({ toolSet, name: 'echo', version: '1', baseUrl: base, credentials: { OPENAPI_BEARER_TOKEN: 'abc12345' }, guard: guard() });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await mcp.connect(serverSide);
     const client = new Client({ name: 't', version: '1' });

@@ -74,6 +74,11 @@ describeEachBackend('OpenAPI plugin through quiver serve --stdio', (backend) => 
     assert.ok(!added.stdout.includes(TOKEN) && !added.stderr.includes(TOKEN));
     const wrongKey = await runInProcess(['plugin', 'add', `openapi:${copy}`, '--name', 'wrong-key', '--base-url', petstore.baseUrl, '--secret', 'OPENAPI_API_KEY=not-the-key'], env);
     assert.equal(wrongKey.code, 0, wrongKey.stderr);
+    // The test API listens on loopback: refused to OpenAPI plugins until an admin allows it (issue #23).
+    for (const name of ['petstore', 'wrong-key']) {
+      const allowed = await runInProcess(['plugin', 'allow', name, new URL(petstore.baseUrl).host, '--reason', 'the test API on loopback'], env);
+      assert.equal(allowed.code, 0, allowed.stderr);
+    }
     rmSync(copy);
     const shown = await runInProcess(['plugin', 'show', 'petstore', '--json'], env);
     assert.equal(shown.code, 0, shown.stderr);

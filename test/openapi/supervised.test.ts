@@ -43,6 +43,8 @@ describe('OpenAPI plugin under the supervisor', () => {
     document,
     baseUrl,
     env: { OPENAPI_API_KEY: API_KEY },
+    // The test APIs listen on loopback, allowed as an admin would (issue #23 address guard).
+    allowInternal: [{ host: '127.0.0.1', port: Number(new URL(baseUrl).port) }],
     execution,
   });
 

@@ -43,6 +43,9 @@ describeEachBackend('OpenAPI plugin verification', (backend) => {
   it('runs the six scored stages and the verdict, reaching ENTERPRISE, probing only read-only operations', async () => {
     const added = await runInProcess(['plugin', 'add', `openapi:${fixture}`, '--base-url', petstore.baseUrl, '--secret', `OPENAPI_API_KEY=${API_KEY}`, '--secret', `OPENAPI_BEARER_TOKEN=${TOKEN}`], env);
     assert.equal(added.code, 0, added.stderr);
+    // The test API listens on loopback: verification's calls obey the address guard too (issue #23).
+    const allowed = await runInProcess(['plugin', 'allow', 'petstore', new URL(petstore.baseUrl).host, '--reason', 'the test API on loopback'], env);
+    assert.equal(allowed.code, 0, allowed.stderr);
     const verified = await runInProcess(['plugin', 'verify', 'petstore', '--json'], env);
     assert.equal(verified.code, 0, verified.stderr);
     const report = JSON.parse(verified.stdout) as {

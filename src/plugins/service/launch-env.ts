@@ -9,6 +9,7 @@ import { QuiverError, ErrorCodes } from '../../core/errors.ts';
 import { parseUpstreamSpec, type TrustLevel } from '../../runtime/types.ts';
 import { deletePluginEnv, listPluginEnv, upsertPluginEnv } from '../../store/repositories/plugin-env.ts';
 import { deleteSecret, listSecrets } from '../../store/repositories/secrets.ts';
+import { listEgressRules } from '../../store/repositories/trust.ts';
 import { findIntelligence, type PluginRecord } from '../../store/repositories/plugins.ts';
 import { executionFromPid } from '../../runtime/execution-profile.ts';
 import { buildUpstreamSpec, credentialDelivery } from '../installer.ts';
@@ -106,6 +107,9 @@ export function createLaunchEnvPart(context: PluginContext): LaunchEnvPart {
         trustLevel: (record.trustLevel as TrustLevel | null) ?? context.trustLevel,
         execution: executionFromPid((await findIntelligence(context.db, record.id))?.pid),
       });
+      // An OpenAPI plugin reaches internal addresses only where an admin allowed them (issue #23):
+      // its egress rules, whatever its level (it runs no code of its own to sandbox).
+      if (spec.transport === 'openapi') spec.allowInternal = (await listEgressRules(db, record.id)).map((rule) => ({ host: rule.host, port: rule.port }));
       // Effective trust (grants, caps, dynamic trust) and the enforced allow-list (issue #10).
       const trust = await context.launchTrust?.(record.id);
       if (trust === undefined) return parseUpstreamSpec(spec);
