@@ -10,6 +10,8 @@ import type { ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client as ModernClient } from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { QUIVER_BIN, runBinary, startServe, stopChild } from '../helpers/cli.ts';
@@ -78,7 +80,7 @@ describe('quiver serve --stdio beside a running Quiver', { timeout: 600_000 }, (
     chmodSync(root, 0o755); // the sandbox user must traverse to the plugin folder
     const folder = await createRawPluginFolder(root, 'echo-plugin');
     env = { QUIVER_HOME: join(root, 'home'), QUIVER_DATA_DIR: join(root, 'home', 'data') };
-    server = await startServe(['--http', '127.0.0.1:0'], env);
+    server = await startServe(['--http', '127.0.0.1:0'], env, 300_000);
     for (const args of [
       ['plugin', 'add', folder, '--name', 'echo-plugin'],
       ['workspace', 'create', 'research'],
@@ -108,6 +110,28 @@ describe('quiver serve --stdio beside a running Quiver', { timeout: 600_000 }, (
     // Both alive at the same time, neither refused with "data folder … is in use".
     assert.equal(research.transport.pid !== null && standard.transport.pid !== null, true);
     assert.doesNotMatch(research.stderr() + standard.stderr(), /in use/);
+  });
+
+  it('passes a 2026-07-28 client through unchanged beside a 2025 one', async () => {
+    const legacy = await connectStdio(env, ['--workspace', 'research']);
+    clients.push(legacy);
+    const modern = new ModernClient({ name: 'bridge-modern', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await modern.connect(
+      new ModernStdioTransport({ command: process.execPath, args: [QUIVER_BIN, 'serve', '--stdio', '--workspace', 'research'], env: { ...(process.env as Record<string, string>), QUIVER_LOG_LEVEL: 'silent', ...env }, stderr: 'pipe' }),
+      SLOW,
+    );
+    try {
+      const [modernFound, legacyFound] = await Promise.all([
+        modern.callTool({ name: 'search_tools', arguments: { query: 'echo text back unchanged' } }, SLOW),
+        legacy.client.callTool({ name: 'search_tools', arguments: { query: 'echo text back unchanged' } }, undefined, SLOW),
+      ]);
+      assert.match(text(modernFound), /echo-plugin__echo/);
+      assert.match(text(legacyFound), /echo-plugin__echo/);
+      const echoed = await modern.callTool({ name: 'call_tool', arguments: { name: 'echo-plugin__echo', arguments: { text: 'from 2026' } } }, SLOW);
+      assert.equal(text(echoed), 'from 2026');
+    } finally {
+      await modern.close();
+    }
   });
 
   it("honours the bridged session's own identity: a workspace without the plugin does not see it", async () => {
