@@ -145,10 +145,13 @@ export function createUseLiteEmbedder(options: UseLiteEmbedderOptions = {}): Use
         workerData: { corePath: require.resolve('@energetic-ai/core'), embeddingsPath: require.resolve('@energetic-ai/embeddings'), modelDir },
       });
       worker = started;
-      // The worker must not keep a finished CLI command alive.
-      started.unref();
+      // Referenced while loading or working (a caller awaits it), unreferenced when idle so the
+      // worker never keeps a finished CLI command alive.
       started.on('message', (message: { type: string; id?: number; data?: Float32Array; message?: string }) => {
-        if (message.type === 'ready') return resolve();
+        if (message.type === 'ready') {
+          idleCheck();
+          return resolve();
+        }
         if (message.type === 'load-failed') {
           loadError = new QuiverError('embedder_unavailable', `USE-Lite cannot load: ${message.message}`, { kind: 'operational' });
           reject(loadError);
@@ -164,6 +167,7 @@ export function createUseLiteEmbedder(options: UseLiteEmbedderOptions = {}): Use
           job.resolve(job.texts.map((_, i) => data.subarray(i * DIMENSIONS, (i + 1) * DIMENSIONS)));
         } else job.reject(new QuiverError('embedder_failed', `USE-Lite failed: ${message.message}`, { kind: 'operational' }));
         pump();
+        idleCheck();
       });
       started.on('error', (error) => {
         loadError = new QuiverError('embedder_unavailable', `USE-Lite worker failed: ${error.message}`, { kind: 'operational', cause: error });
@@ -184,11 +188,12 @@ export function createUseLiteEmbedder(options: UseLiteEmbedderOptions = {}): Use
   const enqueue = (texts: string[], queue: Job[]): Promise<Float32Array[]> =>
     new Promise((resolve, reject) => {
       queue.push({ id: nextId++, texts, resolve, reject });
-      if (worker) worker.ref();
+      worker?.ref();
       pump();
-    }).finally(() => {
-      if (worker && !inFlight && urgent.length === 0 && background.length === 0) worker.unref();
-    }) as Promise<Float32Array[]>;
+    });
+  function idleCheck(): void {
+    if (worker && !inFlight && urgent.length === 0 && background.length === 0) worker.unref();
+  }
 
   return {
     specificationVersion: 'v1',

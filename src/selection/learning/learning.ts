@@ -30,6 +30,7 @@ export interface AnalysedQuery {
 }
 import { createScopeOverlays } from './scopes.ts';
 import { defaultLearningSettings, orgScopeOf, type LearningSettings } from './settings.ts';
+import { calibrateFloor, shippedCalibrationGroups, type FloorCalibration } from '../../retrieval/calibration.ts';
 
 /** Options of `createLearning`. */
 export interface LearningOptions {
@@ -51,6 +52,10 @@ export interface LearningStats {
   errors: number;
   scopes: number;
   examples: number;
+  /** The similarity floor in use (absent until calibrated). */
+  minSimilarity?: number;
+  /** How the floor was computed for this embedder (issue #25). */
+  calibration?: FloorCalibration;
 }
 
 /** The learning service. */
@@ -94,7 +99,24 @@ export function createLearning(options: LearningOptions): Learning {
       logger.warn({ err: error }, 'learning: task failed');
     });
   };
-  const scopes = createScopeOverlays({ db, embedder, scoring: settings, refreshMs: settings.refreshMs, now: () => clock().getTime(), logger, schedule });
+  // The floor is the embedder's own (issue #25): computed first on the learning queue, so every
+  // overlay is built with it. Until then no overlay exists, so nothing ranks with a wrong floor.
+  const scoring = { minSimilarity: typeof settings.minSimilarity === 'number' ? settings.minSimilarity : Number.NaN, weight: settings.weight, contributorShare: settings.contributorShare };
+  let calibration: FloorCalibration | undefined;
+  if (settings.minSimilarity === 'calibrated') {
+    schedule(async () => {
+      try {
+        calibration = await calibrateFloor(embedder, shippedCalibrationGroups(), { maxGroups: 40 });
+        scoring.minSimilarity = calibration.floor;
+        logger.info({ model: calibration.model, floor: calibration.floor, sameToolAbove: calibration.sameToolAbove }, 'learning: similarity floor calibrated');
+      } catch (error) {
+        // Without the public data (or with a failing embedder) the most cautious floor: only near-repeats teach.
+        scoring.minSimilarity = 0.9;
+        logger.warn({ err: error }, 'learning: could not calibrate the similarity floor; using 0.9 (near-repeats only)');
+      }
+    });
+  }
+  const scopes = createScopeOverlays({ db, embedder, scoring, refreshMs: settings.refreshMs, now: () => clock().getTime(), logger, schedule });
   const analysed = new Map<string, AnalysedQuery>();
 
   async function capture(observation: OutcomeObservation): Promise<void> {
@@ -183,7 +205,13 @@ export function createLearning(options: LearningOptions): Learning {
     blocks: (toolId) => learningBlocks(db, toolId),
     counts: (orgId) => countLearnedExamples(db, orgId === undefined ? undefined : orgScopeOf(orgId)),
     sweep,
-    stats: () => ({ ...counters, skipped: { ...counters.skipped }, ...(({ scopes: n, examples }) => ({ scopes: n, examples }))(scopes.stats()) }),
+    stats: () => ({
+      ...counters,
+      skipped: { ...counters.skipped },
+      ...(({ scopes: n, examples }) => ({ scopes: n, examples }))(scopes.stats()),
+      ...(Number.isNaN(scoring.minSimilarity) ? {} : { minSimilarity: scoring.minSimilarity }),
+      ...(calibration ? { calibration } : {}),
+    }),
     async close() {
       if (sweepTimer) clearInterval(sweepTimer);
       await tail;

@@ -22,8 +22,12 @@ export interface LearningSettings {
   contributorShare: number;
   /** Examples not seen for this many days are deleted (0: kept until deleted). */
   retentionDays: number;
-  /** Cosine below which a learned example says nothing about a request. */
-  minSimilarity: number;
+  /**
+   * Cosine below which a learned example says nothing about a request; 'calibrated' (the
+   * default, issue #25): computed for the embedder in use from its own distribution of
+   * different-tool request pairs on public data (retrieval/calibration.ts).
+   */
+  minSimilarity: number | 'calibrated';
   /** Full learned boost, as a multiple of the best base score of the request. */
   weight: number;
   /** How often a scope's examples are re-read from the database (other replicas' learning). */
@@ -38,7 +42,7 @@ export const defaultLearningSettings: LearningSettings = {
   perToolCap: 50,
   contributorShare: 0.34,
   retentionDays: 90,
-  minSimilarity: 0.35,
+  minSimilarity: 'calibrated',
   weight: 2,
   refreshMs: 60_000,
   sweepIntervalMs: 3_600_000,
