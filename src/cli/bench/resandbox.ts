@@ -166,7 +166,7 @@ export async function benchResandbox(runs = 3): Promise<Record<string, unknown>>
     return {
       plugin: 'a dormant stdio plugin (folder), granted COMMUNITY, woken by a trigger phrase: CONNECT 127.0.0.1:5432, :6379 and a hub port through its egress proxy',
       runs,
-      resandboxMs: { median: percentile(times, 50), max: times.at(-1) },
+      resandboxMs: { median: percentile(times, 0.5), max: times.at(-1), runs: results.map((r) => r.resandboxMs) },
       decisionMs: results.map((r) => r.decisionMs),
       before: results[0]?.before,
       after: results[0]?.after,
