@@ -40,7 +40,7 @@ function readJsonl<T>(url: URL): T[] {
 }
 
 /** Seal-Tools from `dataDir`, or by default from the repository's `bench/data/seal-tools/`. */
-function loadSeal(dataDir: URL | undefined): { tools: SealTool[]; queries: string[] } {
+export function loadSeal(dataDir: URL | undefined): { tools: SealTool[]; queries: string[] } {
   const file = (name: string) => (dataDir === undefined ? benchDataFile('seal-tools', name) : new URL(name, dataDir));
   const tools = readJsonl<SealTool>(file('tools.jsonl'));
   const queries = readJsonl<{ query: string }>(file('dev.jsonl')).map((q) => q.query);
@@ -51,8 +51,8 @@ const percentileOrZero = (sorted: readonly number[], fraction: number): number =
 
 const round = (value: number, digits = 3) => Math.round(value * 10 ** digits) / 10 ** digits;
 
-/** Loads `count` tools (Seal-Tools, replicated with suffixes) into a fresh in-memory store. */
-async function seededStore(tools: readonly SealTool[], count: number, pluginCount = 20): Promise<Database> {
+/** Loads `count` tools (Seal-Tools, replicated with suffixes) into a fresh in-memory store (also used by the model bench). */
+export async function seededStore(tools: readonly SealTool[], count: number, pluginCount = 20): Promise<Database> {
   const { db } = await openStore({ kind: 'memory' });
   const workspaceId = (await db.query<{ id: string }>(`SELECT id FROM workspaces WHERE name = 'default'`)).rows[0]!.id;
   const pluginIds: string[] = [];
