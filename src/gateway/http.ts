@@ -36,6 +36,7 @@ import type { SessionIdentity } from './backend.ts';
 import type { Gateway, GatewaySession } from './gateway.ts';
 import { overloadRetryAfter } from './admission.ts';
 import { OVERLOADED_ERROR_CODE } from './errors.ts';
+import { CALL_TOOL } from './meta-tools.ts';
 import type { SessionOwner } from './session-registry.ts';
 import type { SessionStore } from '../sessions/index.ts';
 import { StoredSessions, declaredClient, type HttpSession } from './stored-sessions.ts';
@@ -147,6 +148,26 @@ async function readInitializeBody(request: Request, maxBodyBytes: number): Promi
   return messages.some((message) => isInitializeRequest(message)) ? { body } : noSession();
 }
 
+/**
+ * `call_tool` declares its `name` as the header parameter `Tool-Name` for 2026-07-28 clients
+ * (SEP-2243, `modern-server.ts`); the SDK entry checks declarations of the tools it registered
+ * itself only, so Quiver checks this one: a header that disagrees with the body is 400 / -32020.
+ */
+async function toolNameHeaderMismatch(request: Request): Promise<Response | undefined> {
+  const header = request.headers.get('mcp-param-tool-name');
+  if (header === null) return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(await request.clone().text()) as unknown;
+  } catch {
+    return undefined; // the SDK entry answers a malformed body
+  }
+  const params = (body as { method?: unknown; params?: { name?: unknown; arguments?: { name?: unknown } } } | null)?.params;
+  if ((body as { method?: unknown } | null)?.method !== 'tools/call' || params?.name !== CALL_TOOL) return undefined;
+  if (params.arguments?.name === header) return undefined;
+  return jsonRpcError(400, -32020, `Header mismatch: Mcp-Param-Tool-Name '${header}' does not match the call_tool argument name`);
+}
+
 /** Creates the Streamable HTTP handler for `/mcp`. */
 export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpHttpHandler<P> {
   const { gateway } = options;
@@ -177,6 +198,8 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
       const overloadedNow = await turn();
       if (overloadedNow) return overloadedNow;
     }
+    const mismatch = await toolNameHeaderMismatch(request);
+    if (mismatch) return mismatch;
     try {
       return await modern.fetch(request, { authInfo: { token: '', clientId: 'quiver', scopes: [], extra: { identity } } });
     } catch (error) {

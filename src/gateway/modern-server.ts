@@ -9,7 +9,8 @@
  * still state (`Gateway.principalSession`), so the two eras cannot drift apart.
  */
 import { Server, type ServerContext } from '@modelcontextprotocol/server';
-import type { CallToolRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolRequest, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CALL_TOOL } from './meta-tools.ts';
 import {
   answerCallTool,
   answerGetPrompt,
@@ -36,6 +37,19 @@ export const MODERN_CACHE_HINTS = {
   'resources/read': { ttlMs: 0, cacheScope: 'private' },
   'server/discover': { ttlMs: 300_000, cacheScope: 'public' },
 } as const;
+
+/**
+ * `call_tool`'s target as a header parameter (SEP-2243 `x-mcp-header`): a 2026 client sends it
+ * as `Mcp-Param-Tool-Name`, so a load balancer or WAF in front of Quiver sees the real tool,
+ * and the SDK entry refuses a header that disagrees with the body (`-32020`). Only for 2026
+ * clients: a 2025 client's schema validator may reject the unknown keyword.
+ */
+export function withHeaderParameters(tool: Tool): Tool {
+  if (tool.name !== CALL_TOOL) return tool;
+  const properties = tool.inputSchema.properties as Record<string, Record<string, unknown>> | undefined;
+  if (!properties?.['name']) return tool;
+  return { ...tool, inputSchema: { ...tool.inputSchema, properties: { ...properties, name: { ...properties['name'], 'x-mcp-header': 'Tool-Name' } } } };
+}
 
 /** Sends a notification related to the request being answered (progress; never a list change). */
 function relatedSender(ctx: ServerContext): SendNotification {
@@ -68,7 +82,10 @@ export function createModernServer(core: GatewayCore, state: SessionState, instr
     instructions,
     cacheHints: MODERN_CACHE_HINTS,
   });
-  server.setRequestHandler('tools/list', async () => answerListTools(core, state) as never);
+  server.setRequestHandler('tools/list', async () => {
+    const { tools } = await answerListTools(core, state);
+    return { tools: tools.map(withHeaderParameters) } as never;
+  });
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const params = request.params as CallToolRequest['params'];
     // Tasks are an extension in 2026-07-28 (not offered here yet): a task field is ignored.

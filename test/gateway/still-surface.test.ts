@@ -60,4 +60,32 @@ describe('the still surface of a 2026-07-28 client (issue #24)', { timeout: 120_
       await client.close();
     }
   });
+
+  it("call_tool's target travels as the Mcp-Param-Tool-Name header; one that disagrees with the body is refused (-32020)", async () => {
+    const { client } = await modernClient();
+    try {
+      const callTool = (await client.listTools()).tools.find((tool) => tool.name === 'call_tool');
+      assert.equal((callTool?.inputSchema.properties as Record<string, Record<string, unknown>>)['name']?.['x-mcp-header'], 'Tool-Name');
+      const called = await client.callTool({ name: 'call_tool', arguments: { name: 'util__echo', arguments: { message: 'through a header' } } });
+      assert.match(text(called), /through a header/, 'the SDK client sends the header and the call goes through');
+    } finally {
+      await client.close();
+    }
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+    const response = await fetch(harness.url, {
+      method: 'POST',
+      headers: {
+        'x-test-identity': JSON.stringify(identity()),
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'call_tool',
+        'mcp-param-tool-name': 'util__add',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'call_tool', arguments: { name: 'util__echo', arguments: { message: 'x' } }, _meta: meta } }),
+    });
+    assert.equal(response.status, 400);
+    assert.equal(((await response.json()) as { error: { code: number } }).error.code, -32020);
+  });
 });
