@@ -3,19 +3,14 @@
  * pool, idle stop, stop/close), discovery with pagination, timeouts and hangs, crashes,
  * crash loops, retries, breakers, rate and concurrency limits, events, health, redaction.
  */
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { isQuiverError } from '../../src/core/errors.ts';
 import { descendantsOf, isAlive, signalProcess } from '../../src/runtime/process-tree.ts';
 import { createSupervisor, type SupervisorOptions } from '../../src/runtime/supervisor.ts';
 import type { CallEvent } from '../../src/runtime/types.ts';
 import { createCapturingLogger, createTestClock, eventually, firstText, fixtureSpec, leftovers, paginatedServer } from './helpers.ts';
 
-const scratch = mkdtempSync(join(tmpdir(), 'quiver-supervisor-test-'));
-after(() => rmSync(scratch, { recursive: true, force: true }));
 
 function make(options: SupervisorOptions = {}) {
   const events: CallEvent[] = [];
@@ -223,8 +218,8 @@ describe('retries (seed 000 §3.2.3), only for read-only or idempotent tools', (
 
   it('retries a read-only tool after a crash and succeeds', async () => {
     const { supervisor, events } = make({ restartBackoff: { initialMs: 5 } });
-    const markers = mkdtempSync(join(scratch, 'markers-'));
-    const spec = fixtureSpec('retry-read', { env: { FIXTURE_MARKER_DIR: markers }, execution: { retryPolicy } });
+    // The crash markers go to $HOME, the plugin's own state folder: every level is sandboxed (issue #23).
+    const spec = fixtureSpec('retry-read', { execution: { retryPolicy } });
     assert.equal(firstText(await supervisor.callTool(spec, 'crash-once-read')), 'crash-once-read ok');
     assert.equal(events.at(-1)?.attempts, 2);
     assert.equal(firstText(await supervisor.callTool(spec, 'crash-once-idempotent')), 'crash-once-idempotent ok', 'idempotentHint also retries');
@@ -233,8 +228,7 @@ describe('retries (seed 000 §3.2.3), only for read-only or idempotent tools', (
 
   it('never retries a tool without readOnlyHint/idempotentHint', async () => {
     const { supervisor, events } = make({ restartBackoff: { initialMs: 5 } });
-    const markers = mkdtempSync(join(scratch, 'markers-'));
-    const spec = fixtureSpec('retry-write', { env: { FIXTURE_MARKER_DIR: markers }, execution: { retryPolicy } });
+    const spec = fixtureSpec('retry-write', { execution: { retryPolicy } });
     await assert.rejects(supervisor.callTool(spec, 'crash-once-write'), (error) => isQuiverError(error, 'unavailable'));
     assert.equal(events.at(-1)?.attempts, 1);
     await supervisor.close();
@@ -242,8 +236,7 @@ describe('retries (seed 000 §3.2.3), only for read-only or idempotent tools', (
 
   it('does not retry without a retry policy', async () => {
     const { supervisor, events } = make({ restartBackoff: { initialMs: 5 } });
-    const markers = mkdtempSync(join(scratch, 'markers-'));
-    await assert.rejects(supervisor.callTool(fixtureSpec('no-policy', { env: { FIXTURE_MARKER_DIR: markers } }), 'crash-once-read'));
+    await assert.rejects(supervisor.callTool(fixtureSpec('no-policy'), 'crash-once-read'));
     assert.equal(events.at(-1)?.attempts, 1);
     await supervisor.close();
   });
@@ -283,7 +276,8 @@ describe('circuit breakers, rate limits and concurrency', () => {
 
   it('rejects calls beyond the plugin and tool token buckets with rate_limited', async () => {
     const { supervisor, events } = make();
-    const spec = fixtureSpec('rated', { execution: { rateLimits: { plugin: { requestsPerMinute: 60, burst: 5 }, tools: { add: { requestsPerMinute: 60, burst: 2 } } } } });
+    // One token a minute: a slow (sandboxed) start cannot refill a bucket between the calls.
+    const spec = fixtureSpec('rated', { execution: { rateLimits: { plugin: { requestsPerMinute: 1, burst: 5 }, tools: { add: { requestsPerMinute: 1, burst: 2 } } } } });
     await supervisor.callTool(spec, 'add', { a: 1, b: 1 });
     await supervisor.callTool(spec, 'add', { a: 1, b: 1 });
     await assert.rejects(supervisor.callTool(spec, 'add', { a: 1, b: 1 }), (error) => isQuiverError(error, 'rate_limited') && /retry in \d+ ms/.test(error.message));
