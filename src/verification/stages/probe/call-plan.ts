@@ -31,9 +31,11 @@ export interface CallPlan {
  * Plans the probe's calls for `tools`: every tool once with generated arguments (`valid` for
  * reads, `exercise` for the rest: the throwaway sandbox contains what a write does), at most
  * `maxValidCalls` of them; then one `edge` call per tool that takes properties (issue #23);
- * then the bad-argument calls.
+ * then the bad-argument calls. Without `contained` (a remote or OpenAPI plugin: the calls reach
+ * a real service, no throwaway sandbox holds what they do) only read tools are called, with no
+ * edge values, and the bad-argument calls go to reads only.
  */
-export function planCalls(tools: readonly ProbeTool[], compile: SchemaCompiler, maxValidCalls: number): CallPlan {
+export function planCalls(tools: readonly ProbeTool[], compile: SchemaCompiler, maxValidCalls: number, contained = true): CallPlan {
   const calls: PlannedCall[] = [];
   const edges: PlannedCall[] = [];
   const skipped: CallPlan['skipped'] = [];
@@ -43,12 +45,16 @@ export function planCalls(tools: readonly ProbeTool[], compile: SchemaCompiler, 
   for (const tool of ordered) {
     const safe = toolSafety(tool).safe;
     if (safe) safeTools.push(tool);
+    if (!safe && !contained) {
+      skipped.push({ tool: tool.name, reason: 'not a read, and the plugin runs outside a throwaway sandbox: calling it would act on the real service' });
+      continue;
+    }
     if (calls.length >= maxValidCalls) {
       skipped.push({ tool: tool.name, reason: `more than ${maxValidCalls} tools` });
       continue;
     }
     const edge = edgeArguments(tool.inputSchema);
-    if (edge !== undefined) edges.push({ tool: tool.name, kind: 'edge', arguments: edge });
+    if (edge !== undefined && contained) edges.push({ tool: tool.name, kind: 'edge', arguments: edge });
     const args = generateArguments(tool.inputSchema);
     const compiled = compile(tool.inputSchema);
     const problem = compiled.ok ? compiled.validate(args) : `input schema does not compile: ${compiled.error}`;
@@ -61,7 +67,7 @@ export function planCalls(tools: readonly ProbeTool[], compile: SchemaCompiler, 
   calls.push(...edges);
   const requiring = (candidates: readonly ProbeTool[]) => candidates.filter((tool) => requiredProperties(tool.inputSchema).length > 0);
   const fallback = tools.filter((tool) => tool.annotations?.destructiveHint !== true);
-  const targets = (requiring(safeTools).length > 0 ? requiring(safeTools) : requiring(fallback)).slice(0, 2);
+  const targets = (requiring(safeTools).length > 0 || !contained ? requiring(safeTools) : requiring(fallback)).slice(0, 2);
   for (const tool of targets) {
     for (const kind of ['missing-required', 'wrong-type'] as const) {
       const args = badArguments(tool.inputSchema, kind);

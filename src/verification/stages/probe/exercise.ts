@@ -33,6 +33,8 @@ export interface ExerciseOptions {
   budgetMs?: number;
   /** Pages of tools/list followed at most (default 50). */
   maxPages?: number;
+  /** The plugin runs in a throwaway sandbox, so tools that are not reads may be exercised (default true). */
+  contained?: boolean;
   signal?: AbortSignal;
   progress?: (message: string) => void;
 }
@@ -58,7 +60,7 @@ export async function exercise(first: ProbeTarget, sessions: { current(): Promis
   watch(first);
   const callTimeoutMs = options.callTimeoutMs ?? 3_000;
   const listing = await listTools(first.client, callTimeoutMs, options.maxPages ?? 50, options.signal);
-  const planned = planCalls(listing.tools, createSchemaCompiler(), options.maxValidCalls ?? 40);
+  const planned = planCalls(listing.tools, createSchemaCompiler(), options.maxValidCalls ?? 40, options.contained ?? true);
   // Reads first, then the bad-argument calls: a plugin that crashes on bad arguments must not
   // take reads still in flight down with it (they would count against its behaviour).
   const ofKinds = (kinds: readonly string[]) => planned.calls.filter((call) => kinds.includes(call.kind));

@@ -83,7 +83,8 @@ async function probeRemote(launch: UpstreamSpecInput & { transport: 'http' | 'op
   const connected = target;
   let exercised: Exercised;
   try {
-    exercised = await exercise(connected, { current: async () => (connected.isRunning() ? connected : undefined) }, options);
+    // A remote or OpenAPI plugin's calls reach the real service: only its reads are called.
+    exercised = await exercise(connected, { current: async () => (connected.isRunning() ? connected : undefined) }, { ...options, contained: false });
   } finally {
     await connected.close();
   }
