@@ -93,29 +93,36 @@ export function createLearning(options: LearningOptions): Learning {
 
   // One queue: captures and scope loads run one at a time, off every search's path.
   let tail: Promise<void> = Promise.resolve();
-  const schedule = (task: () => Promise<void>): void => {
+  const enqueue = (task: () => Promise<void>): void => {
     tail = tail.then(task).catch((error: unknown) => {
       counters.errors++;
       logger.warn({ err: error }, 'learning: task failed');
     });
   };
-  // The floor is the embedder's own (issue #25): computed first on the learning queue, so every
-  // overlay is built with it. Until then no overlay exists, so nothing ranks with a wrong floor.
+  // The floor is the embedder's own (issue #25): computed on the learning queue before the first
+  // task that needs it, so every overlay is built with it and nothing ranks with a wrong floor.
+  // Only then: a process that never learns or ranks with learned examples (a CLI command, an
+  // app that only lists plugins) never loads the model for it.
   const scoring = { minSimilarity: typeof settings.minSimilarity === 'number' ? settings.minSimilarity : Number.NaN, weight: settings.weight, contributorShare: settings.contributorShare };
   let calibration: FloorCalibration | undefined;
-  if (settings.minSimilarity === 'calibrated') {
-    schedule(async () => {
-      try {
-        calibration = await calibrateFloor(embedder, shippedCalibrationGroups(), { maxGroups: 40 });
-        scoring.minSimilarity = calibration.floor;
-        logger.info({ model: calibration.model, floor: calibration.floor, sameToolAbove: calibration.sameToolAbove }, 'learning: similarity floor calibrated');
-      } catch (error) {
-        // Without the public data (or with a failing embedder) the most cautious floor: only near-repeats teach.
-        scoring.minSimilarity = 0.9;
-        logger.warn({ err: error }, 'learning: could not calibrate the similarity floor; using 0.9 (near-repeats only)');
-      }
-    });
-  }
+  let calibrationQueued = settings.minSimilarity !== 'calibrated';
+  const schedule = (task: () => Promise<void>): void => {
+    if (!calibrationQueued) {
+      calibrationQueued = true;
+      enqueue(async () => {
+        try {
+          calibration = await calibrateFloor(embedder, shippedCalibrationGroups(), { maxGroups: 40 });
+          scoring.minSimilarity = calibration.floor;
+          logger.info({ model: calibration.model, floor: calibration.floor, sameToolAbove: calibration.sameToolAbove }, 'learning: similarity floor calibrated');
+        } catch (error) {
+          // Without the public data (or with a failing embedder) the most cautious floor: only near-repeats teach.
+          scoring.minSimilarity = 0.9;
+          logger.warn({ err: error }, 'learning: could not calibrate the similarity floor; using 0.9 (near-repeats only)');
+        }
+      });
+    }
+    enqueue(task);
+  };
   const scopes = createScopeOverlays({ db, embedder, scoring, refreshMs: settings.refreshMs, now: () => clock().getTime(), logger, schedule });
   const analysed = new Map<string, AnalysedQuery>();
 
