@@ -57,6 +57,10 @@ describe('similarity floor calibration', () => {
     const embedder = createOfflineEmbedder();
     const learning = createLearning({ db: {} as Database, embedder, settings: { sweepIntervalMs: 0 } });
     await learning.flush();
+    // Nothing to learn or rank yet: no calibration (a CLI process never pays for it).
+    assert.equal(learning.stats().calibration, undefined);
+    learning.overlayFor(null); // the first task that needs the floor (its load fails on this stub database, which is fine)
+    await learning.flush();
     const expected = await calibrateFloor(embedder, shippedCalibrationGroups(), { maxGroups: 40 });
     assert.equal(learning.stats().minSimilarity, expected.floor);
     assert.equal(learning.stats().calibration?.model, embedder.modelId);
