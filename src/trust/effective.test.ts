@@ -74,8 +74,8 @@ describe('runtime trust score (seed 000 §4.3)', () => {
     assert.equal(runtimeTrustScore({ ...quiet, calls: 20, failures: 15, meanLatencyMs: 10, stddevLatencyMs: 1 }, 10).score, 55);
     assert.equal(runtimeTrustScore({ ...quiet, calls: 20, meanLatencyMs: 10, stddevLatencyMs: 40 }, 10).score, 85);
     assert.equal(runtimeTrustScore({ ...quiet, deniedEgress: 2 }, 10).score, 90);
-    assert.equal(runtimeTrustScore({ ...quiet, deniedEgress: 50 }, 10).score, 80);
-    assert.equal(runtimeTrustScore({ ...quiet, userReports: 5 }, 10).score, 70);
+    assert.equal(runtimeTrustScore({ ...quiet, deniedEgress: 50 }, 10).score, 75, 'denied public hosts: 5 each, at most 25 (issue #23)');
+    assert.equal(runtimeTrustScore({ ...quiet, userReports: 5 }, 10).score, 55, 'user reports: 15 each, at most 45 (issue #23)');
     assert.equal(runtimeTrustScore({ calls: 20, failures: 20, meanLatencyMs: 10, stddevLatencyMs: 40, deniedEgress: 9, userReports: 9 }, 10).score, 0);
   });
 });

@@ -78,7 +78,8 @@ describeEachBackend('bad input never reaches a 500, nor another request', (backe
 
   it('finding 2 below the HTTP boundary: a NUL query in the same event batch as 20 of B\'s selects is refused alone', async () => {
     // An engine whose events wait for an explicit flush, so all 21 share one batch for certain.
-    const engine = createSelectionEngine({ db: app.db, events: { flushMs: 3_600_000, batchSize: 1_000 } });
+    // (Batched on purpose: on PostgreSQL the app's events are written through, issue #23; the next test covers that.)
+    const engine = createSelectionEngine({ db: app.db, events: { flushMs: 3_600_000, batchSize: 1_000, durability: { kind: 'batched' } } });
     try {
       const before = await eventCount('org-b');
       const results = await Promise.all(Array.from({ length: 20 }, () => engine.selectTools({ query: 'weather', context: { orgId: 'org-b' }, log: true })));
@@ -92,6 +93,21 @@ describeEachBackend('bad input never reaches a 500, nor another request', (backe
       // And through the API, B's outcome for one of those events answers 200.
       const response = await call('POST', '/v1/outcomes', keyB, JSON.stringify({ eventId: results[3]!.metadata.eventId, toolsCalled: [], success: true }));
       assert.equal(response.status, 200, JSON.stringify(response.body));
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('finding 2, written through (PostgreSQL\'s durability, issue #23): a NUL query among 20 concurrent selects does not cost them their ids', async () => {
+    const engine = createSelectionEngine({ db: app.db, events: { durability: { kind: 'write-through' } } });
+    try {
+      const before = await eventCount('org-b');
+      const pending = Array.from({ length: 20 }, () => engine.selectTools({ query: 'weather', context: { orgId: 'org-b' }, log: true }));
+      pending.push(engine.selectTools({ query: 'echo\u0000', context: { orgId: 'org-a' }, log: true }));
+      const results = await Promise.all(pending);
+      results.pop();
+      assert.ok(results.every((result) => typeof result.metadata.eventId === 'string'), 'every select got a durable id');
+      assert.equal((await eventCount('org-b')) - before, 20, 'written before the answers, no flush needed');
     } finally {
       await engine.close();
     }
