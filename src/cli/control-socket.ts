@@ -154,12 +154,21 @@ export async function startControlSocket(options: ControlSocketOptions): Promise
   rmSync(options.socketPath, { force: true });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.socketPath, () => {
-      server.off('error', reject);
-      resolve();
-    });
+    // The socket file is created (bound) inside listen() with the process umask: under 0177 it is
+    // born 0600, so no other user can connect in the moment before the chmod below (a connection
+    // then could run commands or open an MCP session as this user). Unix-socket binds happen
+    // synchronously within listen(), so the umask is narrowed for that call only.
+    const previousUmask = process.umask(0o177);
+    try {
+      server.listen(options.socketPath, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    } finally {
+      process.umask(previousUmask);
+    }
   });
-  // Created by listen() with the process umask: narrow it before anyone can use it.
+  // Belt and braces: the mode the socket must have whatever created it.
   chmodSync(options.socketPath, 0o600);
   logger.debug({ path: options.socketPath }, 'CLI control socket listening');
   let closed = false;
