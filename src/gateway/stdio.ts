@@ -91,6 +91,10 @@ export async function runStdioGateway(options: RunStdioGatewayOptions): Promise<
     try {
       await closeConnection?.();
     } finally {
+      // stdin was piped into `input` and resumed: left flowing, it keeps the process alive for a
+      // client that still holds the pipe open (SIGTERM must stop `serve --stdio` at once).
+      stdin.unpipe(input);
+      stdin.pause();
       resolveClosed();
     }
   }
