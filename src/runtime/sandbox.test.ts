@@ -141,6 +141,13 @@ describe("buildLaunch: the hub's own paths (issue #23)", () => {
 });
 
 describe('buildLaunch: the launch environment', () => {
+  it('keeps a working folder inside the writable state folder writable (a one-shot build in a monorepo package)', () => {
+    const work = '/var/lib/quiver/state/p';
+    const launch = buildLaunch(spec({ codeDir: undefined, readOnlyPaths: [], cwd: `${work}/tree/packages/server` }), context({ stateDir: work }));
+    assert.ok(binds(launch.args, '--bind').includes(work));
+    assert.ok(!binds(launch.args, '--ro-bind').some((path) => path.startsWith(`${work}/`)), launch.args.join(' '));
+  });
+
   it('refuses dynamic-loader variables, which would act on the launch chain outside the sandbox', () => {
     for (const key of ['LD_PRELOAD', 'ld_library_path', 'LD_AUDIT', 'GCONV_PATH', 'MALLOC_CHECK_']) {
       assert.throws(

@@ -340,8 +340,12 @@ export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
     const overlay = spec.codeDir === undefined ? undefined : overlayFor(resolve(spec.codeDir), context, warnings);
     const mounts: Mount[] = [];
     // The overlaid folder is bound writable instead; read-only binds inside it would hide the overlay.
+    // Likewise inside the writable state folder: a one-shot build runs in a package folder of its
+    // install folder (a monorepo's `--path`) and must write there; a read-only bind over it would
+    // land on top of the writable one (deeper mounts come last) and fail the build with EROFS.
+    const writable = [...(overlay === undefined ? [] : [overlay.lower]), context.stateDir];
     for (const path of [...new Set(readOnly)]) {
-      if (overlay === undefined || !isUnder(path, [overlay.lower])) mounts.push({ kind: 'ro', path });
+      if (!isUnder(path, writable)) mounts.push({ kind: 'ro', path });
     }
     if (overlay !== undefined) mounts.push({ kind: 'rw', path: overlay.lower });
     mounts.push({ kind: 'rw', path: context.stateDir });
