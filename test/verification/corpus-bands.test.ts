@@ -212,8 +212,12 @@ describe('the corpus lands in its trust bands through every stage', { skip }, ()
       }
       if (entry.cap) {
         const [stage, level, reason] = entry.cap;
-        assert.deepEqual(verdict.caps.map((cap) => [cap.stage, cap.level]), [[stage, level]], summary);
-        assert.match(verdict.caps[0]!.reason, reason);
+        // The expected cap is there; since #23 static analysis may cap the same plugin too (code
+        // naming ~/.ssh caps at UNVERIFIED), so other caps are allowed, none looser than the expected one.
+        const expected = verdict.caps.find((cap) => cap.stage === stage && cap.level === level);
+        assert.ok(expected, `${stage} caps at ${level}: ${summary}`);
+        assert.match(expected.reason, reason);
+        assert.ok(verdict.caps.every((cap) => cap.level === level), summary);
         assert.notEqual(verdict.scoreLevel, level, 'the cap, not the score, decides');
       } else {
         assert.deepEqual(verdict.caps, [], summary);
