@@ -37,15 +37,16 @@ before(async () => {
 after(() => registry.close());
 
 describe('stages on a real npm server (server-everything)', () => {
-  it('static analysis reads the server and its dependency tree and blames nothing high on its own code', async () => {
+  it('static analysis reads the server and its dependency tree; the one high finding in its own code is get-env serialising the environment', async () => {
     const result = await staticAnalysisStage(contextFor(subject, { registryUrl: registry.url }));
     assert.ok((result.metrics?.['dependencies'] as number) >= 50, `dependencies: ${result.metrics?.['dependencies']}`);
     assert.ok((result.metrics?.['ownFiles'] as number) >= 10);
     const ownSevere = result.issues.filter((issue) => (issue.severity === 'high' || issue.severity === 'critical') && issue.location?.startsWith('node_modules/@modelcontextprotocol/server-everything/'));
-    assert.deepEqual(ownSevere, []);
+    // server-everything's get-env tool returns JSON.stringify(process.env): a true finding (issue #23).
+    assert.deepEqual(ownSevere.map((issue) => [issue.code, issue.location]), [['env-serialisation', 'node_modules/@modelcontextprotocol/server-everything/dist/tools/get-env.js:29']]);
     // The SDK's dependencies compile code (ajv) and spawn processes (cross-spawn): seen, weighed low.
     assert.ok(result.issues.some((issue) => issue.code === 'dynamic-code' && issue.severity === 'low' && issue.message.startsWith('dependency ajv')));
-    assert.ok(result.score >= 60 && result.score < 100, `score ${result.score}`);
+    assert.ok(result.score >= 50 && result.score < 100, `score ${result.score}`); // 57 measured: the get-env finding costs 15
   });
 
   it('security scan: no poisoning in its real tools, the tree sent for advisories, a score in the top band', async () => {
