@@ -1,5 +1,5 @@
 import { describe, it } from 'node:test';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
@@ -164,5 +164,47 @@ describe('buildLaunch: the launch environment', () => {
     const launch = buildLaunch(spec({ env: { API_TOKEN: 'secret', LDAP_URL: 'ldap://x' } }), context());
     assert.equal(launch.env.API_TOKEN, 'secret');
     assert.equal(launch.env.LDAP_URL, 'ldap://x');
+  });
+});
+
+describe('buildLaunch: host paths an admin granted (issue #26)', () => {
+  it('binds a read-only grant with --ro-bind and a read-write one with --bind, at the same path', () => {
+    const root = mkdtempSync(join(tmpdir(), 'quiver-grant-'));
+    try {
+      const docs = join(root, 'docs');
+      const notes = join(root, 'notes');
+      mkdirSync(docs);
+      mkdirSync(notes);
+      const launch = buildLaunch(spec({ mounts: [{ path: docs, mode: 'ro' }, { path: notes, mode: 'rw' }, { path: join(root, 'gone'), mode: 'ro' }] }), context({ hiddenPaths: ['/var/lib/quiver'] }));
+      assert.ok(binds(launch.args, '--ro-bind').includes(docs));
+      assert.equal(binds(launch.args, '--bind').includes(docs), false);
+      assert.ok(binds(launch.args, '--bind').includes(notes));
+      assert.match(launch.description.warnings.join('\n'), /gone does not exist: not mounted/);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses to launch with a grant that is, holds or sits inside a hub path, or that became a symbolic link (fail closed)', () => {
+    const root = mkdtempSync(join(tmpdir(), 'quiver-grant-'));
+    try {
+      const home = join(root, 'home', '.quiver');
+      const data = join(home, 'data');
+      mkdirSync(data, { recursive: true });
+      const hidden = [home, data, join(home, 'secret.key')];
+      for (const path of [home, data, join(root, 'home'), root, join(home, 'plugins')]) {
+        assert.throws(() => buildLaunch(spec({ mounts: [{ path, mode: 'ro' }] }), context({ hiddenPaths: hidden })), /hub's own/, path);
+      }
+      const link = join(root, 'innocent');
+      symlinkSync(join(root, 'home'), link);
+      assert.throws(() => buildLaunch(spec({ mounts: [{ path: link, mode: 'rw' }] }), context({ hiddenPaths: hidden })), /hub's own/);
+      const elsewhere = join(root, 'elsewhere');
+      mkdirSync(elsewhere);
+      const other = join(root, 'other-link');
+      symlinkSync(elsewhere, other);
+      assert.throws(() => buildLaunch(spec({ mounts: [{ path: other, mode: 'rw' }] }), context({ hiddenPaths: hidden })), /now leads to/);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -17,7 +17,9 @@
  *
  * The hub's own paths (`hiddenPaths`: its home, data folder, key file, state root) are never
  * shown: nothing binds them, and where a folder the plugin is given contains one, an empty
- * tmpfs (a folder) or /dev/null (a file) is mounted over it.
+ * tmpfs (a folder) or /dev/null (a file) is mounted over it. Host paths an admin granted
+ * (`spec.mounts`, issue #26) are bound at the same path, read-only or read-write; a grant that
+ * is, holds or sits inside a hub path refuses the launch (host-mounts.ts).
  *
  * Between 2 and 3, when the spec names a `codeDir`, `unshare … sh` mounts that folder as an
  * overlay whose writes land in the state folder (`code-overlay.ts`), so the plugin may write
@@ -34,6 +36,7 @@ import { QuiverError, ErrorCodes } from '../core/errors.ts';
 import type { CgroupSupport } from './cgroup.ts';
 import { detectCgroups } from './cgroup.ts';
 import { overlayChain, overlayLayout, unsafeOverlayPath, type OverlayLayout, type OverlayTools } from './code-overlay.ts';
+import { launchMounts } from './host-mounts.ts';
 import type { IsolationPolicy } from './isolation-policy.ts';
 import { sandboxBridgeScript } from './sandbox-bridge.ts';
 import type { EgressMount } from './sandbox-egress.ts';
@@ -349,6 +352,10 @@ export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
     }
     if (overlay !== undefined) mounts.push({ kind: 'rw', path: overlay.lower });
     mounts.push({ kind: 'rw', path: context.stateDir });
+    // Host paths an admin granted (issue #26), checked again here: none may show a hub path.
+    const granted = launchMounts(spec.mounts, context.hiddenPaths ?? [], spec.pluginName);
+    warnings.push(...granted.warnings);
+    for (const mount of granted.mounts) mounts.push({ kind: mount.mode, path: mount.path });
     // The layers are the plugin's only through the overlay: editing them under a mount is undefined.
     if (overlay !== undefined) mounts.push({ kind: 'tmpfs', path: overlay.root });
     // /tmp, /proc and /dev are the sandbox's own: only real binds can show a hub path.
@@ -374,6 +381,7 @@ export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
     const drop = host.isRoot ? dropToSandboxUser(host.setpriv!) : host.setpriv ? [host.setpriv] : [];
     chain = [...drop, ...(host.setpriv ? ['--pdeathsig', 'SIGKILL'] : []), ...(drop.length > 0 ? ['--'] : []), executable, ...spec.args];
     treeGuard = host.setpriv ? 'pdeathsig' : 'process-group-only';
+    if (spec.mounts.length > 0) warnings.push(`granted host paths (${spec.mounts.map((mount) => `${mount.path}:${mount.mode}`).join(', ')}) are not enforced: without a sandbox the plugin sees what its user may see`);
     warnings.push(
       host.isRoot
         ? "running without a sandbox (dangerouslyAllowUnsandboxed): as uid 65534 with no capability, the hub's files are hidden by their permissions only"

@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { parseOrThrow } from '../core/validation.ts';
+import { hostMountSchema } from './host-mounts.ts';
 
 /** Trust levels of seed 000 §4.1 (NEXUS_OFFICIAL is called OFFICIAL in Quiver). */
 export const trustLevelSchema = z.enum(['UNVERIFIED', 'COMMUNITY', 'ENTERPRISE', 'VERIFIED_PUBLISHER', 'OFFICIAL']);
@@ -109,6 +110,11 @@ export const stdioSpecSchema = z.object({
    */
   codeDir: z.string().min(1).optional(),
   limits: resourceLimitsSchema.default({}),
+  /**
+   * Host paths an admin granted (issue #26), bound at the same path in the sandbox, read-only or
+   * read-write; never one of the hub's own paths (runtime/host-mounts.ts).
+   */
+  mounts: z.array(hostMountSchema).max(100).default([]),
   /**
    * Where a sandboxed plugin may connect (issue #10): set (even empty), the sandbox gets its own
    * network reaching only these through the egress proxy, every attempt logged; unset, a sandbox
