@@ -79,7 +79,10 @@ describe('verification probe stages in the real sandbox', { skip }, () => {
     assert.deepEqual(probe.crashes.map((crash) => crash.during), [['get_b'], ['get_d'], ['get_f'], ['get_h']]);
     assert.equal(probe.starts, 4, 'the first start and three restarts');
     assert.ok(codes(sandbox).includes('sandbox_crash'));
-    assert.equal(sandbox.score, 100 - 50 - 15, 'crashes (capped at 50) and half the reads failed (30 × 4/8)');
+    // Four Node starts in under a second can also read as a CPU spike on a loaded machine: a real
+    // measurement, deducted on its own line, so the expected score names it when it is there.
+    const cpuSpike = codes(sandbox).includes('sandbox_cpu_spike') ? 10 : 0;
+    assert.equal(sandbox.score, 100 - 50 - 15 - cpuSpike, `crashes (capped at 50) and half the reads failed (30 × 4/8); issues: ${codes(sandbox)}`);
   });
 
   it('sees the network attempts of a plugin that phones home, though nothing leaves the sandbox', { timeout: 60_000 }, async () => {

@@ -74,7 +74,10 @@ export function createCatalogState(options: {
   const { db, retrieval, toolsMs, now, onReload } = options;
   let snapshot: CatalogSnapshot | undefined;
   let snapshotForced = true;
-  let snapshotLoad: Promise<CatalogSnapshot> | undefined;
+  // Invalidations so far, and the count a running load started under: a caller that arrives after
+  // an invalidation must not be handed a load that read the catalog before it (a stale snapshot).
+  let invalidations = 0;
+  let snapshotLoad: { promise: Promise<CatalogSnapshot>; startedAt: number } | undefined;
   let snapshotVersion = 0;
   // What the retrieval index holds: id → document signature, and the snapshot version it matches.
   let indexed: Map<string, string> | undefined;
@@ -118,10 +121,15 @@ export function createCatalogState(options: {
   return {
     async get() {
       if (snapshot && !snapshotForced && now() - snapshot.checkedAt < toolsMs) return snapshot;
-      snapshotLoad ??= loadSnapshot().finally(() => {
-        snapshotLoad = undefined;
-      });
-      return snapshotLoad;
+      if (snapshotLoad !== undefined && snapshotLoad.startedAt === invalidations) return snapshotLoad.promise;
+      // No load, or one that began before the latest invalidation: start one after the one running.
+      const previous = snapshotLoad?.promise.catch(() => undefined);
+      const load = { startedAt: invalidations, promise: (previous ?? Promise.resolve()).then(() => loadSnapshot()) };
+      snapshotLoad = load;
+      void load.promise.finally(() => {
+        if (snapshotLoad === load) snapshotLoad = undefined;
+      }).catch(() => undefined);
+      return load.promise;
     },
     async ensureIndex(current) {
       while (indexedVersion !== current.version) {
@@ -133,7 +141,10 @@ export function createCatalogState(options: {
       }
     },
     invalidate(kind) {
-      if (kind === 'tools' || kind === 'categories' || kind === 'all') snapshotForced = true;
+      if (kind === 'tools' || kind === 'categories' || kind === 'all') {
+        snapshotForced = true;
+        invalidations += 1;
+      }
     },
   };
 }

@@ -1,0 +1,57 @@
+import { after, before, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { describeEachBackend } from '../../../test/helpers/backends.ts';
+import type { Database, QueryResult } from '../../store/database.ts';
+import { createLexicalRetrieval } from '../retrieval.ts';
+import { addTool } from '../test-fixtures.ts';
+import { createCatalogState } from './catalog.ts';
+
+/** `db` whose answers to the queries after the first `passed` wait for `release()`: a read made now, returned later. */
+function slowAnswers(db: Database, passed: number): { db: Database; answered: Promise<void>; release(): void } {
+  let count = 0;
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let heldOne!: () => void;
+  const answered = new Promise<void>((resolve) => (heldOne = resolve));
+  const wrapped: Database = {
+    ...db,
+    async query<Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>> {
+      const result = await db.query<Row>(sql, params);
+      if (++count > passed) {
+        heldOne();
+        await gate;
+      }
+      return result;
+    },
+  };
+  return { db: wrapped, answered, release };
+}
+
+describeEachBackend('selection catalog snapshot', (backend) => {
+  let db: Database;
+  before(async () => {
+    db = await backend.open();
+  });
+  after(async () => {
+    await db?.close();
+  });
+
+  it('a caller arriving after an invalidation never gets a load that read the catalog before it', async () => {
+    // The first load reads the signature (answered), then the tool list (read, answer held back).
+    const slow = slowAnswers(db, 1);
+    const state = createCatalogState({ db: slow.db, retrieval: createLexicalRetrieval(), toolsMs: 60_000, now: Date.now, onReload: () => {} });
+    const early = state.get();
+    await slow.answered;
+    await addTool(db, { name: 'late_tool', description: 'Added after the first read.' });
+    state.invalidate('tools');
+    const late = state.get();
+    const sameRound = state.get();
+    slow.release();
+    const [first, second, third] = await Promise.all([early, late, sameRound]);
+    assert.ok(!first.tools.some((tool) => tool.name === 'late_tool'), 'the early load read before the tool existed');
+    assert.ok(second.tools.some((tool) => tool.name === 'late_tool'), 'a caller after the invalidation got the stale snapshot');
+    // Callers after the same invalidation share one load, and then the snapshot is served from memory.
+    assert.equal(third, second);
+    assert.equal(await state.get(), second);
+  });
+});
