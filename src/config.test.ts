@@ -79,3 +79,33 @@ describe('timing settings and the command environment', () => {
     }
   });
 });
+
+describe('OAuth resource-server settings (issue #27)', () => {
+  test('off without an issuer; with one, the admitted organisations are required and parsed', () => {
+    assert.equal(loadConfig({ HOME: '/tmp' }).oauth, undefined);
+    const oauth = loadConfig({
+      HOME: '/tmp',
+      QUIVER_OAUTH_ISSUER: 'https://id.example',
+      QUIVER_OAUTH_ORGS: '{"acme":{"org":"acme","scopes":["mcp","read"],"roles":["dev"]}}',
+      QUIVER_OAUTH_ROLES_CLAIM: 'realm_access.roles',
+    }).oauth;
+    assert.deepEqual(
+      { issuer: oauth?.issuer, scopes: oauth?.scopesSupported, roles: oauth?.rolesClaim, orgClaim: oauth?.orgClaim, acme: oauth?.organisations.acme },
+      { issuer: 'https://id.example', scopes: ['mcp'], roles: 'realm_access.roles', orgClaim: 'org', acme: { org: 'acme', scopes: ['mcp', 'read'], roles: ['dev'] } },
+    );
+  });
+
+  test('fails fast on a missing or bad organisation map, admin scope, or settings without an issuer', () => {
+    const base = { HOME: '/tmp', QUIVER_OAUTH_ISSUER: 'https://id.example' };
+    for (const [env, text] of [
+      [base, 'needs QUIVER_OAUTH_ORGS'],
+      [{ ...base, QUIVER_OAUTH_ORGS: 'acme' }, 'not valid JSON'],
+      [{ ...base, QUIVER_OAUTH_ORGS: '{}' }, 'admits no organisation'],
+      [{ ...base, QUIVER_OAUTH_ORGS: '{"acme":{"scopes":["admin"]}}' }, 'QUIVER_OAUTH_ORGS'],
+      [{ ...base, QUIVER_OAUTH_ORGS: '{"acme":{"role":"x"}}' }, 'QUIVER_OAUTH_ORGS'],
+      [{ HOME: '/tmp', QUIVER_OAUTH_ORGS: '{"acme":{}}' }, 'need QUIVER_OAUTH_ISSUER'],
+    ] as const) {
+      assert.throws(() => loadConfig(env), (error) => isQuiverError(error, 'invalid_config') && error.message.includes(text), text);
+    }
+  });
+});

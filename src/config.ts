@@ -34,6 +34,8 @@ export interface QuiverConfig {
   logLevel: (typeof logLevels)[number];
   /** 32-byte key for secrets at rest, if given (else a generated key file is used). */
   secretKey: string | undefined;
+  /** Where QUIVER_SECRET_KEY_FILE keeps the key, when it does: hidden from plugins like the home (issue #26). */
+  secretKeyFile: string | undefined;
   dangerouslyAllowUnsandboxed: boolean;
   embedder:
     | { kind: 'offline' }
@@ -92,6 +94,8 @@ export interface QuiverConfig {
   learning: LearningConfig;
   /** Blue-green upgrades (issue #11, seed 000 §5): rollout steps, windows and rollback thresholds (`QUIVER_ROLLOUT_*`). */
   rollouts: RolloutConfig;
+  /** Access tokens of an external authorization server beside API keys (issue #27); undefined: API keys only. */
+  oauth?: OAuthConfig | undefined;
 }
 
 /** Rollout steps, monitoring window and automatic-rollback thresholds (`QUIVER_ROLLOUT_*`, docs/rollouts.md). */
@@ -177,6 +181,36 @@ export interface McpLimits {
   maxWaitMs: number;
   /** Where `/mcp` sessions live: `database` (any replica serves them, the default) or `memory` (this process only) (QUIVER_MCP_SESSIONS). */
   sessionStore: 'database' | 'memory';
+}
+
+/** An organisation admitted to Quiver through access tokens (QUIVER_OAUTH_ORGS, issue #27). */
+const admittedOrganisationSchema = z
+  .object({
+    org: z.string().min(1).max(200).optional(),
+    // Never `admin`: administration stays with API keys.
+    scopes: z.array(z.enum(['mcp', 'read', 'select', 'metrics'])).min(1).default(['mcp']),
+    roles: z.array(z.string().min(1).max(100)).max(50).default([]),
+    tier: z.string().min(1).max(100).optional(),
+    workspaceId: z.string().uuid().optional(),
+  })
+  .strict();
+
+/**
+ * Quiver as an OAuth protected resource (issue #27, docs/authorization.md): access tokens of one
+ * external authorization server (`QUIVER_OAUTH_ISSUER`), for the resource `QUIVER_OAUTH_RESOURCE`
+ * (default: the `/mcp` URL of a loopback request), mapped onto organisations, users and roles by
+ * the claims named here and the admitted organisations of `QUIVER_OAUTH_ORGS` (JSON, or `_FILE`).
+ */
+export interface OAuthConfig {
+  issuer: string;
+  resource: string | undefined;
+  jwksUrl: string | undefined;
+  clockToleranceSeconds: number;
+  scopesSupported: string[];
+  orgClaim: string;
+  userClaim: string;
+  rolesClaim: string;
+  organisations: Record<string, z.output<typeof admittedOrganisationSchema>>;
 }
 
 /** Settings given on the command line, which win over the environment. */
@@ -293,7 +327,54 @@ const envSchema = z.object({
   QUIVER_ROLLOUT_MIN_P95_DELTA_MS: z.coerce.number().min(0).max(600_000).default(100),
   QUIVER_ROLLOUT_TICK_MS: z.coerce.number().int().min(50).max(600_000).default(1000),
   QUIVER_ROLLOUT_REVERIFY_AFTER: z.coerce.number().int().min(1).max(1000).default(2),
+  QUIVER_OAUTH_ISSUER: z.string().url().optional(),
+  QUIVER_OAUTH_RESOURCE: z.string().url().optional(),
+  QUIVER_OAUTH_JWKS_URL: z.string().url().optional(),
+  QUIVER_OAUTH_CLOCK_TOLERANCE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
+  QUIVER_OAUTH_SCOPES: z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+( [\x21\x23-\x5B\x5D-\x7E]+)*$/, 'space-separated scope tokens (RFC 6749 §3.3)').default('mcp'),
+  QUIVER_OAUTH_ORG_CLAIM: z.string().min(1).max(200).default('org'),
+  QUIVER_OAUTH_USER_CLAIM: z.string().min(1).max(200).default('sub'),
+  QUIVER_OAUTH_ROLES_CLAIM: z.string().min(1).max(200).default('groups'),
 });
+
+/** The OAuth settings, or undefined when no issuer is configured; fails fast on a bad organisation map. */
+function oauthConfig(values: z.output<typeof envSchema>, env: Env): OAuthConfig | undefined {
+  const organisationsText = readSecret(env, 'QUIVER_OAUTH_ORGS');
+  if (values.QUIVER_OAUTH_ISSUER === undefined) {
+    if (organisationsText !== undefined || values.QUIVER_OAUTH_RESOURCE !== undefined) {
+      throw new QuiverError(ErrorCodes.config, 'QUIVER_OAUTH_ORGS and QUIVER_OAUTH_RESOURCE need QUIVER_OAUTH_ISSUER (the authorization server)');
+    }
+    return undefined;
+  }
+  if (organisationsText === undefined) {
+    throw new QuiverError(ErrorCodes.config, 'QUIVER_OAUTH_ISSUER needs QUIVER_OAUTH_ORGS: the organisations whose tokens are admitted, e.g. {"acme":{"scopes":["mcp"]}}');
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(organisationsText) as unknown;
+  } catch {
+    throw new QuiverError(ErrorCodes.config, 'QUIVER_OAUTH_ORGS is not valid JSON');
+  }
+  const parsed = z.record(z.string().min(1).max(200), admittedOrganisationSchema).safeParse(raw);
+  if (!parsed.success) {
+    throw new QuiverError(ErrorCodes.config, `QUIVER_OAUTH_ORGS: ${formatIssues(parsed.error).map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+  }
+  if (Object.keys(parsed.data).length === 0) throw new QuiverError(ErrorCodes.config, 'QUIVER_OAUTH_ORGS admits no organisation');
+  if (values.QUIVER_OAUTH_RESOURCE !== undefined && new URL(values.QUIVER_OAUTH_RESOURCE).hash !== '') {
+    throw new QuiverError(ErrorCodes.config, 'QUIVER_OAUTH_RESOURCE must not have a fragment (RFC 8707 §2)');
+  }
+  return {
+    issuer: values.QUIVER_OAUTH_ISSUER,
+    resource: values.QUIVER_OAUTH_RESOURCE,
+    jwksUrl: values.QUIVER_OAUTH_JWKS_URL,
+    clockToleranceSeconds: values.QUIVER_OAUTH_CLOCK_TOLERANCE_SECONDS,
+    scopesSupported: values.QUIVER_OAUTH_SCOPES.split(' '),
+    orgClaim: values.QUIVER_OAUTH_ORG_CLAIM,
+    userClaim: values.QUIVER_OAUTH_USER_CLAIM,
+    rolesClaim: values.QUIVER_OAUTH_ROLES_CLAIM,
+    organisations: parsed.data,
+  };
+}
 
 // The embedder when QUIVER_EMBEDDER is unset. The shipped sentence-embedding model (issue #25,
 // QUIVER_EMBEDDER=model) ranks better but does not yet meet its cost: measured on this 2-core
@@ -386,6 +467,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
     },
     logLevel: logLevel as QuiverConfig['logLevel'],
     secretKey: readSecret(env, 'QUIVER_SECRET_KEY'),
+    secretKeyFile: env.QUIVER_SECRET_KEY_FILE || undefined,
     dangerouslyAllowUnsandboxed: values.QUIVER_DANGEROUSLY_ALLOW_UNSANDBOXED,
     embedder,
     llm,
@@ -438,6 +520,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
         ? [...DEFAULT_LICENSE_ALLOW_LIST]
         : values.QUIVER_VERIFY_LICENSES.split(',').map((id) => id.trim()).filter(Boolean),
     },
+    oauth: oauthConfig(values, env),
     rollouts: {
       steps: values.QUIVER_ROLLOUT_STEPS,
       stepWindowMs: values.QUIVER_ROLLOUT_STEP_WINDOW_MS,

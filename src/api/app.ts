@@ -12,10 +12,11 @@ import { randomUUID } from 'node:crypto';
 import { QuiverError, ErrorCodes, toQuiverError } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../core/logger.ts';
 import type { ApiKeyService } from '../access/api-keys.ts';
+import type { Authenticator } from '../access/oauth/bearer-authenticator.ts';
 import { assertSafeRequestTarget, statusForCode, type ApiEnv } from './http.ts';
 import { buildOpenApiDocument, type OpenApiPaths } from './openapi.ts';
 import { QUIVER_VERSION } from '../core/version.ts';
-import { bearerChallenge } from '../core/bearer-challenge.ts';
+import { bearerChallenge, forbiddenChallenge, type ChallengeParameters } from '../core/bearer-challenge.ts';
 import { OBSERVABILITY_OPENAPI, httpTelemetry, isPublicObservabilityPath, registerObservabilityRoutes, type ApiTelemetry } from './observability.ts';
 
 /** A group of routes with its OpenAPI description. */
@@ -28,10 +29,16 @@ export interface ApiRouteModule {
   bodyLimits?: Record<string, number>;
   /** Error bodies of particular paths (exact match) in their own protocol, e.g. JSON-RPC on `/mcp`. */
   errorBodies?: Record<string, (error: { code: string; message: string }) => unknown>;
+  /** Paths anyone may read without a key (exact match), e.g. OAuth metadata. */
+  publicPaths?: readonly string[];
 }
 
 export interface CreateApiOptions {
-  apiKeys: ApiKeyService;
+  apiKeys: Pick<ApiKeyService, 'authenticate'>;
+  /** Resolves credentials (API keys and OAuth access tokens, issue #27); default: `apiKeys` alone. */
+  authenticator?: Authenticator;
+  /** Extra parameters of every 401 challenge for a request (the protected resource metadata URL). */
+  challenge?: (request: Request) => ChallengeParameters;
   modules: ApiRouteModule[];
   logger?: Logger;
   version?: string;
@@ -54,6 +61,8 @@ export function createApi(options: CreateApiOptions): Hono<ApiEnv> {
   const logger = options.logger ?? silentLogger;
   const app = new Hono<ApiEnv>();
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const authenticator: Authenticator = options.authenticator ?? { authenticate: (presented) => options.apiKeys.authenticate(presented) };
+  const publicPaths = new Set([...PUBLIC_PATHS, ...options.modules.flatMap((module) => module.publicPaths ?? [])]);
   // First, so refusals (401, 413) are timed and a request's span is the parent of all its work.
   if (options.telemetry) app.use('*', httpTelemetry(options.telemetry));
 
@@ -79,8 +88,8 @@ export function createApi(options: CreateApiOptions): Hono<ApiEnv> {
 
   app.use('*', async (c, next) => {
     // The admin UI's static files are public; every API call it makes carries the key.
-    if (PUBLIC_PATHS.has(c.req.path) || isPublicObservabilityPath(c.req.path, options.telemetry) || c.req.path === '/ui' || c.req.path.startsWith('/ui/')) return next();
-    c.set('principal', await options.apiKeys.authenticate(presentedKey(c.req.header('authorization'), c.req.header('x-api-key'))));
+    if (publicPaths.has(c.req.path) || isPublicObservabilityPath(c.req.path, options.telemetry) || c.req.path === '/ui' || c.req.path.startsWith('/ui/')) return next();
+    c.set('principal', await authenticator.authenticate(presentedKey(c.req.header('authorization'), c.req.header('x-api-key')), c.req.raw));
     await next();
   });
 
@@ -118,7 +127,12 @@ export function createApi(options: CreateApiOptions): Hono<ApiEnv> {
     }
     logger.debug({ code: quiverError.code, path: c.req.path }, quiverError.message);
     // RFC 6750 §3: every 401 says how to authenticate, and whether the key sent was the problem.
-    if (status === 401) c.header('WWW-Authenticate', bearerChallenge(presentedKey(c.req.header('authorization'), c.req.header('x-api-key')) !== undefined, quiverError.message));
+    if (status === 401) {
+      const presented = presentedKey(c.req.header('authorization'), c.req.header('x-api-key')) !== undefined;
+      c.header('WWW-Authenticate', bearerChallenge(presented, quiverError.message, options.challenge?.(c.req.raw)));
+    }
+    // A token that is valid but may not do this (an organisation not admitted) names where to get another (MCP authorization).
+    if (status === 403 && options.challenge) c.header('WWW-Authenticate', forbiddenChallenge(quiverError.message, options.challenge(c.req.raw)));
     if (ownBody) return c.json(ownBody({ code: quiverError.code, message: quiverError.message }), status);
     return c.json({ error: quiverError.toJSON() }, status);
   });

@@ -21,12 +21,14 @@ import { identityFromFlags } from '../gateway/identity.ts';
 import { controlSocketPath, startControlSocket, type ControlSocket, type ForwardedRunner, type StdioSessionOpener } from '../cli/control-socket.ts';
 import { createGatewayBackend } from './gateway-backend.ts';
 import { mcpRoutes } from './mcp-routes.ts';
+import { createResourceServer } from './resource-server.ts';
 import { createHttpGuard } from './http-limits.ts';
 import { META_TOOL_NAMES, SEARCH_TOOLS } from '../gateway/meta-tools.ts';
 import { createAppSessionStore, registerSessionJobs } from './stored-sessions.ts';
+import { assertBindAllowed } from './server-flags.ts';
 
 // The session flags of `quiver serve --stdio`, for the CLI that parses them.
-export { MCP_STDIO_OPTIONS, identityFromFlags, parseExposureMode } from '../gateway/identity.ts';
+export { MCP_STDIO_OPTIONS, identityFromFlags, parseExposureMode, assertBindAllowed } from './server-flags.ts';
 
 /** A gateway over the app's services, and how to stop it. */
 export interface AppGateway {
@@ -142,16 +144,6 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-/** Throws invalid_input for a non-loopback host unless binding every interface was asked for explicitly. */
-export function assertBindAllowed(host: string, allowPublicBind: boolean): void {
-  if (isPublicBindHost(host) && !allowPublicBind) {
-    throw new QuiverError(
-      ErrorCodes.invalidInput,
-      `refusing to listen on ${host}: only loopback is allowed by default; pass --dangerously-bind-all-interfaces to expose Quiver`,
-    );
-  }
-}
-
 /** Serves the REST API and `/mcp` on host:port; refuses a non-loopback host unless `allowPublicBind`. */
 export async function serveHttp(app: App, options: ServeOptions & { host: string; port: number; allowPublicBind?: boolean }): Promise<HttpServer> {
   const { host, port } = options;
@@ -160,6 +152,10 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
   const sessionStore = app.config.mcp.sessionStore === 'database' ? createAppSessionStore(app) : undefined;
   const appGateway = await createAppGateway(app, { ...options, storedSessions: sessionStore !== undefined });
   if (sessionStore) registerSessionJobs(app, sessionStore, appGateway.gateway);
+  // DNS-rebinding protection: only these Host names reach /mcp (and, without a configured resource URL, name the OAuth resource).
+  const allowedHosts = isPublicBindHost(host) ? ['127.0.0.1', 'localhost', '::1', host] : ['127.0.0.1', 'localhost', '::1'];
+  // Issue #27: access tokens beside API keys, the protected resource metadata and its challenges.
+  const resourceServer = createResourceServer(app.apiKeys, app.config.oauth, allowedHosts);
   const mcp = mcpRoutes({
     gateway: appGateway.gateway,
     ...(sessionStore ? { sessionStore } : {}),
@@ -167,10 +163,17 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
     logger: app.logger.child({ part: 'mcp-http' }),
     // Session limits count against the API key and its organisation, whatever the request asks.
     ownerOf: (principal) => ({ key: principal.keyId, org: principal.orgId }),
-    // DNS-rebinding protection: only these Host names reach /mcp.
-    allowedHosts: isPublicBindHost(host) ? ['127.0.0.1', 'localhost', '::1', host] : ['127.0.0.1', 'localhost', '::1'],
+    allowedHosts,
+    challenge: resourceServer.challenge,
   });
-  const api = createApi({ apiKeys: app.apiKeys, modules: [...app.apiModules(), mcp], logger: app.logger, telemetry: app.telemetry });
+  const api = createApi({
+    apiKeys: app.apiKeys,
+    authenticator: resourceServer.authenticator,
+    ...(resourceServer.challenge ? { challenge: resourceServer.challenge } : {}),
+    modules: [...app.apiModules(), ...resourceServer.modules, mcp],
+    logger: app.logger,
+    telemetry: app.telemetry,
+  });
   // Issue #23: read timeouts, a per-client connection cap, Connection: close after a 408/413.
   const guard = createHttpGuard(app.config.http, (request: Request, env: { incoming?: unknown }) => api.fetch(request, env));
   const server = serve({ fetch: guard.fetch, hostname: host, port, serverOptions: guard.serverOptions });
