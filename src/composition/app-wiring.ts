@@ -51,10 +51,11 @@ export function createChangeBroadcast(db: Database, logger: Logger, invalidateHe
 /** The plugins service's settings from the configuration (folders under the home, time limits, command environment). */
 export function pluginServiceSettings(config: QuiverConfig): Pick<
   PluginServiceOptions,
-  'cacheDir' | 'dangerouslyAllowUnsandboxed' | 'commandEnv' | 'discoveryTimeoutMs' | 'gitTimeoutMs' | 'npmTimeoutMs' | 'buildTimeoutMs'
+  'cacheDir' | 'dangerouslyAllowUnsandboxed' | 'commandEnv' | 'discoveryTimeoutMs' | 'gitTimeoutMs' | 'npmTimeoutMs' | 'buildTimeoutMs' | 'protectedPaths'
 > & { stateRoot: string } {
   return {
     cacheDir: join(config.homeDir, 'plugins'),
+    protectedPaths: hubPaths(config),
     stateRoot: join(config.homeDir, 'state'),
     dangerouslyAllowUnsandboxed: config.dangerouslyAllowUnsandboxed,
     commandEnv: config.commandEnv,
@@ -63,6 +64,19 @@ export function pluginServiceSettings(config: QuiverConfig): Pick<
     npmTimeoutMs: config.timing.npmTimeoutMs,
     buildTimeoutMs: config.timing.buildTimeoutMs,
   };
+}
+
+/**
+ * The hub's own paths (issues #23, #26): its home (plugin cache, state, key), its data folder and
+ * a key file kept elsewhere. The sandbox masks them; no host-path grant may touch them.
+ */
+export function hubPaths(config: QuiverConfig): string[] {
+  return [
+    config.homeDir,
+    join(config.homeDir, 'secret.key'),
+    ...(config.secretKeyFile === undefined ? [] : [config.secretKeyFile]),
+    ...(config.store.kind === 'folder' ? [config.store.path] : []),
+  ];
 }
 
 /** Dynamic trust settings (issue #10) from `QUIVER_TRUST_*`. */
@@ -228,7 +242,7 @@ export function wireSupervisor(input: {
       dangerouslyAllowUnsandboxed: config.dangerouslyAllowUnsandboxed,
       stateRoot: pluginServiceSettings(config).stateRoot,
       // Issue #23: no plugin sees the hub's home (key file, plugin cache, state), nor its data folder.
-      hiddenPaths: [config.homeDir, join(config.homeDir, 'secret.key'), ...(config.store.kind === 'folder' ? [config.store.path] : [])],
+      hiddenPaths: hubPaths(config),
       onEgressDecision: input.onEgressDecision,
     },
   });

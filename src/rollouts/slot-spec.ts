@@ -49,6 +49,11 @@ export function canarySpec(stable: UpstreamSpec, staged: StagedVersion, slot: Sl
     trustLevel: stable.trustLevel,
     ...(stateRoot === undefined ? {} : { stateDir: pluginStateDir(stateRoot, `${stable.pluginId}.${slot}`) }),
   });
-  const carried = { execution: canaryExecution(stable, staged), ...(stable.transport === 'stdio' && stable.egress !== undefined ? { egress: stable.egress } : {}) };
+  // The slot keeps the active slot's egress allow-list and host-path grants (issue #26).
+  const carried = {
+    execution: canaryExecution(stable, staged),
+    ...(stable.transport === 'stdio' && stable.egress !== undefined ? { egress: stable.egress } : {}),
+    ...(stable.transport === 'stdio' && built.transport === 'stdio' ? { mounts: stable.mounts } : {}),
+  };
   return parseUpstreamSpec({ ...built, ...carried });
 }

@@ -35,6 +35,8 @@ const CACHE_WRITES = {
   deleteSecret: 'secrets',
   setEnv: 'settings',
   unsetEnv: 'settings',
+  grantMount: 'mounts',
+  revokeMount: 'mounts',
 } as const satisfies Partial<Record<keyof PluginService, PluginChangeKind>>;
 
 /** Writes no cache reads (new empty scopes, intelligence documents, the marketplace catalog). */
@@ -43,7 +45,7 @@ const OTHER_WRITES = ['createWorkspace', 'createProject', 'generateIntelligence'
 /** Methods that write nothing. */
 const READS = [
   'list', 'show', 'tools', 'effectiveTools', 'listEnv', 'resolveLaunchEnv', 'upstreamSpec', 'listWorkspaces', 'workspaceExposureModes', 'workspaceNativeNames',
-  'listProjects', 'getIntelligence', 'exportIntelligence', 'searchIntelligence', 'listMarketplace', 'searchMarketplace',
+  'listProjects', 'getIntelligence', 'exportIntelligence', 'searchIntelligence', 'listMarketplace', 'searchMarketplace', 'listMounts',
 ] as const;
 
 type Classified = keyof typeof CACHE_WRITES | (typeof OTHER_WRITES)[number] | (typeof READS)[number];
@@ -106,6 +108,9 @@ describeEachBackend('plugin service change events', (backend) => {
       deleteSecret: () => plugins.deleteSecret('calc', 'FIXTURE_TOKEN'),
       setEnv: () => plugins.setEnv('calc', 'CALC_MODE', 'fast'),
       unsetEnv: () => plugins.unsetEnv('calc', 'CALC_MODE'),
+      // Issue #26: a host-path grant and its withdrawal change how the plugin starts.
+      grantMount: () => plugins.grantMount('calc', { path: root, mode: 'ro', actor: 'test' }),
+      revokeMount: () => plugins.revokeMount('calc', root),
       sync: () => plugins.sync('calc'),
       update: () => plugins.update('calc'),
       // Issue #11: staging writes nothing the caches read; committing the staged version is an installation.
@@ -153,6 +158,8 @@ describeEachBackend('plugin service change events', (backend) => {
       // Nothing to delete: nothing changed.
       ['deleteSecret', async () => assert.equal(await plugins.deleteSecret('calc2', 'NOT_SET'), false)],
       ['unsetEnv', async () => assert.equal(await plugins.unsetEnv('calc2', 'NOT_SET'), false)],
+      ['listMounts', () => plugins.listMounts('calc2')],
+      ['revokeMount', async () => assert.equal(await plugins.revokeMount('calc2', '/nowhere/granted'), false)],
     ];
     for (const [method, call] of quiet) assert.deepEqual(await eventsOf(call), [], `${method} emitted an event`);
 
@@ -172,6 +179,8 @@ describeEachBackend('plugin service change events', (backend) => {
       ['setWorkspaceNativeNames', () => plugins.setWorkspaceNativeNames('nowhere', true), refused('not_found')],
       ['setSecret', () => plugins.setSecret('calc2', 'bad key', 'x'), refused('invalid_input')],
       ['setEnv', () => plugins.setEnv('calc2', 'LD_PRELOAD', '/tmp/x.so'), refused('invalid_input')],
+      // Issue #26: the hub's own plugin cache is never granted.
+      ['grantMount', () => plugins.grantMount('calc2', { path: harness.cacheDir, mode: 'ro', actor: 'test' }), refused('invalid_input')],
       ['add', () => plugins.add(folder, { name: 'calc2' }), refused('conflict')],
       ['add', async () => plugins.add(await createPluginFolder(root, 'bad-manifest', 'broken'), { name: 'broken' }), refused('install_failed')],
       ['update', () => plugins.update('calc2', { ref: 'main' }), refused('invalid_input')],

@@ -21,6 +21,7 @@ import { lifecycleRoutes } from './plugins/lifecycle.ts';
 import { healthRoutes } from './plugins/health.ts';
 import { enablementRoutes } from './plugins/enablement.ts';
 import { settingsRoutes } from './plugins/settings.ts';
+import { mountRoutes } from './plugins/mounts.ts';
 import { workspaceRoutes } from './plugins/workspaces.ts';
 import { intelligenceRoutes } from './plugins/intelligence.ts';
 import { marketplaceRoutes } from './plugins/marketplace.ts';
@@ -48,6 +49,7 @@ export function pluginRoutes(services: { plugins: PluginService; tenancy?: Tenan
     lifecycleRoutes(parts),
     enablementRoutes(parts),
     settingsRoutes(parts),
+    mountRoutes(parts),
     workspaceRoutes(parts),
     marketplaceRoutes(parts),
   ]);

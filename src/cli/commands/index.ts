@@ -11,6 +11,7 @@ import { toolsCommands } from './tools.ts';
 import { evalCommand } from './eval.ts';
 import { pluginCommands } from './plugin.ts';
 import { pluginEnvCommands } from './plugin-env.ts';
+import { pluginMountCommands } from './plugin-mounts.ts';
 import { rolloutCommands } from './rollout.ts';
 import { pinningCommands } from './pinning.ts';
 import { trustCommands } from './trust.ts';
@@ -24,4 +25,4 @@ import { learnedExampleCommands } from './learned-examples.ts';
 import { pidCommands } from './pid.ts';
 
 /** All commands. */
-export const commands: CommandSpec[] = [serveCommand, ...pluginCommands, ...rolloutCommands, ...pluginEnvCommands, ...pinningCommands, ...trustCommands, importCommand, clientConfigCommand, ...workspaceCommands, ...toolsCommands, ...learnedExampleCommands, ...pidCommands, ...selectionCommands, ...embeddingsCommands, ...verifyCommands, manifestCheckCommand, evalCommand, ...keysCommands, benchCommand];
+export const commands: CommandSpec[] = [serveCommand, ...pluginCommands, ...rolloutCommands, ...pluginEnvCommands, ...pluginMountCommands, ...pinningCommands, ...trustCommands, importCommand, clientConfigCommand, ...workspaceCommands, ...toolsCommands, ...learnedExampleCommands, ...pidCommands, ...selectionCommands, ...embeddingsCommands, ...verifyCommands, manifestCheckCommand, evalCommand, ...keysCommands, benchCommand];

@@ -12,7 +12,8 @@ import { parseJsonText } from '../../core/validation.ts';
 import type { PluginHealthSource } from '../../plugins/health.ts';
 import type { InstallReport, PluginDetails, PluginService } from '../../plugins/service.ts';
 import { parsePluginSource } from '../../plugins/sources.ts';
-import { EXIT_CODES, formatTable, printJson, type CliContext, type CommandOptions, type CommandSpec } from '../command.ts';
+import { parseMountArgument } from '../../runtime/host-mounts.ts';
+import { EXIT_CODES, cliActor, formatTable, printJson, type CliContext, type CommandOptions, type CommandSpec } from '../command.ts';
 import { noMarketplaceMatchMessage, noPluginsMessage } from '../empty-results.ts';
 
 /** The plugins service of the app (wired by the composition root as `app.plugins`). */
@@ -100,7 +101,7 @@ function sourceFrom(context: CliContext, text: string): string {
 const add: CommandSpec = {
   path: ['plugin', 'add'],
   summary: 'Install a plugin: git URL (--ref), npm:<package>, a folder, an http(s) MCP endpoint, market:<name>, or openapi:<file or URL> (a REST API, --base-url).',
-  usage: 'SOURCE [--name N] [--ref R] [--path DIR] [--workspace W] [--project P] [--header K=V]... [--secret K=V]... [--arg A]... [--bin B] [--base-url URL] [--trusted]',
+  usage: 'SOURCE [--name N] [--ref R] [--path DIR] [--workspace W] [--project P] [--header K=V]... [--secret K=V]... [--arg A]... [--mount DIR[:ro|:rw]]... [--bin B] [--base-url URL] [--trusted]',
   options: {
     name: { type: 'string', valueName: 'N', description: 'install under this name (kebab-case)', defaultHelp: 'derived from the source' },
     ref: { type: 'string', valueName: 'R', description: 'git branch, tag or commit', defaultHelp: "the repository's default branch" },
@@ -109,6 +110,7 @@ const add: CommandSpec = {
     header: { type: 'string', multiple: true, valueName: 'K=V', description: 'an HTTP header for a remote plugin, stored encrypted' },
     secret: { type: 'string', multiple: true, valueName: 'K=V', description: 'a credential (environment variable or declared header), stored encrypted' },
     arg: { type: 'string', multiple: true, valueName: 'A', description: "an argument appended to the plugin's launch command (e.g. the folder a filesystem server serves)" },
+    mount: { type: 'string', multiple: true, valueName: 'DIR[:ro|:rw]', description: "grant the plugin a host folder, read-only unless ':rw' (never the hub's own home or data)" },
     bin: { type: 'string', valueName: 'B', description: 'which package.json bin entry to run when there are several' },
     'base-url': { type: 'string', valueName: 'URL', description: 'openapi: sources: the API root the operations are called on', defaultHelp: "the document's first absolute server URL" },
     trusted: { type: 'boolean', default: false, description: "run the package's npm lifecycle scripts (install, build) when installing" },
@@ -124,6 +126,12 @@ const add: CommandSpec = {
       headers: keyValues(list(context, 'header'), 'header'),
       secrets: keyValues(list(context, 'secret'), 'secret'),
       args: list(context, 'arg'),
+      // Issue #26: relative to the caller's folder, as a running server may run the command.
+      mounts: list(context, 'mount').map((value) => {
+        const parsed = parseMountArgument(value);
+        return { path: resolve(context.cwd, parsed.path), mode: parsed.mode };
+      }),
+      mountActor: cliActor(),
       bin: text(context, 'bin'),
       baseUrl: text(context, 'base-url'),
       trusted: context.args.values.trusted === true,
@@ -167,6 +175,17 @@ function formatExecution(execution: PluginDetails['execution']): string {
   ].join(', ') + (execution.fromPid.length > 0 ? ' (* from the intelligence document)' : '');
 }
 
+/**
+ * Declared credentials (set or not) and the stored ones nothing declares (an imported client
+ * configuration's env, issue #26), names only: values never leave the store.
+ */
+function credentialsLine(details: PluginDetails): string {
+  const declared = details.plugin.credentials.map((c) => `${c.name}${c.required ? '*' : ''}=${c.set ? 'set' : 'unset'}`);
+  const names = new Set(details.plugin.credentials.map((c) => c.name));
+  const stored = details.secrets.filter((secret) => !secret.declared && !names.has(secret.key)).map((secret) => `${secret.key}=set`);
+  return [...declared, ...stored].join(', ') || 'none';
+}
+
 const show: CommandSpec = {
   path: ['plugin', 'show'],
   summary: 'Show a plugin: source, launch, enablement, credentials (names only), warnings.',
@@ -187,7 +206,8 @@ const show: CommandSpec = {
       `  launch: ${JSON.stringify(plugin.launch)}`,
       `  tools: ${details.toolCount}; resources: ${(plugin.discovery['resources'] as unknown[] | undefined)?.length ?? 0}; prompts: ${(plugin.discovery['prompts'] as unknown[] | undefined)?.length ?? 0}`,
       `  enabled: ${details.enablements.map((e) => `${e.workspace}${e.project ? `/${e.project}` : ''}${e.enabled ? '' : ' (opted out)'}`).join(', ') || 'nowhere'}`,
-      `  credentials: ${plugin.credentials.map((c) => `${c.name}${c.required ? '*' : ''}=${c.set ? 'set' : 'unset'}`).join(', ') || 'none'}`,
+      `  credentials: ${credentialsLine(details)}`,
+      `  host paths: ${details.mounts.map((m) => `${m.path} (${m.mode === 'rw' ? 'read-write' : 'read-only'}; ${m.actor}, ${m.createdAt.toISOString()})`).join(', ') || 'none'}`,
       `  settings: ${details.env.map((row) => `${row.key}=${row.value}`).join(', ') || 'none'}`,
       `  intelligence: ${details.intelligence ? `${details.intelligence.status} (${details.intelligence.origin})` : 'none'}`,
       `  execution: ${formatExecution(details.execution)}`,

@@ -45,6 +45,7 @@ export async function discoverPlugin(input: {
     headers: input.delivery.headers,
     readOnlyPaths: settings.readOnlyPaths,
     trustLevel: settings.trustLevel,
+    mounts: request.mounts,
   });
   // Every level runs sandboxed as the unprivileged user (issue #23), so every level needs the way in.
   if (spec.transport === 'stdio') {

@@ -7,6 +7,7 @@
 import { stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { QuiverError } from '../../core/errors.ts';
+import type { HostMount } from '../../runtime/host-mounts.ts';
 import type { Execution, TrustLevel, UpstreamSpecInput } from '../../runtime/types.ts';
 import type { StoredLaunch } from '../launch.ts';
 import { openApiUpstreamSpec } from './openapi.ts';
@@ -47,6 +48,8 @@ export function buildUpstreamSpec(input: {
   stateDir?: string | undefined;
   /** Timeout, retries, breaker and limits from the PID (`executionFromPid`); absent, the runtime's defaults. */
   execution?: Execution | undefined;
+  /** Host paths an admin granted (issue #26), bound into the sandbox. */
+  mounts?: readonly HostMount[] | undefined;
 }): UpstreamSpecInput {
   const base = {
     pluginId: input.pluginId,
@@ -70,6 +73,7 @@ export function buildUpstreamSpec(input: {
     readOnlyPaths: [...new Set([input.root, ...input.readOnlyPaths])],
     // In a sandbox the folder appears writable; the writes stay in the state folder (runtime/code-overlay.ts).
     codeDir: input.root,
+    mounts: [...(input.mounts ?? [])],
     ...(input.stateDir === undefined ? {} : { stateDir: input.stateDir }),
   };
 }

@@ -51,6 +51,8 @@ export interface InstallRequest {
   extraCredentials: readonly CredentialSpec[];
   /** Extra source details to record (e.g. the marketplace entry it came from). */
   sourceExtras?: Record<string, unknown> | undefined;
+  /** Host paths granted to it (issue #26): discovery runs with them, as every later start does. */
+  mounts?: ReadonlyArray<{ path: string; mode: 'ro' | 'rw' }> | undefined;
   /** Re-discover an installed plugin from its cache folder instead of fetching again. */
   reuseCachePath?: string | undefined;
   /** The previous source record, when reusing (kept as is). */

@@ -29,6 +29,8 @@ export interface PluginContext {
   stateRoot: string | undefined;
   /** Trust level of plugins not yet verified. */
   trustLevel: TrustLevel;
+  /** The hub's paths no host-path grant may touch (issue #26): home, data, key, cache, state. */
+  protectedPaths: readonly string[];
   /** Effective trust and allow-list at launch (issue #10), when the trust service is wired. */
   launchTrust: PluginServiceOptions['launchTrust'];
   /** What every install hands to `prepareInstall`. */
@@ -53,6 +55,7 @@ export function createPluginContext(options: PluginServiceOptions): PluginContex
     cacheDir: options.cacheDir,
     stateRoot: options.stateRoot,
     trustLevel,
+    protectedPaths: [...(options.protectedPaths ?? []), options.cacheDir, ...(options.stateRoot === undefined ? [] : [options.stateRoot])],
     launchTrust: options.launchTrust,
     installer: {
       cacheDir: options.cacheDir,

@@ -33,6 +33,7 @@ import { createIntelligencePart } from './intelligence.ts';
 import { createLaunchEnvPart } from './launch-env.ts';
 import { createLifecyclePart } from './lifecycle.ts';
 import { createMarketplacePart } from './marketplace.ts';
+import { createMountsPart } from './mounts.ts';
 import { reinstallPlugin } from './reinstall.ts';
 import { commitStagedVersion, stageVersion } from './versions.ts';
 import type { PluginService, PluginServiceOptions } from './types.ts';
@@ -54,5 +55,6 @@ export function createPluginService(options: PluginServiceOptions): PluginServic
     ...createLaunchEnvPart(context),
     ...createIntelligencePart(context),
     ...createMarketplacePart(context),
+    ...createMountsPart(context),
   } satisfies PluginService);
 }

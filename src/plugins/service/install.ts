@@ -18,6 +18,7 @@ import { defaultNameHint, parsePluginSource, type PluginSource } from '../source
 import { commitExisting, commitReserved, reportOf, type SyncResult } from './commit.ts';
 import type { PluginContext } from './context.ts';
 import { requirePlugin, resolveScope, toPublic } from './records.ts';
+import { checkMount, mountsNeedLocalPlugin, storeMounts, type CheckedMount } from './mounts.ts';
 import { reserveInstall } from './reservation.ts';
 import { parseSecretKey, parseSecretValue } from './secret-values.ts';
 import type { AddPluginOptions, InstallReport } from './types.ts';
@@ -116,6 +117,12 @@ export async function addPlugin(context: PluginContext, sourceText: string, addO
   if (addOptions.ref !== undefined && source.kind !== 'git') throw invalidInput('--ref only applies to git sources');
   const subfolder = addOptions.path === undefined ? undefined : repositorySubfolder(addOptions.path);
   if (subfolder !== undefined && source.kind !== 'git') throw invalidInput('--path only applies to git sources (give a folder source its sub-folder directly)');
+  // Host-path grants are checked before anything is fetched (issue #26): a refused one installs nothing.
+  const mounts: CheckedMount[] = [];
+  for (const grant of addOptions.mounts ?? []) {
+    if (source.kind === 'url' || source.kind === 'openapi') throw mountsNeedLocalPlugin(source.kind);
+    mounts.push(await checkMount(context, grant.path, grant.mode));
+  }
   logger.info({ plugin: name, source: source.kind }, 'installing plugin');
   // A removed plugin is re-installed over its row; a new one (or a crashed install's leftover) gets a reserved row.
   const reinstalling = existing?.status === 'removed';
@@ -132,6 +139,7 @@ export async function addPlugin(context: PluginContext, sourceText: string, addO
     secretValues: values,
     extraCredentials,
     sourceExtras,
+    mounts: mounts.map(({ path, mode }) => ({ path, mode })),
   };
   const scopeIds = { workspaceId: scope.workspace.id, projectId: scope.project?.id };
   let prepared: PreparedInstall;
@@ -150,8 +158,11 @@ export async function addPlugin(context: PluginContext, sourceText: string, addO
   } finally {
     reservation?.stop();
   }
-  context.changed({ kind: 'installation', pluginId: reservation?.id ?? existing!.id });
+  const pluginId = reservation?.id ?? existing!.id;
+  if (mounts.length > 0) await storeMounts(context, pluginId, mounts, { actor: addOptions.mountActor ?? 'cli', reason: addOptions.mountReason });
+  context.changed({ kind: 'installation', pluginId });
   const record = await requirePlugin(context, name);
   logger.info({ plugin: name, tools: prepared.tools.length, inserted: sync.inserted.length }, 'plugin installed');
-  return { ...reportOf(await toPublic(context, record), prepared, sync), enabledIn: { workspace: scope.workspace.name, project: scope.project?.name ?? null } };
+  const report = reportOf(await toPublic(context, record), prepared, sync);
+  return { ...report, warnings: [...report.warnings, ...mounts.flatMap((mount) => mount.warnings)], enabledIn: { workspace: scope.workspace.name, project: scope.project?.name ?? null } };
 }

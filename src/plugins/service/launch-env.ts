@@ -16,6 +16,7 @@ import { buildUpstreamSpec, credentialDelivery } from '../installer.ts';
 import type { StoredLaunch } from '../launch.ts';
 import { assertSecretAllowed, assertSettingAllowed, mergeLaunchEnv } from '../plugin-env.ts';
 import type { PluginContext } from './context.ts';
+import { mountsOf } from './mounts.ts';
 import { parseCredentials, requirePlugin } from './records.ts';
 import { parseSecretKey, parseSecretValue, secretValues, storeSecrets } from './secret-values.ts';
 import type { PluginService } from './types.ts';
@@ -106,6 +107,7 @@ export function createLaunchEnvPart(context: PluginContext): LaunchEnvPart {
         readOnlyPaths: context.installer.readOnlyPaths,
         trustLevel: (record.trustLevel as TrustLevel | null) ?? context.trustLevel,
         execution: executionFromPid((await findIntelligence(context.db, record.id))?.pid),
+        mounts: await mountsOf(context, record.id),
       });
       // An OpenAPI plugin reaches internal addresses only where an admin allowed them (issue #23):
       // its egress rules, whatever its level (it runs no code of its own to sandbox).

@@ -10,6 +10,7 @@ import { invalidInput } from '../../core/errors.ts';
 import { effectiveExecution, executionFromPid, type EffectiveExecution } from '../../runtime/execution-profile.ts';
 import { pluginStateDir } from '../../runtime/state-dir.ts';
 import { deleteAllPluginEnv, listPluginEnv } from '../../store/repositories/plugin-env.ts';
+import { listPluginMounts } from '../../store/repositories/plugin-mounts.ts';
 import { deletePluginEnablements, findIntelligence, listPluginRecords, setPluginStatus } from '../../store/repositories/plugins.ts';
 import { deletePluginSecrets, listSecrets } from '../../store/repositories/secrets.ts';
 import { listPluginEnablements } from '../../store/repositories/workspaces.ts';
@@ -56,6 +57,7 @@ export function createLifecyclePart(context: PluginContext): LifecyclePart {
             ? null
             : { status: intelligence.validationStatus, origin: intelligence.origin, contentHash: intelligence.contentHash },
         execution: effectiveProfileOf(intelligence?.pid),
+        mounts: await listPluginMounts(db, record.id),
       };
     },
 

@@ -11,6 +11,7 @@ import type { PluginRecord } from '../../store/repositories/plugins.ts';
 import { prepareInstall, type InstallRequest } from '../installer.ts';
 import { commitExisting, releaseCache, reportOf } from './commit.ts';
 import type { PluginContext } from './context.ts';
+import { mountsOf } from './mounts.ts';
 import { parseCredentials, requirePlugin, toPublic } from './records.ts';
 import { secretValues } from './secret-values.ts';
 import type { InstallReport } from './types.ts';
@@ -60,6 +61,7 @@ export async function requestOf(context: PluginContext, existing: PluginRecord, 
     // Header and marketplace credentials are not in quiver.json: keep the declarations.
     extraCredentials: parseCredentials(existing.credentials),
     sourceExtras: typeof previousSource['marketplace'] === 'string' ? { marketplace: previousSource['marketplace'] } : {},
+    mounts: await mountsOf(context, existing.id),
     reuseCachePath: refetch ? undefined : typeof previousSource['cachePath'] === 'string' ? previousSource['cachePath'] : undefined,
     previousSource,
   };

@@ -27,7 +27,7 @@ export { DEFAULT_WORKSPACE };
  * What a committed write changed. Every kind can change which tools are in effect or how a
  * plugin starts, so the selection caches and the gateway's cached launch specs drop what they hold.
  */
-export type PluginChangeKind = 'installation' | 'status' | 'enablement' | 'exposure' | 'secrets' | 'settings';
+export type PluginChangeKind = 'installation' | 'status' | 'enablement' | 'exposure' | 'secrets' | 'settings' | 'mounts';
 
 /** Emitted by the plugins service once a write has committed. */
 export interface PluginChangeEvent {
@@ -83,6 +83,11 @@ export interface PluginServiceOptions {
   defaultTrustLevel?: TrustLevel;
   /** The supervisor's `stateRoot` (`<home>/state`): `show` reports each plugin's state folder in it. */
   stateRoot?: string;
+  /**
+   * The hub's own paths no host-path grant may be, hold or sit inside (issue #26): its home,
+   * data folder and secret key file. The plugin cache and state root are always added.
+   */
+  protectedPaths?: readonly string[];
 }
 
 /** Options of `add`. */
@@ -109,6 +114,20 @@ export interface AddPluginOptions {
   baseUrl?: string | undefined;
   /** Run npm lifecycle scripts for this package. */
   trusted?: boolean | undefined;
+  /** Host paths to grant (issue #26), in effect from install-time discovery on. */
+  mounts?: ReadonlyArray<{ path: string; mode: 'ro' | 'rw' }> | undefined;
+  /** Who grants them (recorded with each; default `cli`) and why. */
+  mountActor?: string | undefined;
+  mountReason?: string | undefined;
+}
+
+/** A host path granted to a plugin, with who granted it and when. */
+export interface PluginMount {
+  path: string;
+  mode: 'ro' | 'rw';
+  reason: string;
+  actor: string;
+  createdAt: Date;
 }
 
 /** A scope given by names. */
@@ -145,6 +164,8 @@ export interface PluginDetails {
   intelligence: { status: IntelligenceRecord['validationStatus']; origin: IntelligenceRecord['origin']; contentHash: string } | null;
   /** The execution profile its calls run with (PID, else defaults; issue #11); null when the stored PID's cannot be applied. */
   execution: EffectiveExecution | null;
+  /** Host paths granted to it (issue #26). */
+  mounts: PluginMount[];
 }
 
 /** A non-secret setting of a plugin. */
@@ -204,6 +225,15 @@ export interface PluginService {
   listEnv(plugin: string): Promise<PluginSetting[]>;
   /** Decrypted env variables and headers for the runtime; throws `missing_credential` naming required keys not set. */
   resolveLaunchEnv(plugin: string): Promise<{ env: Record<string, string>; headers: Record<string, string> }>;
+  /**
+   * Grants a host path, read-only or read-write (issue #26); refused for the hub's own paths.
+   * The plugin starts with it at its next call (`restart`: its processes are stopped now).
+   */
+  grantMount(plugin: string, grant: { path: string; mode: 'ro' | 'rw'; actor: string; reason?: string | undefined; restart?: boolean | undefined }): Promise<{ mount: PluginMount; created: boolean; warnings: string[] }>;
+  /** Withdraws a grant; false when the path was not granted. */
+  revokeMount(plugin: string, path: string, options?: { restart?: boolean | undefined }): Promise<boolean>;
+  /** The host paths granted to a plugin. */
+  listMounts(plugin: string): Promise<PluginMount[]>;
   /** The runtime spec of an installed plugin, credentials included (hand it to the supervisor only). */
   upstreamSpec(plugin: string): Promise<UpstreamSpec>;
   listWorkspaces(): Promise<WorkspaceRecord[]>;

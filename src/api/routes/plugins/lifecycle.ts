@@ -34,6 +34,8 @@ export const addPluginBodySchema = z.strictObject({
   /** `openapi:` sources: the API root operations are called on (issue #14). */
   baseUrl: z.url({ protocol: /^https?$/ }).max(2_048).optional(),
   trusted: z.boolean().optional(),
+  /** Host paths to grant (issue #26): absolute, read-only unless mode 'rw'; the hub's own paths are refused. */
+  mounts: z.array(z.strictObject({ path: z.string().min(1).max(4_096), mode: z.enum(['ro', 'rw']).default('ro') })).max(100).optional(),
 });
 
 /** Body of `PATCH /api/v1/plugins/:id`: a status switch and/or an update to a new ref or version. */
@@ -59,7 +61,7 @@ async function detailsFor(plugins: PluginService, visibility: PluginVisibility, 
     ? TENANT_DEFAULT_WORKSPACE
     : (await plugins.listWorkspaces()).find((workspace) => workspace.id === principal.workspaceId)?.name;
   // Settings and the state folder are the operator's (they may name internal hosts and host paths).
-  return { ...details, enablements: details.enablements.filter((row) => row.workspace === own), toolCount: names.size, env: [], stateDir: null };
+  return { ...details, enablements: details.enablements.filter((row) => row.workspace === own), toolCount: names.size, env: [], stateDir: null, mounts: [] };
 }
 
 /** Install, list, show, change, update, remove and re-sync plugins; a plugin's tools. */
@@ -72,10 +74,10 @@ export function lifecycleRoutes({ plugins, tenancy, visibility }: PluginRoutePar
         return c.json({ plugins: visible ? list.filter((p) => visible.has(p.name)) : list });
       });
       app.post('/api/v1/plugins', async (c) => {
-        principalWith(c, 'admin');
+        const principal = principalWith(c, 'admin');
         const body = await readJson(c, addPluginBodySchema, 'plugin install');
         const { source, ...options } = body;
-        return installing(c, () => plugins.add(source, options), 201);
+        return installing(c, () => plugins.add(source, { ...options, mountActor: `key:${principal.keyId}:${principal.name}` }), 201);
       });
       app.get('/api/v1/plugins/:id', async (c) => {
         return c.json(await detailsFor(plugins, visibility, principalWith(c, 'read'), await plugins.show(await visibility.plugin(c))));
