@@ -10,6 +10,7 @@ import type { AggregatedList, BackendCallOptions, BackendSession, GatewayBackend
 import type { CallOptions, Supervisor, UpstreamSpec } from '../../runtime/index.ts';
 import type { BackendCaches } from './caches.ts';
 import type { SessionVisibility } from './visibility.ts';
+import { screenPromptResult, screenResourceResult } from './result-screen.ts';
 
 /** What the passthrough methods are built from. */
 export interface PassthroughDeps {
@@ -67,14 +68,15 @@ export function createPassthroughMethods(deps: PassthroughDeps): Pick<GatewayBac
 
     async readResource(session, pluginName, uri, options = {}) {
       await visibility.requireVisiblePlugin(session, pluginName);
-      return supervisor.readResource(await caches.specFor(pluginName), uri, requestOptions(options));
+      // Issue #23: a resource's text reaches the model like a tool result, so it is screened the same way.
+      return screenResourceResult(await supervisor.readResource(await caches.specFor(pluginName), uri, requestOptions(options)), pluginName, uri);
     },
 
     listPrompts: (session) => fanOut<Prompt>(session, (spec) => supervisor.listPrompts(spec), 'prompts/list'),
 
     async getPrompt(session, pluginName, name, args, options = {}) {
       await visibility.requireVisiblePlugin(session, pluginName);
-      return supervisor.getPrompt(await caches.specFor(pluginName), name, args, requestOptions(options));
+      return screenPromptResult(await supervisor.getPrompt(await caches.specFor(pluginName), name, args, requestOptions(options)), pluginName, name);
     },
   };
 }
