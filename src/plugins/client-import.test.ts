@@ -69,7 +69,7 @@ describe('client configuration import (client-import.ts)', () => {
 
   it('reports what it cannot install, with the reason', async () => {
     assert.match(skipped(await planClientServer('fetch', { command: 'uvx', args: ['mcp-server-fetch'] })), /Python server run by uvx/);
-    assert.match(skipped(await planClientServer('gh', { command: 'docker', args: ['run', '-i', 'ghcr.io/github/github-mcp-server'] })), /Docker/);
+    assert.match(skipped(await planClientServer('gh', { command: 'docker', args: ['run', '-i', 'ghcr.io/github/github-mcp-server'] })), /a container \(ghcr\.io\/github\/github-mcp-server\).*--cap-drop ALL.*api\.githubcopilot\.com/);
     assert.match(skipped(await planClientServer('weird', { command: 'ruby', args: ['s.rb'] })), /'ruby' is not one Quiver can install/);
     assert.match(skipped(await planClientServer('off', { command: 'npx', args: ['pkg'], disabled: true })), /disabled/);
     assert.match(skipped(await planClientServer('ld', { command: 'npx', args: ['pkg'], env: { LD_PRELOAD: '/x.so' } })), /outside its sandbox/);

@@ -11,8 +11,11 @@
  * How an entry becomes a source: `npx [-y] PKG[@VER] ARGS…` (also `pnpm dlx`, `bunx`) → `npm:PKG`
  * with ARGS as launch arguments; `url` → a remote plugin (Streamable HTTP, SSE fallback);
  * `node /abs/path/x.js ARGS…` → the folder of the nearest package.json whose `bin` or `main` is
- * that file. Anything else (uvx, python, docker, a relative path…) is reported as not installed,
- * with the reason.
+ * that file. Anything else (uvx, python, a relative path…) is reported as not installed,
+ * with the reason; a `docker run` / `podman run` entry with the exact command that runs it under
+ * the sandbox's rules (import-container.ts). Issue #26: folders an npx entry's arguments name
+ * become host-path grants (import-grants.ts), and a networked server gets its egress step or a
+ * proposed allow-list (import-egress.ts).
  *
  * Every `env` value is stored encrypted as a secret, not only the ones named like credentials:
  * a client file is where people paste keys under any name (`DATABASE_URL` with a password), and
@@ -27,6 +30,9 @@ import { z } from 'zod';
 import { invalidInput } from '../core/errors.ts';
 import { isValidPluginName, slugifyPluginName } from '../core/names.ts';
 import { ENV_NAME_PATTERN } from '../core/plugin-metadata.ts';
+import { planContainerEntry } from './import-container.ts';
+import { egressStep, proposedEgress, type EgressProposal } from './import-egress.ts';
+import { importedGrants } from './import-grants.ts';
 import type { AddPluginOptions, PluginService } from './service.ts';
 
 /** One server entry as client configurations write it (unknown fields are tolerated). */
@@ -45,7 +51,7 @@ export const clientServerEntrySchema = z.looseObject({
 
 /** What `quiver import` will do with one entry. */
 export type ImportPlan =
-  | { entry: string; plugin: string; action: 'install'; source: string; options: Pick<AddPluginOptions, 'args' | 'secrets' | 'headers' | 'bin'>; warnings: string[] }
+  | { entry: string; plugin: string; action: 'install'; source: string; options: Pick<AddPluginOptions, 'args' | 'secrets' | 'headers' | 'bin' | 'mounts'>; egress?: EgressProposal | { open: true } | undefined; warnings: string[] }
   | { entry: string; plugin: string | null; action: 'skip'; reason: string; warnings: string[] };
 
 /** What happened to one entry. */
@@ -58,6 +64,10 @@ export interface ImportOutcome {
   reason?: string;
   /** Tools discovered (installed only). */
   tools?: number;
+  /** A dry run: the host paths it would grant and the egress it proposes (issue #26). */
+  detail?: string;
+  /** Egress proposed from the config (issue #26), and whether `--allow-egress` allowed it. */
+  egress?: { proposed: string[]; allowed: boolean };
   warnings: string[];
 }
 
@@ -82,8 +92,6 @@ const runnerHints: Record<string, string> = {
   python: 'a Python server: Quiver installs npm, git, folder and http(s) servers only',
   python3: 'a Python server: Quiver installs npm, git, folder and http(s) servers only',
   pipx: 'a Python server run by pipx: Quiver installs npm, git, folder and http(s) servers only',
-  docker: 'a Docker container: Quiver does not run containers; expose it over HTTP and import its URL',
-  podman: 'a container: Quiver does not run containers; expose it over HTTP and import its URL',
   deno: 'a Deno server: Quiver runs Node servers only',
   cmd: 'a Windows `cmd /c` wrapper: give the command itself',
 };
@@ -209,7 +217,11 @@ export async function planClientServer(entry: string, raw: unknown): Promise<Imp
   if (runnerArgs !== undefined) {
     const runner = parseRunnerArgs(runnerArgs);
     if ('reason' in runner) return skip(runner.reason);
-    return { entry, plugin, action: 'install', source: `npm:${runner.spec}`, options: { args: runner.args, secrets: env }, warnings };
+    // Issue #26: the folders its arguments name become grants; its network gets a next step.
+    const grants = importedGrants(runner.spec, runner.args, plugin);
+    const egress = proposedEgress(runner.spec, runner.args, env);
+    const options = { args: runner.args, secrets: env, ...(grants.mounts.length > 0 ? { mounts: grants.mounts } : {}) };
+    return { entry, plugin, action: 'install', source: `npm:${runner.spec}`, options, egress, warnings: [...warnings, ...grants.warnings] };
   }
   if (name === 'node' || name === 'nodejs') {
     const scriptIndex = args.findIndex((arg) => !arg.startsWith('-'));
@@ -218,6 +230,7 @@ export async function planClientServer(entry: string, raw: unknown): Promise<Imp
     if ('reason' in found) return skip(found.reason);
     return { entry, plugin, action: 'install', source: found.folder, options: { args: args.slice(1), secrets: env, ...(found.bin ? { bin: found.bin } : {}) }, warnings };
   }
+  if (name === 'docker' || name === 'podman') return skip(planContainerEntry(name, args, { plugin }).reason);
   return skip(runnerHints[name] ?? `the command '${server.command}' is not one Quiver can install (npx, pnpm dlx, bunx, node /path/script.js or a url)`);
 }
 
@@ -229,11 +242,43 @@ export async function planClientImport(document: unknown): Promise<ImportPlan[]>
   return plans;
 }
 
+/** What a dry run says beyond the source: host paths to grant, egress to propose. */
+function planDetail(plan: Extract<ImportPlan, { action: 'install' }>): string | undefined {
+  const parts: string[] = [];
+  const mounts = plan.options.mounts ?? [];
+  if (mounts.length > 0) parts.push(`host paths ${mounts.map((mount) => `${mount.path} (${mount.mode === 'rw' ? 'read-write' : 'read-only'})`).join(', ')}`);
+  if (plan.egress !== undefined) parts.push('open' in plan.egress ? 'egress: any site it is asked for (allow hosts one by one)' : `egress: proposed ${plan.egress.hosts.join(', ')}`);
+  return parts.length > 0 ? parts.join('; ') : undefined;
+}
+
+/** The egress step of an installed entry: allowed now (`allowEgress`), or a warning naming the command. */
+async function egressOutcome(
+  plan: Extract<ImportPlan, { action: 'install' }>,
+  plugin: string,
+  options: { allowEgress?: ((plugin: string, hosts: readonly string[]) => Promise<string[]>) | undefined },
+): Promise<{ egress?: ImportOutcome['egress']; warnings: string[] } | undefined> {
+  if (plan.egress === undefined) return undefined;
+  if ('open' in plan.egress || options.allowEgress === undefined) {
+    return { ...('open' in plan.egress ? {} : { egress: { proposed: plan.egress.hosts, allowed: false } }), warnings: [egressStep(plugin, plan.egress)] };
+  }
+  const warnings = await options.allowEgress(plugin, plan.egress.hosts);
+  return { egress: { proposed: plan.egress.hosts, allowed: true }, warnings };
+}
+
 /** Installs the planned servers one by one (or only reports them with `dryRun`); one failure never stops the rest. */
 export async function runClientImport(
   plugins: Pick<PluginService, 'add'>,
   plans: readonly ImportPlan[],
-  options: { dryRun?: boolean; workspace?: string | undefined; project?: string | undefined } = {},
+  options: {
+    dryRun?: boolean;
+    workspace?: string | undefined;
+    project?: string | undefined;
+    /** Who imports (recorded with host-path grants and egress rules) and why. */
+    actor?: string | undefined;
+    reason?: string | undefined;
+    /** Allows the proposed egress (`--allow-egress`); returns warnings (e.g. not enforced at the plugin's level). Absent, each is a next step. */
+    allowEgress?: ((plugin: string, hosts: readonly string[]) => Promise<string[]>) | undefined;
+  } = {},
 ): Promise<ImportOutcome[]> {
   const outcomes: ImportOutcome[] = [];
   for (const plan of plans) {
@@ -242,12 +287,14 @@ export async function runClientImport(
       continue;
     }
     if (options.dryRun === true) {
-      outcomes.push({ entry: plan.entry, plugin: plan.plugin, status: 'would-install', source: plan.source, warnings: plan.warnings });
+      const detail = planDetail(plan);
+      outcomes.push({ entry: plan.entry, plugin: plan.plugin, status: 'would-install', source: plan.source, ...(detail ? { detail } : {}), warnings: plan.warnings });
       continue;
     }
     try {
-      const report = await plugins.add(plan.source, { ...plan.options, name: plan.plugin, workspace: options.workspace, project: options.project });
-      outcomes.push({ entry: plan.entry, plugin: report.plugin.name, status: 'installed', source: plan.source, tools: report.tools.total, warnings: [...plan.warnings, ...report.warnings] });
+      const report = await plugins.add(plan.source, { ...plan.options, name: plan.plugin, workspace: options.workspace, project: options.project, mountActor: options.actor, mountReason: options.reason });
+      const egress = await egressOutcome(plan, report.plugin.name, options);
+      outcomes.push({ entry: plan.entry, plugin: report.plugin.name, status: 'installed', source: plan.source, tools: report.tools.total, ...(egress ? { egress: egress.egress } : {}), warnings: [...plan.warnings, ...report.warnings, ...(egress?.warnings ?? [])] });
     } catch (error) {
       outcomes.push({ entry: plan.entry, plugin: plan.plugin, status: 'failed', source: plan.source, reason: (error as Error).message, warnings: plan.warnings });
     }

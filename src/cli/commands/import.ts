@@ -15,7 +15,8 @@ import { resolve } from 'node:path';
 import { invalidInput } from '../../core/errors.ts';
 import { parseJsonc } from '../../core/jsonc.ts';
 import { planClientImport, runClientImport, type ImportOutcome, type ImportPlan } from '../../plugins/client-import.ts';
-import { EXIT_CODES, formatTable, printJson, type CommandSpec } from '../command.ts';
+import type { App } from '../../app.ts';
+import { EXIT_CODES, cliActor, formatTable, printJson, type CommandSpec } from '../command.ts';
 import { pluginService } from './plugin.ts';
 
 const FILE_LIMIT = 1024 * 1024;
@@ -34,7 +35,7 @@ function row(outcome: ImportOutcome): [string, string, string, string] {
         : ['needs a step', outcome.entry, name, `${outcome.tools ?? 0} tools; then run: ${step}`];
     }
     case 'would-install':
-      return ['would install', outcome.entry, name, `from ${outcome.source}`];
+      return ['would install', outcome.entry, name, `from ${outcome.source}${outcome.detail ? `; ${outcome.detail}` : ''}`];
     case 'failed':
       return ['failed', outcome.entry, name, outcome.reason ?? ''];
     default:
@@ -74,13 +75,28 @@ function refuseTakenNames(plans: ImportPlan[], installed: Iterable<string>): Imp
   });
 }
 
+/**
+ * `--allow-egress` (issue #26): each proposed host becomes an egress rule recorded as the admin's;
+ * a plugin whose level enforces no allow-list yet (UNVERIFIED has no network) is said so.
+ */
+function egressAllower(app: App, actor: string, file: string): (plugin: string, hosts: readonly string[]) => Promise<string[]> {
+  return async (plugin, hosts) => {
+    for (const host of hosts) await app.trust.allow(plugin, host, { actor, reason: `proposed by quiver import ${file}` });
+    const { enforced } = await app.trust.egress(plugin, { limit: 1 });
+    return enforced
+      ? []
+      : [`egress allowed (${hosts.join(', ')}), but its trust level runs it with no network yet; it applies from COMMUNITY: see 'quiver plugin trust ${plugin}'`];
+  };
+}
+
 /** `quiver import`. */
 export const importCommand: CommandSpec = {
   path: ['import'],
   summary: 'Install the servers of an MCP client configuration (Claude Desktop, Cursor, VS Code mcp.json) as plugins.',
-  usage: 'FILE [--dry-run] [--name ENTRY=NAME]... [--workspace W] [--project P]',
+  usage: 'FILE [--dry-run] [--allow-egress] [--name ENTRY=NAME]... [--workspace W] [--project P]',
   options: {
     'dry-run': { type: 'boolean', default: false, description: 'only say what would be installed, install nothing' },
+    'allow-egress': { type: 'boolean', default: false, description: "allow each server the hosts its configuration names (e.g. api.github.com for server-github), recorded as yours" },
     name: { type: 'string', multiple: true, valueName: 'ENTRY=NAME', description: 'install the server ENTRY of the file as plugin NAME (for a name already taken)' },
     workspace: { type: 'string', valueName: 'W', description: 'enable the plugins in this workspace', defaultHelp: 'default' },
     project: { type: 'string', valueName: 'P', description: 'enable them for this project of the workspace only' },
@@ -115,7 +131,11 @@ export const importCommand: CommandSpec = {
     // The dry run reads the installed names too (and installs nothing), so both runs refuse the same entries.
     const app = plans.some((plan) => plan.action === 'install') ? await context.openApp() : undefined;
     if (app) plans = refuseTakenNames(plans, (await app.plugins.list()).map((plugin) => plugin.name));
-    const servers = await runClientImport(app && !dryRun ? pluginService(app) : { add: () => Promise.reject(new Error('not opened')) }, plans, { dryRun, workspace, project });
+    const actor = cliActor();
+    const allowEgress = context.args.values['allow-egress'] === true && app !== undefined ? egressAllower(app, actor, file) : undefined;
+    const servers = await runClientImport(app && !dryRun ? pluginService(app) : { add: () => Promise.reject(new Error('not opened')) }, plans, {
+      dryRun, workspace, project, actor, reason: `imported from ${file}`, allowEgress,
+    });
     const count = (status: ImportOutcome['status']) => servers.filter((outcome) => outcome.status === status).length;
     const summary = { installed: count('installed'), wouldInstall: count('would-install'), skipped: count('skipped'), failed: count('failed') };
     if (context.json) printJson(context.io, { file: path, dryRun, servers, ...summary });
