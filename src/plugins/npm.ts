@@ -1,9 +1,12 @@
 /**
  * @module plugins/npm
  * Installing a plugin published on npm into a folder of its own (DESIGN §3.5): a private
- * prefix with `npm install <spec>`, lifecycle scripts off unless the admin trusts the
- * package (`--ignore-scripts`: an install must not run code from the registry), no audit,
- * no funding notices. The npm CLI runs through execFile (no shell) with a timeout.
+ * prefix with `npm install <spec> --ignore-scripts` (an install must not run code from the
+ * registry on the host), no audit, no funding notices. The npm CLI runs through execFile (no
+ * shell) with a timeout. When the admin trusts the package, its lifecycle scripts (install,
+ * postinstall, native builds) then run with `npm rebuild` in the plugin sandbox: no network,
+ * dropped privileges, only the install folder writable (issue #23: trust in a package is not
+ * a licence to run its code as the hub's user); without a sandbox a trusted install is refused.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -12,6 +15,7 @@ import { z } from 'zod';
 import { QuiverError } from '../core/errors.ts';
 import { parseSourceJson, readSourceFile, SourceFileError } from './source-files.ts';
 import { MINIMAL_COMMAND_ENV } from './command-env.ts';
+import type { OneShotRequest, OneShotResult } from '../runtime/one-shot.ts';
 
 /** Options of `npmInstall`. */
 export interface NpmInstallOptions {
@@ -22,6 +26,8 @@ export interface NpmInstallOptions {
   cacheDir?: string | undefined;
   /** Environment for npm (PATH, HOME, registry settings). Default: the hub's, inherited. */
   env?: Record<string, string | undefined> | undefined;
+  /** Runs a command in the plugin sandbox: where a trusted package's lifecycle scripts run. */
+  runSandboxed?: ((request: OneShotRequest) => Promise<OneShotResult>) | undefined;
 }
 
 /** What was installed. */
@@ -71,15 +77,34 @@ function runNpm(args: string[], options: NpmInstallOptions): Promise<void> {
   });
 }
 
+/** Runs the installed tree's lifecycle scripts (`npm rebuild`) in the sandbox, no network, `folder` writable. */
+async function runScriptsSandboxed(spec: string, folder: string, options: NpmInstallOptions): Promise<void> {
+  const result = await options.runSandboxed!({
+    label: `${spec} install scripts`,
+    command: 'npm',
+    args: ['rebuild', '--foreground-scripts', '--loglevel=error'],
+    workDir: folder,
+    env: { npm_config_update_notifier: 'false', npm_config_cache: '/tmp/npm-cache', npm_config_logs_max: '0', npm_config_offline: 'true' },
+    timeoutMs: options.timeoutMs,
+  });
+  if (result.timedOut) throw new NpmInstallError(`install scripts timed out after ${options.timeoutMs} ms (in the sandbox, no network)`);
+  if (result.exitCode !== 0) {
+    const tail = result.outputTail.split('\n').filter((line) => line.trim() !== '').slice(-12).join('\n');
+    throw new NpmInstallError(`install scripts exited with ${result.exitCode ?? result.signal} (in the sandbox, no network): ${tail}`);
+  }
+}
+
 /** Installs `spec` into `folder` (created if missing) and reports the package it resolved to. */
 export async function npmInstall(spec: string, folder: string, options: NpmInstallOptions): Promise<NpmInstallResult> {
   if (spec.startsWith('-')) throw new NpmInstallError(`invalid npm package spec '${spec}'`);
   await mkdir(folder, { recursive: true });
   await writeFile(join(folder, 'package.json'), `${JSON.stringify({ name: 'quiver-plugin-install', private: true }, null, 2)}\n`);
-  const args = ['install', '--prefix', folder, '--omit=dev', '--no-audit', '--no-fund', '--loglevel=error', '--save'];
-  if (!options.trusted) args.push('--ignore-scripts');
-  args.push('--', spec);
-  await runNpm(args, options);
+  // Fail before fetching anything: trusted scripts need the sandbox to run in.
+  if (options.trusted && options.runSandboxed === undefined) {
+    throw new NpmInstallError("--trusted runs the package's install scripts in the plugin sandbox, and there is none here (install bubblewrap); install without --trusted");
+  }
+  await runNpm(['install', '--prefix', folder, '--omit=dev', '--no-audit', '--no-fund', '--loglevel=error', '--save', '--ignore-scripts', '--', spec], options);
+  if (options.trusted) await runScriptsSandboxed(spec, folder, options);
 
   // The spec may be a range, a tag, an alias or a tarball: the prefix's package.json says what it became.
   // Both files are read without following links out of the install folder (issue #18 finding 4).

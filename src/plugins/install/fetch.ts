@@ -135,7 +135,7 @@ async function fetchNpm({ request, settings, staging, fail }: FetchInput, spec: 
   const tree = join(await staging.ensure('npm'), 'tree');
   let installed;
   try {
-    installed = await npmInstall(spec, tree, { trusted: request.trusted, timeoutMs: settings.npmTimeoutMs, cacheDir: settings.npmCacheDir, env: settings.commandEnv });
+    installed = await npmInstall(spec, tree, { trusted: request.trusted, timeoutMs: settings.npmTimeoutMs, cacheDir: settings.npmCacheDir, env: settings.commandEnv, runSandboxed: settings.runSandboxed });
   } catch (error) {
     throw fail('npm-install', (error as Error).message, { cause: error });
   }
