@@ -49,6 +49,8 @@ export function wireRollouts(input: {
     settings: input.config.rollouts,
     logger: input.logger.child({ part: 'rollouts' }),
     stateRoot: pluginServiceSettings(input.config).stateRoot,
+    // Issue #29: the folder sweep (a periodic job) deletes version folders nothing uses any more.
+    cacheDir: pluginServiceSettings(input.config).cacheDir,
     flushCallEvents: async () => {
       await input.callEvents.flush();
     },

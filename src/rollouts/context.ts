@@ -24,8 +24,10 @@ export const ROLLOUTS_CHANNEL = 'quiver_rollouts';
 export interface RolloutContext {
   db: Database;
   plugins: Pick<PluginService, 'stageVersion' | 'commitStagedVersion' | 'upstreamSpec' | 'update'>;
-  supervisor: Pick<Supervisor, 'listTools' | 'retireVersion'>;
+  supervisor: Pick<Supervisor, 'listTools' | 'retireVersion' | 'processes' | 'listResources' | 'listResourceTemplates' | 'listPrompts'>;
   router: SlotRouter;
+  /** The plugins' install cache (`<home>/plugins`): the folder sweep deletes unused version folders below it. */
+  cacheDir: string | undefined;
   settings: RolloutSettings;
   /** The supervisor's state root (each canary slot has its own state folder below it). */
   stateRoot: string | undefined;

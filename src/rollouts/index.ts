@@ -27,12 +27,17 @@ import { createSlotRouter } from './router.ts';
 import { promote, rollBack, setPaused } from './transitions.ts';
 import { defaultRolloutSettings, type Rollout, type RolloutSettings, type RolloutView } from './types.ts';
 import { startUpgrade, type UpgradeRequest } from './upgrade.ts';
-import { rolloutView, rolloutViews } from './views.ts';
+import { diskUse, rolloutView, rolloutViews, type DiskUse } from './views.ts';
+import { reconcilePlugin } from './reconcile.ts';
+import type { SlotTarget } from './routing.ts';
+import { FOLDER_SWEEP_JOB, sweepFolders, type SweepOptions, type SweepReport } from './sweep.ts';
 import { registerVerificationJob, type VerifyStaged } from './verify.ts';
 import type { Jobs } from '../jobs/index.ts';
 
 export * from './types.ts';
-export { bucketOf, routesToCanary } from './routing.ts';
+export { bucketOf, routesToCanary, routesTargetToCanary, canaryServes, type SlotTarget } from './routing.ts';
+export { FOLDER_SWEEP_JOB, isVersionFolder, type SweepOptions, type SweepReport } from './sweep.ts';
+export type { DiskUse } from './views.ts';
 export { judge, healthScore, type Verdict } from './judge.ts';
 export type { Decision } from './decider.ts';
 export type { UpgradeRequest } from './upgrade.ts';
@@ -43,8 +48,10 @@ export { ROLLOUT_VERIFY_JOB, rejectionOf, type StagedVerdict, type StagedVerific
 export interface RolloutServiceOptions {
   db: Database;
   plugins: Pick<PluginService, 'stageVersion' | 'commitStagedVersion' | 'upstreamSpec' | 'update'>;
-  supervisor: Pick<Supervisor, 'listTools' | 'retireVersion'>;
+  supervisor: Pick<Supervisor, 'listTools' | 'retireVersion' | 'processes' | 'listResources' | 'listResourceTemplates' | 'listPrompts'>;
   settings?: Partial<RolloutSettings>;
+  /** The plugins' install cache; the folder sweep deletes unused version folders below it (omit: no sweep). */
+  cacheDir?: string | undefined;
   logger?: Logger;
   clock?: () => Date;
   /** The supervisor's state root: each canary slot gets its own state folder below it. */
@@ -54,7 +61,7 @@ export interface RolloutServiceOptions {
   /** Verifies staged versions before they take traffic; omit when verification is off. */
   verifyStaged?: VerifyStaged | undefined;
   /** The job queue staged verifications run on (its worker runs in servers). */
-  jobs?: Pick<Jobs, 'register' | 'enqueue'> | undefined;
+  jobs?: Pick<Jobs, 'register' | 'enqueue' | 'every'> | undefined;
 }
 
 /** The rollout service. */
@@ -72,6 +79,14 @@ export interface RolloutService {
   resume(plugin: string): Promise<RolloutView>;
   /** The spec serving this call (canary or `stable`); synchronous, no database. */
   route(pluginName: string, stable: UpstreamSpec, sessionKey: string, toolName: string): UpstreamSpec;
+  /** The same for a resource read or subscription, a prompt, or a completion of either (issue #29). */
+  routeTarget(pluginName: string, stable: UpstreamSpec, sessionKey: string, target: SlotTarget): UpstreamSpec;
+  /** One folder sweep now (servers run it as the periodic job `rollouts.sweep-folders`). */
+  sweep(options?: SweepOptions): Promise<SweepReport>;
+  /** A plugin's install folders and their size on disk. */
+  diskUse(plugin: string): Promise<DiskUse>;
+  /** Brings a plugin's slots in line with its row after a change outside a rollout (removal, update). */
+  pluginChanged(pluginId: string): Promise<string[]>;
   /** One monitor pass now (servers run it on a timer; tests and the CLI may call it). */
   tick(): Promise<Decision[]>;
   /** Loads the routing table, listens for other replicas' changes and starts the monitor. */
@@ -99,6 +114,7 @@ export function createRolloutService(options: RolloutServiceOptions): RolloutSer
     router,
     settings,
     stateRoot: options.stateRoot,
+    cacheDir: options.cacheDir,
     logger,
     now: options.clock ?? (() => new Date()),
     flushCallEvents: options.flushCallEvents ?? (async () => undefined),
@@ -111,6 +127,13 @@ export function createRolloutService(options: RolloutServiceOptions): RolloutSer
     },
   };
   if (options.jobs !== undefined) registerVerificationJob(options.jobs, context);
+  // One replica at a time sweeps (the queue's lease); a killed run is taken over after its lease (sweep.ts says why nothing in use is lost).
+  if (options.jobs !== undefined && options.cacheDir !== undefined && settings.sweepIntervalMs > 0) {
+    options.jobs.every(FOLDER_SWEEP_JOB, settings.sweepIntervalMs, async ({ signal }) => {
+      const report = await sweepFolders(context, { signal });
+      return { removed: report.removed.map((entry) => entry.folder), kept: report.kept.length, trashEmptied: report.trashEmptied, reconciled: report.reconciled };
+    });
+  }
   let timer: NodeJS.Timeout | undefined;
   let ticking: Promise<Decision[]> | undefined;
   let unlisten: (() => Promise<void>) | undefined;
@@ -169,7 +192,11 @@ export function createRolloutService(options: RolloutServiceOptions): RolloutSer
       await setPaused(context, (await openOf(plugin)).rollout, false);
       return rolloutView(context, plugin);
     },
-    route: (pluginName, stable, sessionKey, toolName) => router.route(pluginName, stable, sessionKey, toolName),
+    route: (pluginName, stable, sessionKey, toolName) => router.route(pluginName, stable, sessionKey, { kind: 'tool', name: toolName }),
+    routeTarget: (pluginName, stable, sessionKey, target) => router.route(pluginName, stable, sessionKey, target),
+    sweep: (sweepOptions) => sweepFolders(context, sweepOptions),
+    diskUse: (plugin) => diskUse(context, plugin),
+    pluginChanged: (pluginId) => reconcilePlugin(context, pluginId),
     tick: runTick,
     async start(startOptions = {}) {
       await router.load();

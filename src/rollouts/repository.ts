@@ -7,7 +7,7 @@
 import type { Queryable } from '../store/database.ts';
 import { isUuid, jsonParam, timeParam, toDate, toDateOrNull } from '../store/repositories/mapping.ts';
 import type { StagedVersion } from '../plugins/service.ts';
-import type { Deployment, DeploymentStatus, Rollout, RolloutEvent, RolloutStatus, Slot, SlotStats } from './types.ts';
+import type { Deployment, DeploymentStatus, RoutableSurface, Rollout, RolloutEvent, RolloutStatus, Slot, SlotStats } from './types.ts';
 
 type Row = Record<string, unknown>;
 
@@ -25,9 +25,18 @@ function deploymentOf(row: Row): Deployment {
     requestedRef: (row['requested_ref'] as string | null) ?? null,
     install: (row['install'] as StagedVersion | null) ?? null,
     routableTools: ((row['routable_tools'] as string[] | null) ?? []).map(String),
+    routableSurface: surfaceOf(row['routable_surface']),
+    folder: (row['folder'] as string | null) ?? null,
     createdAt: toDate(row['created_at']),
     updatedAt: toDate(row['updated_at']),
   };
+}
+
+const strings = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
+
+function surfaceOf(value: unknown): RoutableSurface {
+  const surface = (value ?? {}) as Record<string, unknown>;
+  return { resources: strings(surface['resources']), templates: strings(surface['templates']), prompts: strings(surface['prompts']) };
 }
 
 function rolloutOf(row: Row): Rollout {
@@ -85,19 +94,35 @@ export interface DeploymentWrite {
   requestedRef: string | null;
   install: StagedVersion | null;
   routableTools: string[];
+  /** The install folder the slot runs from (null: in place or remote). */
+  folder: string | null;
 }
 
 /** Writes a slot (a new version replaces whatever the slot held). */
 export async function upsertDeployment(db: Queryable, write: DeploymentWrite, at: Date): Promise<Deployment> {
   const { rows } = await db.query<Row>(
-    `INSERT INTO deployments (plugin_id, slot, version, status, traffic_percent, runtime_version, execution_mode, requested_ref, install, routable_tools, health_score, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $11::jsonb, NULL, $10::timestamptz, $10::timestamptz)
+    `INSERT INTO deployments (plugin_id, slot, version, status, traffic_percent, runtime_version, execution_mode, requested_ref, install, routable_tools, folder, routable_surface, health_score, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $11::jsonb, $12, '{}'::jsonb, NULL, $10::timestamptz, $10::timestamptz)
      ON CONFLICT (plugin_id, slot) DO UPDATE SET version = EXCLUDED.version, status = EXCLUDED.status,
        traffic_percent = EXCLUDED.traffic_percent, runtime_version = EXCLUDED.runtime_version,
        execution_mode = EXCLUDED.execution_mode, requested_ref = EXCLUDED.requested_ref, install = EXCLUDED.install,
-       routable_tools = EXCLUDED.routable_tools, health_score = NULL, created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at
+       routable_tools = EXCLUDED.routable_tools, folder = EXCLUDED.folder, routable_surface = EXCLUDED.routable_surface,
+       health_score = NULL, created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at
      RETURNING *`,
-    [write.pluginId, write.slot, write.version, write.status, write.trafficPercent, write.runtimeVersion, write.executionMode, write.requestedRef, write.install === null ? null : jsonParam(write.install), timeParam(at), jsonParam(write.routableTools)],
+    [
+      write.pluginId,
+      write.slot,
+      write.version,
+      write.status,
+      write.trafficPercent,
+      write.runtimeVersion,
+      write.executionMode,
+      write.requestedRef,
+      write.install === null ? null : jsonParam(write.install),
+      timeParam(at),
+      jsonParam(write.routableTools),
+      write.folder,
+    ],
   );
   return deploymentOf(rows[0]!);
 }
@@ -111,6 +136,16 @@ export async function setDeploymentState(db: Queryable, id: string, status: Depl
     timeParam(at),
     runtimeVersion ?? null,
   ]);
+}
+
+/** Stores what else than tools a canary may serve (known once its process answered, issue #29). */
+export async function setRoutableSurface(db: Queryable, id: string, surface: RoutableSurface): Promise<void> {
+  await db.query('UPDATE deployments SET routable_surface = $2::jsonb WHERE id = $1', [id, jsonParam(surface)]);
+}
+
+/** Deletes every slot of a plugin; its rollouts and their history go with them (ON DELETE CASCADE). */
+export async function deleteDeploymentsOf(db: Queryable, pluginId: string): Promise<void> {
+  await db.query('DELETE FROM deployments WHERE plugin_id = $1', [pluginId]);
 }
 
 /** Stores a slot's latest health score (0–100). */

@@ -11,7 +11,7 @@ import type { Logger } from '../core/logger.ts';
 import type { UpstreamSpec } from '../runtime/types.ts';
 import type { Queryable } from '../store/database.ts';
 import { deploymentsOf, openRollouts } from './repository.ts';
-import { routesToCanary, type RouteState } from './routing.ts';
+import { routesTargetToCanary, type RouteState, type SlotTarget } from './routing.ts';
 import { canarySpec } from './slot-spec.ts';
 import type { Deployment } from './types.ts';
 
@@ -21,8 +21,8 @@ interface PluginRoute extends RouteState {
 
 /** The slot router. */
 export interface SlotRouter {
-  /** The spec that serves this call: the canary's for sessions in its share, else `stable` itself. */
-  route(pluginName: string, stable: UpstreamSpec, sessionKey: string, toolName: string): UpstreamSpec;
+  /** The spec that serves this request: the canary's for sessions in its share (targets it serves unchanged), else `stable` itself. */
+  route(pluginName: string, stable: UpstreamSpec, sessionKey: string, target: SlotTarget): UpstreamSpec;
   /** Reloads the open rollouts from the database. */
   load(): Promise<void>;
   /** Plugin names with an open rollout (for tests and status). */
@@ -42,15 +42,25 @@ export function createSlotRouter(options: { db: Queryable; pluginNameOf: (plugin
       const canary = (await deploymentsOf(options.db, rollout.pluginId)).find((deployment) => deployment.id === rollout.toDeployment);
       const name = await options.pluginNameOf(rollout.pluginId);
       if (canary === undefined || canary.install === null || name === undefined) continue;
-      next.set(name, { rolloutId: rollout.id, pluginId: rollout.pluginId, canaryPercent: canary.trafficPercent, canaryTools: new Set(canary.routableTools), canary });
+      const surface = canary.routableSurface;
+      next.set(name, {
+        rolloutId: rollout.id,
+        pluginId: rollout.pluginId,
+        canaryPercent: canary.trafficPercent,
+        canaryTools: new Set(canary.routableTools),
+        canaryResources: new Set(surface.resources),
+        canaryTemplates: surface.templates,
+        canaryPrompts: new Set(surface.prompts),
+        canary,
+      });
     }
     return next;
   }
 
   return {
-    route(pluginName, stable, sessionKey, toolName) {
+    route(pluginName, stable, sessionKey, target) {
       const route = table.get(pluginName);
-      if (route === undefined || !routesToCanary(route, sessionKey, toolName)) return stable;
+      if (route === undefined || !routesTargetToCanary(route, sessionKey, target)) return stable;
       const cached = derived.get(stable);
       if (cached !== undefined && cached.rolloutId === route.rolloutId) return cached.spec;
       try {

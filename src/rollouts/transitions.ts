@@ -55,7 +55,7 @@ export async function promote(context: RolloutContext, rollout: Rollout, pluginN
     if (next === undefined) return undefined;
     await setDeploymentState(tx, canary.id, 'active', 100, at, canary.install!.fields.version ?? 'local');
     await setDeploymentState(tx, rollout.fromDeployment, 'idle', 0, at);
-    await record(tx, next, { kind: 'promoted', message: `${canary.version} promoted (${how}): it serves all traffic and the catalog moved to its tools`, details: { how, tools: report.tools, ...details } }, at);
+    await record(tx, next, { kind: 'promoted', message: `${canary.version} promoted (${how}): it serves all traffic and the catalog moved to its tools`, details: { how, tools: report.tools, ...details, folders: { active: canary.folder, idle: previous?.folder ?? null } } }, at);
     return next;
   });
   if (moved === undefined) throw lostRace(rollout, 'promote');
@@ -77,7 +77,7 @@ export async function rollBack(context: RolloutContext, rollout: Rollout, plugin
     if (next === undefined) return undefined;
     await setDeploymentState(tx, rollout.toDeployment, 'failed', 0, at);
     await setDeploymentState(tx, rollout.fromDeployment, 'active', 100, at);
-    await record(tx, next, { kind: 'rolled_back', message: `${canary?.version ?? 'the new version'} rolled back (${how}): ${reason}`, details: { how, reason, ...details } }, at);
+    await record(tx, next, { kind: 'rolled_back', message: `${canary?.version ?? 'the new version'} rolled back (${how}): ${reason}`, details: { how, reason, ...details, folders: { failed: canary?.folder ?? null } } }, at);
     return next;
   });
   if (moved === undefined) throw lostRace(rollout, 'roll back');

@@ -32,8 +32,22 @@ export interface Deployment {
   install: StagedVersion | null;
   /** Tools the canary serves exactly as the active slot does: only these are routed to it. */
   routableTools: string[];
+  /** Resources, templates and prompts the canary declares exactly as the active slot does (issue #29). */
+  routableSurface: RoutableSurface;
+  /** The install folder this slot runs from (null: a folder plugin used in place, or a remote one). */
+  folder: string | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** What else than tools a canary may serve (issue #29): the same declaration on both slots. */
+export interface RoutableSurface {
+  /** Resource URIs listed alike by both slots. */
+  resources: string[];
+  /** Resource URI templates listed alike by both slots (a read of a URI one of them matches). */
+  templates: string[];
+  /** Prompt names declared alike (description and arguments). */
+  prompts: string[];
 }
 
 /** One upgrade of a plugin from one slot to the other. */
@@ -60,7 +74,7 @@ export interface RolloutEvent {
   id: string;
   rolloutId: string;
   pluginId: string;
-  kind: 'started' | 'verified' | 'step' | 'health' | 'promoted' | 'rolled_back' | 'paused' | 'resumed' | 'reverification' | 'note';
+  kind: 'started' | 'verified' | 'step' | 'health' | 'promoted' | 'rolled_back' | 'paused' | 'resumed' | 'reverification' | 'note' | 'folder';
   message: string;
   details: Record<string, unknown>;
   createdAt: Date;
@@ -76,6 +90,12 @@ export interface RolloutSettings {
   minP95DeltaMs: number;
   tickMs: number;
   reverifyAfter: number;
+  /** How long an idle or failed slot keeps its folder after it left service, ms (issue #29). */
+  folderRetentionMs: number;
+  /** A version called within this window keeps its folder, ms (covers other replicas' processes until their idle timeout). */
+  recentCallMs: number;
+  /** How often the folder sweep runs, ms; 0: never on a timer. */
+  sweepIntervalMs: number;
 }
 
 /** The defaults of seed 000 §5.1: 10 % → 50 % → 100 %, five minutes per step. */
@@ -88,6 +108,9 @@ export const defaultRolloutSettings: RolloutSettings = Object.freeze({
   minP95DeltaMs: 100,
   tickMs: 1000,
   reverifyAfter: 2,
+  folderRetentionMs: 7 * 86_400_000,
+  recentCallMs: 900_000,
+  sweepIntervalMs: 3_600_000,
 });
 
 /** Calls of one slot over a window (from plugin_call_events). */

@@ -10,10 +10,13 @@ import { QuiverError, ErrorCodes } from '../core/errors.ts';
 import type { PluginRecord } from '../store/repositories/plugins.ts';
 import { isUniqueViolation } from '../store/repositories/mapping.ts';
 import type { StagedVersion } from '../plugins/service.ts';
-import { deploymentsOf, insertRollout, insertRolloutEvent, openRolloutOf, setDeploymentState, upsertDeployment } from './repository.ts';
+import { deploymentsOf, insertRollout, insertRolloutEvent, openRolloutOf, setDeploymentState, setRoutableSurface, upsertDeployment } from './repository.ts';
+import { cacheFolderOf } from './folder-usage.ts';
+import { reconcilePlugin } from './reconcile.ts';
+import { routableSurface } from './surface.ts';
 import { requireInstalledPlugin, type RolloutContext } from './context.ts';
 import { canaryRuntimeVersion, canarySpec } from './slot-spec.ts';
-import type { Deployment, Rollout, Slot } from './types.ts';
+import type { Deployment, RoutableSurface, Rollout, Slot } from './types.ts';
 import { queueVerification } from './verify.ts';
 
 /** What `upgrade` asks for. */
@@ -42,7 +45,8 @@ async function activeSlot(context: RolloutContext, record: PluginRecord, slots: 
   const ref = typeof source['commit'] === 'string' ? source['commit'] : typeof source['ref'] === 'string' ? source['ref'] : null;
   return upsertDeployment(
     context.db,
-    { pluginId: record.id, slot: 'blue', version, status: 'active', trafficPercent: 100, runtimeVersion: version, executionMode: record.trustLevel ?? null, requestedRef: ref, install: null, routableTools: [] },
+    // Its folder is recorded now (issue #29): once a promotion moves the plugin row on, nothing else names it.
+    { pluginId: record.id, slot: 'blue', version, status: 'active', trafficPercent: 100, runtimeVersion: version, executionMode: record.trustLevel ?? null, requestedRef: ref, install: null, routableTools: [], folder: cacheFolderOf(record.source) },
     context.now(),
   );
 }
@@ -54,11 +58,15 @@ export async function startUpgrade(context: RolloutContext, reference: string, r
   if (await openRolloutOf(context.db, record.id)) {
     throw new QuiverError(ErrorCodes.conflict, `plugin '${record.name}' already has a rollout in progress; see 'quiver plugin rollout status ${record.name}'`);
   }
-  if (record.sourceType !== 'git' && record.sourceType !== 'npm' && record.sourceType !== 'path') {
+  if (record.sourceType !== 'git' && record.sourceType !== 'npm' && record.sourceType !== 'path' && record.sourceType !== 'pypi') {
     throw new QuiverError(ErrorCodes.invalidInput, `plugin '${record.name}' comes from a ${record.sourceType} source: blue-green upgrades cover plugins installed from git, npm or a folder; use 'quiver plugin update ${record.name}'`);
   }
-  const active = await activeSlot(context, record, await deploymentsOf(context.db, record.id));
+  // A plugin updated outside a rollout since the last one: its active slot first says what is installed.
+  await reconcilePlugin(context, record.id);
+  const slots = await deploymentsOf(context.db, record.id);
+  const active = await activeSlot(context, record, slots);
   const slot: Slot = active.slot === 'blue' ? 'green' : 'blue';
+  const outgoing = slots.find((deployment) => deployment.slot === slot);
   context.logger.info({ plugin: record.name, slot, ref: request.ref, version: request.version }, 'rollout: staging the new version');
   const staged = await context.plugins.stageVersion(record.name, request);
   const version = staged.fields.version ?? 'local';
@@ -68,10 +76,14 @@ export async function startUpgrade(context: RolloutContext, reference: string, r
   const verifying = context.verifyStaged !== undefined;
   // Started before it takes traffic: its first calls must not pay the process start (the judge
   // compares latencies), and a version that cannot start fails here, before any session sees it.
+  let surface: RoutableSurface | undefined;
   if (!verifying) {
     const stable = await context.plugins.upstreamSpec(record.name);
-    await context.supervisor.listTools(canarySpec(stable, staged, slot, canaryRuntimeVersion(version, slot), context.stateRoot));
+    const launch = canarySpec(stable, staged, slot, canaryRuntimeVersion(version, slot), context.stateRoot);
+    await context.supervisor.listTools(launch);
+    surface = await routableSurface(context.supervisor, stable, launch);
   }
+  const folder = cacheFolderOf(staged);
   const percent = verifying ? 0 : context.settings.steps[0]!;
   const at = context.now();
   try {
@@ -89,9 +101,11 @@ export async function startUpgrade(context: RolloutContext, reference: string, r
           requestedRef: request.ref ?? request.version ?? null,
           install: staged,
           routableTools: routable,
+          folder,
         },
         at,
       );
+      if (surface !== undefined) await setRoutableSurface(tx, canary.id, surface);
       const rollout = await insertRollout(
         tx,
         { pluginId: record.id, from: active.id, to: canary.id, steps: context.settings.steps, stepWindowMs: context.settings.stepWindowMs, status: verifying ? 'verifying' : 'running' },
@@ -106,10 +120,24 @@ export async function startUpgrade(context: RolloutContext, reference: string, r
           pluginId: record.id,
           kind: 'started',
           message: `${active.version} → ${version} in the ${slot} slot: ${verifying ? 'verifying it before it takes traffic' : `${percent} % of traffic; not verified (verification on install is off)`}${held > 0 ? `; ${held} new or changed tool(s) wait for promotion` : ''}`,
-          details: { from: active.version, to: version, slot, percent, routableTools: routable, verification: verifying ? 'pending' : 'off' },
+          details: { from: active.version, to: version, slot, percent, routableTools: routable, verification: verifying ? 'pending' : 'off', folders: { active: active.folder, canary: folder } },
         },
         at,
       );
+      // The slot's previous version (idle or failed) is overwritten: its folder is accounted for in the history (issue #29).
+      if (outgoing !== undefined && outgoing.folder !== null && outgoing.folder !== folder) {
+        await insertRolloutEvent(
+          tx,
+          {
+            rolloutId: rollout.id,
+            pluginId: record.id,
+            kind: 'folder',
+            message: `${outgoing.version} (${outgoing.status}) left the ${slot} slot; its folder ${outgoing.folder} is released`,
+            details: { action: 'released', folder: outgoing.folder, labels: [outgoing.runtimeVersion, outgoing.version], version: outgoing.version, slot, status: outgoing.status },
+          },
+          at,
+        );
+      }
       return { rollout, canary };
     });
     await context.changed();

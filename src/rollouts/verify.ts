@@ -20,7 +20,8 @@ import type { TrustLevel, UpstreamSpec } from '../runtime/types.ts';
 import type { StagedVersion } from '../plugins/service.ts';
 import { findPluginRecordById } from '../store/repositories/plugins.ts';
 import type { RolloutContext } from './context.ts';
-import { failedJob, findDeployment, findRollout, insertRolloutEvent, setDeploymentState, updateRollout } from './repository.ts';
+import { failedJob, findDeployment, findRollout, insertRolloutEvent, setDeploymentState, setRoutableSurface, updateRollout } from './repository.ts';
+import { routableSurface } from './surface.ts';
 import { canarySpec } from './slot-spec.ts';
 import { rollBack } from './transitions.ts';
 import type { Rollout } from './types.ts';
@@ -137,6 +138,8 @@ export async function verifyRollout(context: RolloutContext, rolloutId: string, 
     await reject(context, rollout, record.name, reason, details);
     return { rejected: true, reason };
   }
+  // Now that its process runs: the resources and prompts it serves unchanged are routed by slot too (issue #29).
+  await setRoutableSurface(context.db, canary.id, await routableSurface(context.supervisor, await context.plugins.upstreamSpec(record.name), launch));
   await startFirstStep(context, rollout, canary.version, details);
   return { started: true, trustLevel: verdict.trustLevel };
 }

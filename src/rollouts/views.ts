@@ -3,12 +3,15 @@
  * What status shows: a plugin's two slots (version, status, traffic, health score), its open or
  * latest rollout with the current step's health, and its history, newest first.
  */
-import { QuiverError, ErrorCodes } from '../core/errors.ts';
-import { findPluginRecordById } from '../store/repositories/plugins.ts';
+import { QuiverError, ErrorCodes, notFound } from '../core/errors.ts';
+import { findPluginRecordById, findPluginRecordByName } from '../store/repositories/plugins.ts';
+import { isUuid } from '../store/repositories/mapping.ts';
 import { requireInstalledPlugin, type RolloutContext } from './context.ts';
 import { stepHealth } from './decider.ts';
 import { deploymentsOf, latestRolloutOf, rolloutEventsOf } from './repository.ts';
 import type { RolloutView } from './types.ts';
+import { folderSizes } from './disk-use.ts';
+import { cacheFolderOf } from './folder-usage.ts';
 
 /** History lines a view carries. */
 const HISTORY_LIMIT = 50;
@@ -52,4 +55,26 @@ export async function rolloutViews(context: RolloutContext): Promise<RolloutView
   }
   const rank = (view: RolloutView) => (view.rollout?.status === 'running' || view.rollout?.status === 'paused' ? 0 : 1);
   return views.sort((a, b) => rank(a) - rank(b) || a.plugin.localeCompare(b.plugin));
+}
+
+/** A plugin's install folders on disk and what uses each (issue #29, `quiver plugin show`). */
+export interface DiskUse {
+  /** Bytes of every folder below, each inode counted once (as `du -sb` counts them together). */
+  bytes: number;
+  folders: Array<{ path: string; bytes: number; exists: boolean; uses: string[] }>;
+}
+
+/** The folders of a plugin: the installed version's and each slot's. */
+export async function diskUse(context: RolloutContext, plugin: string): Promise<DiskUse> {
+  // Any status: a failed or removed plugin's folders are worth seeing too.
+  const record = (await findPluginRecordByName(context.db, plugin)) ?? (isUuid(plugin) ? await findPluginRecordById(context.db, plugin) : undefined);
+  if (record === undefined) throw notFound('plugin', plugin);
+  const uses = new Map<string, string[]>();
+  const add = (folder: string | null, use: string) => {
+    if (folder !== null) uses.set(folder, [...(uses.get(folder) ?? []), use]);
+  };
+  add(cacheFolderOf(record.source), `installed (${record.version ?? 'local'})`);
+  for (const slot of await deploymentsOf(context.db, record.id)) add(slot.folder, `${slot.slot} slot (${slot.version}, ${slot.status})`);
+  const sizes = await folderSizes([...uses.keys()]);
+  return { bytes: sizes.bytes, folders: sizes.folders.map((folder) => ({ ...folder, uses: uses.get(folder.path) ?? [] })) };
 }

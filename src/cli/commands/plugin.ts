@@ -191,9 +191,12 @@ const show: CommandSpec = {
   summary: 'Show a plugin: source, launch, enablement, credentials (names only), warnings.',
   usage: 'NAME',
   async run(context) {
-    const details = await pluginService(await context.openApp()).show(needName(context, 'plugin show NAME'));
+    const app = await context.openApp();
+    const details = await pluginService(app).show(needName(context, 'plugin show NAME'));
+    // Issue #29: what its install folders (the installed version's and each slot's) take on disk.
+    const disk = await app.rollouts.diskUse(details.plugin.id);
     if (context.json) {
-      printJson(context.io, details);
+      printJson(context.io, { ...details, disk });
       return 0;
     }
     const { plugin } = details;
@@ -211,6 +214,7 @@ const show: CommandSpec = {
       `  settings: ${details.env.map((row) => `${row.key}=${row.value}`).join(', ') || 'none'}`,
       `  intelligence: ${details.intelligence ? `${details.intelligence.status} (${details.intelligence.origin})` : 'none'}`,
       `  execution: ${formatExecution(details.execution)}`,
+      `  disk: ${disk.bytes} bytes in ${disk.folders.filter((folder) => folder.exists).length} folder(s)${disk.folders.map((folder) => `\n    ${folder.path}: ${folder.exists ? `${folder.bytes} bytes` : 'missing'} (${folder.uses.join('; ')})`).join('')}`,
       ...plugin.manifestWarnings.map((warning) => `  warning: ${warning}`),
     ];
     context.io.stdout(`${lines.filter(Boolean).join('\n')}\n`);

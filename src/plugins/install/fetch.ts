@@ -16,6 +16,7 @@ import { npmCacheFolderName, npmInstall } from '../npm.ts';
 import { prepareSourceTree, SourceBuildError } from '../source-build.ts';
 import type { InstallerSettings, InstallRequest } from './types.ts';
 import type { FailStep, InstallStep } from './failure.ts';
+import { reuseFolder } from '../cache-folders.ts';
 import type { Staging } from './staging.ts';
 import { fetchOpenApi } from './openapi.ts';
 
@@ -108,7 +109,7 @@ async function fetchGit(input: FetchInput, url: string): Promise<FetchedSource> 
     throw fail(step, (error as Error).message, { cause: error });
   }
   const finalPath = join(settings.cacheDir, 'git', checkout.commit);
-  const root = (await isDirectory(finalPath)) ? finalPath : tree;
+  const root = (await reuseFolder(finalPath)) ? finalPath : tree;
   const relativeFolder = request.subfolder ?? '.';
   const warnings = root === tree ? await buildCheckout(input, tree, relativeFolder) : [];
   return {
@@ -141,7 +142,7 @@ async function fetchNpm({ request, settings, staging, fail }: FetchInput, spec: 
   }
   const finalPath = join(settings.cacheDir, 'npm', npmCacheFolderName(installed.packageName, installed.version));
   return {
-    root: (await isDirectory(finalPath)) ? finalPath : tree,
+    root: (await reuseFolder(finalPath)) ? finalPath : tree,
     finalPath,
     relativeFolder: installed.packageFolder,
     inPlace: false,

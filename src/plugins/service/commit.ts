@@ -22,6 +22,7 @@ import {
   type PluginRecord,
 } from '../../store/repositories/plugins.ts';
 import type { Queryable } from '../../store/database.ts';
+import { deleteFolder } from '../cache-folders.ts';
 import { assessPid } from '../intelligence.ts';
 import { installFailed, type PreparedInstall } from '../installer.ts';
 import type { PinPlan } from '../../trust/pinning/index.ts';
@@ -179,7 +180,8 @@ export async function commitExisting(
 export async function releaseCache(context: PluginContext, path: unknown, inPlace: boolean, exceptId: string | null): Promise<void> {
   if (typeof path !== 'string' || inPlace || !path.startsWith(context.cacheDir)) return;
   if ((await pluginsUsingCachePath(context.db, path, exceptId)).length > 0) return;
-  await rm(path, { recursive: true, force: true });
+  // Through the trash (issue #29): a crash mid-delete must not leave a half tree an install would reuse.
+  await deleteFolder(context.cacheDir, path);
 }
 
 /** The report of an install: the plugin, what the sync did to each tool, and the warnings. */
