@@ -23,7 +23,7 @@ export async function runInProcess(argv: string[], env: Record<string, string | 
 }
 
 /** Runs `quiver ARGS` as a child process to completion. */
-export function runBinary(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 60_000) {
+export function runBinary(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 180_000) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     const child = spawn(process.execPath, [QUIVER_BIN, ...args], {
       env: { ...process.env, QUIVER_LOG_LEVEL: 'silent', ...env },
@@ -45,7 +45,7 @@ export function runBinary(args: string[], env: Record<string, string | undefined
 }
 
 /** Starts a long-running `quiver serve …` and resolves once it printed its listening line. */
-export function startServe(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 60_000) {
+export function startServe(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 180_000) {
   return new Promise<{ child: ChildProcess; url: string; stderr: () => string; stdout: () => string }>((resolve, reject) => {
     const child = spawn(process.execPath, [QUIVER_BIN, 'serve', '--json', ...args], {
       env: { ...process.env, QUIVER_LOG_LEVEL: 'silent', ...env },
