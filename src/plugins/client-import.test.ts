@@ -67,8 +67,24 @@ describe('client configuration import (client-import.ts)', () => {
     assert.match(skipped(await planClientServer('opts', { command: 'node', args: ['--inspect', '/x.js'] })), /node options/);
   });
 
+  it('turns uvx and python -m entries into packages of the Python index (issue #26)', async () => {
+    const fetch = install(await planClientServer('fetch', { command: 'uvx', args: ['mcp-server-fetch', '--ignore-robots-txt'] }));
+    assert.equal(fetch.source, 'pypi:mcp-server-fetch');
+    assert.deepEqual(fetch.options.args, ['--ignore-robots-txt']);
+    assert.equal(install(await planClientServer('time', { command: 'uvx', args: ['mcp-server-time@2025.1.0'] })).source, 'pypi:mcp-server-time==2025.1.0');
+    const from = install(await planClientServer('git', { command: 'uv', args: ['tool', 'run', '--from', 'mcp-server-git==1.0', 'mcp-git', '--repository', '/r'] }));
+    assert.equal(from.source, 'pypi:mcp-server-git==1.0');
+    assert.equal(from.options.bin, 'mcp-git');
+    assert.deepEqual(from.options.args, ['--repository', '/r']);
+    const sqlite = install(await planClientServer('sqlite', { command: 'python', args: ['-m', 'mcp_server_sqlite', '--db-path', '/tmp/x.db'] }));
+    assert.equal(sqlite.source, 'pypi:mcp-server-sqlite');
+    assert.deepEqual(sqlite.options.args, ['--db-path', '/tmp/x.db']);
+    assert.match(skipped(await planClientServer('py', { command: 'python3', args: ['server.py'] })), /Python script run by path/);
+    assert.match(skipped(await planClientServer('opt', { command: 'uvx', args: ['--python', '3.12', 'x'] })), /uvx option '--python' is not supported/);
+    assert.match(skipped(await planClientServer('url', { command: 'uvx', args: ['git+https://example.invalid/x'] })), /not a Python package name/);
+  });
+
   it('reports what it cannot install, with the reason', async () => {
-    assert.match(skipped(await planClientServer('fetch', { command: 'uvx', args: ['mcp-server-fetch'] })), /Python server run by uvx/);
     assert.match(skipped(await planClientServer('gh', { command: 'docker', args: ['run', '-i', 'ghcr.io/github/github-mcp-server'] })), /a container \(ghcr\.io\/github\/github-mcp-server\).*--cap-drop ALL.*api\.githubcopilot\.com/);
     assert.match(skipped(await planClientServer('weird', { command: 'ruby', args: ['s.rb'] })), /'ruby' is not one Quiver can install/);
     assert.match(skipped(await planClientServer('off', { command: 'npx', args: ['pkg'], disabled: true })), /disabled/);
@@ -78,7 +94,7 @@ describe('client configuration import (client-import.ts)', () => {
   });
 
   it('runs the plan in order: one failure never stops the rest; a dry run installs nothing', async () => {
-    const plans = await planClientImport({ mcpServers: { a: { command: 'npx', args: ['a'] }, b: { command: 'uvx', args: ['b'] }, c: { command: 'npx', args: ['c'] } } });
+    const plans = await planClientImport({ mcpServers: { a: { command: 'npx', args: ['a'] }, b: { command: 'ruby', args: ['b.rb'] }, c: { command: 'npx', args: ['c'] } } });
     const calls: string[] = [];
     const plugins = {
       async add(source: string, options: { name?: string }) {

@@ -11,8 +11,8 @@
  * How an entry becomes a source: `npx [-y] PKG[@VER] ARGS…` (also `pnpm dlx`, `bunx`) → `npm:PKG`
  * with ARGS as launch arguments; `url` → a remote plugin (Streamable HTTP, SSE fallback);
  * `node /abs/path/x.js ARGS…` → the folder of the nearest package.json whose `bin` or `main` is
- * that file. Anything else (uvx, python, a relative path…) is reported as not installed,
- * with the reason; a `docker run` / `podman run` entry with the exact command that runs it under
+ * that file; `uvx NAME ARGS…` and `python -m MODULE ARGS…` → `pypi:NAME` (issue #26). Anything
+ * else (a relative path…) is reported as not installed, with the reason; a `docker run` / `podman run` entry with the exact command that runs it under
  * the sandbox's rules (import-container.ts). Issue #26: folders an npx entry's arguments name
  * become host-path grants (import-grants.ts), and a networked server gets its egress step or a
  * proposed allow-list (import-egress.ts).
@@ -87,11 +87,8 @@ const placeholder = /\$\{(input|env|workspaceFolder|userHome|config|command)[:}]
 const npmSpec = /^(@[a-z0-9][\w.~-]*\/)?[a-z0-9~][\w.~-]*(@[^\s/]+)?$/i;
 const npxFlagsWithoutValue = new Set(['-y', '--yes', '-q', '--quiet', '--silent', '--prefer-offline', '--no']);
 const runnerHints: Record<string, string> = {
-  uvx: 'a Python server run by uvx: Quiver installs npm, git, folder and http(s) servers only',
-  uv: 'a Python server run by uv: Quiver installs npm, git, folder and http(s) servers only',
-  python: 'a Python server: Quiver installs npm, git, folder and http(s) servers only',
-  python3: 'a Python server: Quiver installs npm, git, folder and http(s) servers only',
-  pipx: 'a Python server run by pipx: Quiver installs npm, git, folder and http(s) servers only',
+  uv: 'a Python server run by uv: only `uvx NAME` / `uv tool run NAME` entries are installed (as pypi:NAME); install its repository otherwise',
+  pipx: 'a Python server run by pipx: install it as pypi:NAME (`pipx run NAME` is the same package)',
   deno: 'a Deno server: Quiver runs Node servers only',
   cmd: 'a Windows `cmd /c` wrapper: give the command itself',
 };
@@ -176,6 +173,41 @@ function resolvedValues(values: Record<string, string> | undefined, what: 'env' 
   return kept;
 }
 
+const pythonPackage = /^([A-Za-z0-9][A-Za-z0-9._-]*)(?:(?:==|@)([A-Za-z0-9][A-Za-z0-9.+!_-]*))?$/;
+
+/**
+ * Python entries (issue #26): `uvx [--from PKG] NAME[@VER] ARGS…` (also `uv tool run`) → `pypi:NAME`
+ * (the `--from` package, with NAME as its console script); `python -m MODULE ARGS…` → the index
+ * package named like the module (`mcp_server_sqlite` → `mcp-server-sqlite`), the convention of
+ * published servers. Undefined when the entry is not one of these.
+ */
+function pythonEntry(name: string, args: readonly string[]): { source: string; args: string[]; bin?: string; warning?: string } | { reason: string } | undefined {
+  if (name === 'python' || name === 'python3') {
+    if (args[0] !== '-m' || args[1] === undefined) return { reason: 'a Python script run by path: install its folder or repository, which Quiver gives a venv of its own' };
+    const module = args[1];
+    if (!/^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$/.test(module)) return { reason: `'${module}' is not a Python module name` };
+    const dist = module.split('.')[0]!.replace(/_/g, '-');
+    return { source: `pypi:${dist}`, args: args.slice(2), warning: `python -m ${module}: installed from the package index as '${dist}' (the package named like the module)` };
+  }
+  const rest = name === 'uvx' ? args : name === 'uv' && args[0] === 'tool' && args[1] === 'run' ? args.slice(2) : undefined;
+  if (rest === undefined) return undefined;
+  let from: string | undefined;
+  let index = 0;
+  for (; index < rest.length && rest[index]!.startsWith('-'); index += 1) {
+    const option = rest[index]!;
+    if (option === '--from' && rest[index + 1] !== undefined) from = rest[++index];
+    else if (option.startsWith('--from=')) from = option.slice(7);
+    else if (!['-q', '--quiet', '--no-progress'].includes(option)) return { reason: `uvx option '${option}' is not supported: give the package as the first argument` };
+  }
+  const command = rest[index];
+  if (command === undefined) return { reason: 'no package named after uvx' };
+  const requirement = from ?? command;
+  const match = pythonPackage.exec(requirement);
+  if (match === null) return { reason: `'${requirement}' is not a Python package name (git and URL requirements are not supported: install the repository instead)` };
+  const source = `pypi:${match[1]}${match[2] !== undefined ? `==${match[2]}` : ''}`;
+  return { source, args: rest.slice(index + 1), ...(from !== undefined && command !== match[1] ? { bin: command } : {}) };
+}
+
 /** Plans one entry: a source and options to install, or the reason it cannot be. */
 export async function planClientServer(entry: string, raw: unknown): Promise<ImportPlan> {
   const warnings: string[] = [];
@@ -222,6 +254,12 @@ export async function planClientServer(entry: string, raw: unknown): Promise<Imp
     const egress = proposedEgress(runner.spec, runner.args, env);
     const options = { args: runner.args, secrets: env, ...(grants.mounts.length > 0 ? { mounts: grants.mounts } : {}) };
     return { entry, plugin, action: 'install', source: `npm:${runner.spec}`, options, egress, warnings: [...warnings, ...grants.warnings] };
+  }
+  const python = pythonEntry(name, args);
+  if (python !== undefined) {
+    if ('reason' in python) return skip(python.reason);
+    if (python.warning !== undefined) warnings.push(python.warning);
+    return { entry, plugin, action: 'install', source: python.source, options: { args: python.args, secrets: env, ...(python.bin ? { bin: python.bin } : {}) }, warnings };
   }
   if (name === 'node' || name === 'nodejs') {
     const scriptIndex = args.findIndex((arg) => !arg.startsWith('-'));
