@@ -186,6 +186,10 @@ export interface ClientLink {
       | { method: 'notifications/message'; params: LoggingMessageNotification['params'] }
       | { method: 'notifications/elicitation/complete'; params: ElicitationCompleteNotification['params'] },
   ): Promise<void>;
+  /** Told when the backend refuses a plugin's request because `capabilities` lacks what it needs (issue #24: -32021). */
+  refused?(capability: 'sampling' | 'elicitation' | 'roots'): void;
+  /** True when requests pause the call until the client retries (2026-07-28, MRTR), which may take minutes. */
+  pauses?: boolean;
 }
 
 /** Per-call options. */

@@ -33,6 +33,8 @@ import type { BackendSession, CatalogChange, GatewayBackend, SessionIdentity } f
 import { resolveGatewaySettings, type GatewayOptions } from './gateway-settings.ts';
 import { instructionsFor, notifyToolsChanged } from './listed-tools.ts';
 import { createModernServer } from './modern-server.ts';
+import { ParkedCalls, type ParkingLimits } from './mrtr/parked-calls.ts';
+import { requestStateKey } from './mrtr/request-state.ts';
 import { installRequestHandlers } from './request-handlers.ts';
 import { SessionRegistry, type ReleasedSession, type SessionOwner } from './session-registry.ts';
 import { SessionState, flushOutcome, flushStoredOutcome, type GatewayCore, type GatewaySession } from './session-state.ts';
@@ -52,6 +54,13 @@ export interface CreateGatewayOptions {
    * outcomes to the one replica running the sessions.collect job, which reads them from the rows.
    */
   storedSessions?: boolean;
+  /**
+   * Issue #24: the key `input_required` request states are sealed with (`requestStateKey` of the
+   * hub's secret key, so replicas check each other's); a random one per process when absent.
+   */
+  requestStateKey?: Uint8Array;
+  /** Limits of calls paused on a 2026-07-28 client's input. */
+  parking?: Partial<ParkingLimits>;
 }
 
 /** Options of `Gateway.openSession`. */
@@ -114,6 +123,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     registry: new SessionRegistry<SessionState>({ ...limits, now }),
     admission: new Admission(settings.admission),
     validators: createValidatorCache(logger),
+    inputRounds: { parked: new ParkedCalls(options.parking), key: options.requestStateKey ?? requestStateKey(undefined), now },
   };
   const { backend, registry } = core;
   let closing = false;
@@ -251,6 +261,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       closing = true;
       if (timer) clearInterval(timer);
       unsubscribe();
+      core.inputRounds.parked.close();
       // Stored sessions live on in the database for the other replicas (or this one's restart).
       await Promise.allSettled(registry.values().map((state) => state.close({ report: !options.storedSessions || state.principal })));
     },

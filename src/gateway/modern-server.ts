@@ -21,8 +21,8 @@ import {
 } from './request-handlers.ts';
 import { answerComplete } from './completion-handlers.ts';
 import { answerListTemplates } from './resource-templates.ts';
-import type { BackendCallOptions } from './backend.ts';
 import type { GatewayCore, SendNotification, SessionState } from './session-state.ts';
+import { answerWithInput } from './mrtr/input-rounds.ts';
 
 /**
  * Cache hints of the cacheable results (SEP-2549). Lists depend on the principal (its
@@ -60,21 +60,6 @@ function relatedSender(ctx: ServerContext): SendNotification {
   };
 }
 
-/**
- * The forwarding of one 2026-07-28 request: the plugin's progress under the client's own token,
- * on the request's own response stream. No client link: the revision has no server-to-client
- * requests (Multi Round-Trip Requests replace them, not bridged yet, issue #24).
- */
-function modernForwarding(ctx: ServerContext): BackendCallOptions {
-  const token = ctx.mcpReq._meta?.progressToken;
-  if (token === undefined) return {};
-  return {
-    onProgress: (progress) => {
-      void ctx.mcpReq.notify({ method: 'notifications/progress', params: { ...progress, progressToken: token } }).catch(() => undefined);
-    },
-  };
-}
-
 /** A v2 SDK server answering one 2026-07-28 request on a principal's still state. */
 export function createModernServer(core: GatewayCore, state: SessionState, instructions: string): Server {
   const server = new Server(core.settings.serverInfo, {
@@ -86,21 +71,26 @@ export function createModernServer(core: GatewayCore, state: SessionState, instr
     const { tools } = await answerListTools(core, state);
     return { tools: tools.map(withHeaderParameters) } as never;
   });
+  // Issue #24: a plugin that asks the user something pauses the call; the client gets input_required (MRTR).
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const params = request.params as CallToolRequest['params'];
     // Tasks are an extension in 2026-07-28 (not offered here yet): a task field is ignored.
     const { task: _task, ...call } = params;
-    return (await answerCallTool(core, state, call, ctx.mcpReq.signal, relatedSender(ctx), modernForwarding(ctx))) as never;
+    return (await answerWithInput(core.inputRounds, state.id, ctx, call, (forward, signal) => answerCallTool(core, state, call, signal, relatedSender(ctx), forward))) as never;
   });
   server.setRequestHandler('resources/list', async () => answerListResources(core, state) as never);
-  server.setRequestHandler('resources/read', async (request, ctx) => answerReadResource(core, state, request.params.uri, ctx.mcpReq.signal, modernForwarding(ctx)) as never);
+  server.setRequestHandler('resources/read', async (request, ctx) =>
+    answerWithInput(core.inputRounds, state.id, ctx, request.params, (forward, signal) => answerReadResource(core, state, request.params.uri, signal, forward)) as never,
+  );
   server.setRequestHandler('resources/templates/list', async () => answerListTemplates(core, state) as never);
   if (core.backend.complete) {
     server.setRequestHandler('completion/complete', async (request, ctx) => answerComplete(core, state, request.params as never, ctx.mcpReq.signal) as never);
   }
   server.setRequestHandler('prompts/list', async () => answerListPrompts(core, state) as never);
   server.setRequestHandler('prompts/get', async (request, ctx) =>
-    answerGetPrompt(core, state, request.params.name, (request.params.arguments ?? {}) as Record<string, string>, ctx.mcpReq.signal, modernForwarding(ctx)) as never,
+    answerWithInput(core.inputRounds, state.id, ctx, request.params, (forward, signal) =>
+      answerGetPrompt(core, state, request.params.name, (request.params.arguments ?? {}) as Record<string, string>, signal, forward),
+    ) as never,
   );
   return server;
 }

@@ -20,6 +20,7 @@ import { SearchHistory, type SearchHistorySnapshot } from './search-history.ts';
 import type { SessionRegistry } from './session-registry.ts';
 import { ToolContext, type ToolContextSnapshot } from './tool-context.ts';
 import type { ValidatorCache } from './argument-validators.ts';
+import type { InputRounds } from './mrtr/input-rounds.ts';
 
 /** One client's MCP session. */
 export interface GatewaySession {
@@ -78,6 +79,8 @@ export interface GatewayCore {
   registry: SessionRegistry<SessionState>;
   admission: Admission;
   validators: ValidatorCache;
+  /** Issue #24: calls of 2026-07-28 clients paused on the client's input (MRTR). */
+  inputRounds: InputRounds;
 }
 
 /** The selection event of a session's last search and the calls made since. */

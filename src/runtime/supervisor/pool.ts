@@ -13,7 +13,7 @@ import { sleep } from '../process-tree.ts';
 import { untilAborted } from './deadline.ts';
 import type { InstanceLifecycle } from './lifecycle.ts';
 import type { EntryRegistry } from './registry.ts';
-import { claimReleased, compatible, registerClaim, type CallClaim } from './session-routing.ts';
+import { claimReleased, claimsOf, compatible, registerClaim, type CallClaim } from './session-routing.ts';
 import type { SupervisorSettings } from './settings.ts';
 import { inUse, type Entry, type Gate, type Instance } from './state.ts';
 
@@ -30,7 +30,7 @@ export interface Pool {
 
 /** What the pool needs from the supervisor. */
 export interface PoolOptions {
-  settings: Pick<SupervisorSettings, 'poolSize' | 'maxProcesses'>;
+  settings: Pick<SupervisorSettings, 'poolSize' | 'maxPoolSize' | 'maxProcesses'>;
   registry: Pick<EntryRegistry, 'live'>;
   lifecycle: Pick<InstanceLifecycle, 'start' | 'stop'>;
   gate: Gate;
@@ -55,6 +55,11 @@ export function createPool(options: PoolOptions): Pool {
       `cannot start plugin '${entry.spec.pluginName}': ${settings.maxProcesses} plugin processes are running and all are busy (maxProcesses)`,
       { details: { reason: 'process_limit', maxProcesses: settings.maxProcesses } },
     );
+  }
+
+  /** True when a call on the instance waits on a client that answers by retrying (a paused 2026 call). */
+  function heldByPausedCall(instance: Instance): boolean {
+    return [...claimsOf(instance)].some((held) => held.exclusive && held.caller?.pauses === true && (held.waitingOnClient ?? 0) > 0);
   }
 
   async function acquire(entry: Entry, signal: AbortSignal, claim?: CallClaim): Promise<Instance> {
@@ -95,6 +100,15 @@ export function createPool(options: PoolOptions): Pool {
       const starting = usable.find((instance) => instance.state === 'starting');
       if (starting) {
         await untilAborted(starting.ready, signal);
+        continue;
+      }
+      // Issue #24: a connection held by a call paused on a 2026 client's input may stay held until
+      // that client retries (minutes, or never): callers it blocks get another process, up to
+      // maxPoolSize, instead of waiting on a client that may not come back.
+      if (usable.length < settings.maxPoolSize && registry.live().length < settings.maxProcesses && usable.every((instance) => instance.state !== 'ready' || heldByPausedCall(instance))) {
+        const started = lifecycle.start(entry);
+        await untilAborted(started.ready, signal);
+        if (started.state === 'ready' && compatible(started, claim)) return take(started);
         continue;
       }
       // Every connection is busy with a session this claim may not share one with: wait its turn.

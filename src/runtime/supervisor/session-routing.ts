@@ -69,6 +69,16 @@ export interface CallerLink {
    * after the call ended: then on the session's own stream).
    */
   notify(notification: ForwardedNotification): Promise<void>;
+  /**
+   * Told when a request of the plugin is refused because the caller did not declare the
+   * capability it needs (issue #24: a 2026-07-28 client whose call then fails gets -32021).
+   */
+  refused?(capability: 'sampling' | 'elicitation' | 'roots'): void;
+  /**
+   * True when the caller answers the plugin's requests by pausing the call until its client
+   * retries (a 2026-07-28 client, MRTR): the pool may then start another process for others.
+   */
+  pauses?: boolean;
 }
 
 /** A plugin notification Quiver passes on to the session it belongs to. */
@@ -188,26 +198,26 @@ export function attribute(instance: Instance): Attribution {
   return { claim: claim as CallClaim & { caller: CallerLink } };
 }
 
-/** Why the caller cannot take this request, or undefined when it declared what it needs. */
-function missingCapability(request: ForwardedRequest, capabilities: CallerCapabilities): string | undefined {
+/** Why the caller cannot take this request and the capability it lacks, or undefined when it declared what it needs. */
+function missingCapability(request: ForwardedRequest, capabilities: CallerCapabilities): { why: string; capability?: 'sampling' | 'elicitation' | 'roots' } | undefined {
   const params = request.params ?? {};
-  if (params['task'] !== undefined) return 'task-augmented requests from plugins are not forwarded';
+  if (params['task'] !== undefined) return { why: 'task-augmented requests from plugins are not forwarded' };
   if (request.method === 'sampling/createMessage') {
-    if (!capabilities.sampling) return "the client that made this call did not declare the 'sampling' capability";
-    if ((params['tools'] !== undefined || params['toolChoice'] !== undefined) && !capabilities.sampling.tools) return "the client that made this call did not declare 'sampling.tools'";
+    if (!capabilities.sampling) return { why: "the client that made this call did not declare the 'sampling' capability", capability: 'sampling' };
+    if ((params['tools'] !== undefined || params['toolChoice'] !== undefined) && !capabilities.sampling.tools) return { why: "the client that made this call did not declare 'sampling.tools'" };
     return undefined;
   }
   if (request.method === 'elicitation/create') {
     const elicitation = capabilities.elicitation;
-    if (!elicitation) return "the client that made this call did not declare the 'elicitation' capability";
+    if (!elicitation) return { why: "the client that made this call did not declare the 'elicitation' capability", capability: 'elicitation' };
     const mode = params['mode'] ?? 'form';
     const declaresModes = elicitation.form !== undefined || elicitation.url !== undefined;
     // A bare `elicitation: {}` means form mode (MCP 2025-06-18).
-    if (mode === 'form' && declaresModes && !elicitation.form) return "the client that made this call did not declare 'elicitation.form'";
-    if (mode === 'url' && !elicitation.url) return "the client that made this call did not declare 'elicitation.url'";
+    if (mode === 'form' && declaresModes && !elicitation.form) return { why: "the client that made this call did not declare 'elicitation.form'" };
+    if (mode === 'url' && !elicitation.url) return { why: "the client that made this call did not declare 'elicitation.url'" };
     return undefined;
   }
-  return capabilities.roots ? undefined : "the client that made this call did not declare the 'roots' capability";
+  return capabilities.roots ? undefined : { why: "the client that made this call did not declare the 'roots' capability", capability: 'roots' };
 }
 
 /**
@@ -221,7 +231,10 @@ export async function forwardRequest(instance: Instance, request: ForwardedReque
   if ('problem' in target) throw refuse(target.problem);
   const { claim } = target;
   const missing = missingCapability(request, claim.caller.capabilities);
-  if (missing) throw refuse(missing);
+  if (missing) {
+    if (missing.capability) claim.caller.refused?.(missing.capability);
+    throw refuse(missing.why);
+  }
   const elicitationId = request.params?.['mode'] === 'url' ? request.params['elicitationId'] : undefined;
   // Before asking: the plugin may send its completion as soon as the client has answered.
   if (typeof elicitationId === 'string') rememberUrlElicitation(instance, elicitationId, claim.caller);

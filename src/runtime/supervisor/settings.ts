@@ -11,6 +11,8 @@ import type { SupervisorOptions } from './api.ts';
 /** The supervisor's options with defaults applied (sandbox options stay with the launcher). */
 export interface SupervisorSettings {
   readonly poolSize: number;
+  /** Most processes of one plugin version (calls paused on a 2026 client's input may need more than `poolSize`). */
+  readonly maxPoolSize: number;
   readonly maxProcesses: number;
   readonly idleTimeoutMs: number;
   readonly defaultTimeoutMs: number;
@@ -31,6 +33,7 @@ export function resolveSettings(options: SupervisorOptions): SupervisorSettings 
   const maxPoolSize = options.maxPoolSize ?? 8;
   return Object.freeze({
     poolSize: Math.max(1, Math.min(options.poolSize ?? 1, maxPoolSize)),
+    maxPoolSize: Math.max(1, maxPoolSize),
     maxProcesses: Math.max(1, options.maxProcesses ?? 32),
     idleTimeoutMs: options.idleTimeoutMs ?? 300_000,
     defaultTimeoutMs: options.defaultTimeoutMs ?? EXECUTION_DEFAULTS.timeoutMs,
