@@ -6,8 +6,8 @@
  * folder, secret key file or state root is refused, when granted and again at every launch
  * (the path may have become a symbolic link since), so a grant fails closed.
  */
-import { realpathSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { realpathSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { QuiverError, ErrorCodes } from '../core/errors.ts';
 
@@ -93,4 +93,60 @@ export function launchMounts(mounts: readonly HostMount[], hiddenPaths: readonly
     kept.push({ path: real, mode: mount.mode });
   }
   return { mounts: kept, warnings };
+}
+
+/** Error text that says a path could not be reached (Node's codes, and what servers print). */
+const PATH_ERROR = /ENOENT|EACCES|EROFS|EPERM|no such file|permission denied|cannot access|not accessible|inaccessible|read-only file system/i;
+/** Absolute paths in a text (up to a quote, a space or trailing punctuation). */
+const ABSOLUTE_PATH = /(?<![\w.~-])\/[^\s'"`,;()<>[\]{}]+/g;
+/** Folders every sandbox shows from the host (sandbox.ts): an error there is not about grants. */
+const ALWAYS_SHOWN = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/proc', '/dev'];
+
+function nearestExisting(path: string): string | undefined {
+  for (let current = path; current !== '/'; current = resolve(current, '..')) {
+    try {
+      realpathSync(current);
+      return current;
+    } catch {
+      // go up
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The hint for a plugin error about a host path its grants do not cover (issue #26): the path
+ * exists on the host (or its folder does, for a file to create), is none of the hub's and none
+ * the sandbox shows anyway, so the sandbox hid it. Names the command that grants it, or widens a
+ * read-only grant on EROFS. Undefined when the text is about something else.
+ */
+export function ungrantedPathHint(
+  text: string,
+  spec: { pluginName: string; mounts: readonly HostMount[]; cwd?: string | undefined; codeDir?: string | undefined; readOnlyPaths: readonly string[]; stateDir?: string | undefined },
+  options: { hiddenPaths?: readonly string[]; installing?: boolean } = {},
+): string | undefined {
+  if (!PATH_ERROR.test(text)) return undefined;
+  const own = [...ALWAYS_SHOWN, ...[spec.cwd, spec.codeDir, spec.stateDir].filter((path): path is string => path !== undefined), ...spec.readOnlyPaths];
+  for (const match of text.matchAll(ABSOLUTE_PATH)) {
+    const path = resolve(match[0].replace(/[.:]+$/, ''));
+    if (own.some((root) => isUnder(path, root))) continue;
+    const hub = protectedOverlap(path, options.hiddenPaths ?? []);
+    if (hub !== undefined) {
+      return `Quiver: ${path} is the hub's own (${hub}); no plugin may see it, and it cannot be granted.`;
+    }
+    const granted = spec.mounts.find((mount) => isUnder(path, mount.path));
+    if (granted !== undefined) {
+      if (granted.mode === 'ro' && /EROFS|read-only file system|EACCES|EPERM|permission denied/i.test(text)) {
+        return `Quiver: ${granted.path} is granted to plugin '${spec.pluginName}' read-only; to let it write there run 'quiver plugin mount ${spec.pluginName} ${granted.path}:rw' (it starts with it at its next call).`;
+      }
+      continue;
+    }
+    const existing = nearestExisting(path);
+    if (existing === undefined || existing === '/' || (existing !== path && existing !== resolve(path, '..'))) continue;
+    const folder = statSync(existing).isDirectory() ? existing : dirname(existing);
+    return options.installing === true
+      ? `Quiver: the plugin's sandbox shows it no ${folder} (host paths are granted, never shown by default); install it with '--mount ${folder}' (add ':rw' to let it write) on 'quiver plugin add'.`
+      : `Quiver: ${path} is outside the host paths granted to plugin '${spec.pluginName}', so its sandbox does not show it; grant it with 'quiver plugin mount ${spec.pluginName} ${folder}' (add ':rw' to let it write; it starts with it at its next call).`;
+  }
+  return undefined;
 }

@@ -46,7 +46,7 @@ export function createSupervisor(options: SupervisorOptions = {}): Supervisor {
   const settings = resolveSettings(options);
   const id = randomBytes(8).toString('hex');
   const gate = createGate();
-  const launcher = createLauncher({ supervisorId: id, sandbox: options.sandbox ?? {}, startTimeoutMs: settings.startTimeoutMs, stopGraceMs: settings.stopGraceMs, clock, logger });
+  const launcher = createLauncher({ supervisorId: id, sandbox: options.sandbox ?? {}, startTimeoutMs: settings.startTimeoutMs, stopGraceMs: settings.stopGraceMs, clock, logger, remoteAuthorization: options.remoteAuthorization });
   const lifecycle = createInstanceLifecycle({ settings, clock, logger, launcher, gate });
   const registry = createEntryRegistry({ settings, clock, logger, stop: lifecycle.stop, sharedLimits: options.sharedLimits });
   const pool = createPool({ settings, registry, lifecycle, gate });
@@ -101,6 +101,7 @@ export function createSupervisor(options: SupervisorOptions = {}): Supervisor {
     health: () => registry.all().map((entry) => healthOf(entry, settings)),
     processes: () => registry.live().map((instance) => ({ pluginId: instance.entry.spec.pluginId, version: instance.entry.spec.version, pid: instance.connection?.pid, toolListChanges: instance.toolListChanges })),
     host: launcher.host,
+    hiddenPaths: () => [...(options.sandbox?.hiddenPaths ?? []), ...(options.sandbox?.stateRoot === undefined ? [] : [options.sandbox.stateRoot])],
     async close() {
       if (!gate.close()) return;
       if (pingTimer) clearInterval(pingTimer);

@@ -7,7 +7,9 @@
  */
 import { QuiverError, ErrorCodes, notFound } from '../../core/errors.ts';
 import type { GatewayBackend, GatewayTool } from '../../gateway/backend.ts';
-import type { Supervisor } from '../../runtime/index.ts';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ungrantedPathHint } from '../../runtime/host-mounts.ts';
+import type { Supervisor, UpstreamSpec } from '../../runtime/index.ts';
 import type { SelectionEngine } from '../../selection/index.ts';
 import type { BackendCaches } from './caches.ts';
 import { contextOf, type SessionVisibility } from './visibility.ts';
@@ -21,7 +23,7 @@ import type { RolloutService } from '../../rollouts/index.ts';
 /** What the tool methods are built from. */
 export interface ToolMethodsDeps {
   selection: Pick<SelectionEngine, 'selectTools' | 'visibleTools'>;
-  supervisor: Pick<Supervisor, 'callTool'>;
+  supervisor: Pick<Supervisor, 'callTool' | 'hiddenPaths'>;
   visibility: SessionVisibility;
   caches: Pick<BackendCaches, 'specFor'>;
   /** Blue-green slots (issue #11): the spec of the slot serving this session during a rollout. */
@@ -30,6 +32,17 @@ export interface ToolMethodsDeps {
   pinning?: Pick<PinningService, 'quarantineOf'> | undefined;
   /** Tool pinning at run time: screens a restarted plugin's tools before a call reaches it. */
   pinGuard?: PinGuard | undefined;
+}
+
+/**
+ * A tool error about a host path the plugin was not granted gets a hint naming the command that
+ * grants it (issue #26): the plugin only sees "ENOENT", the user needs to know the sandbox hid it.
+ */
+function withPathHint(result: CallToolResult, spec: UpstreamSpec, hiddenPaths: readonly string[]): CallToolResult {
+  if (result.isError !== true || spec.transport !== 'stdio') return result;
+  const text = (result.content ?? []).flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n').slice(0, 16_384);
+  const hint = ungrantedPathHint(text, spec, { hiddenPaths });
+  return hint === undefined ? result : { ...result, content: [...(result.content ?? []), { type: 'text', text: hint }] };
 }
 
 /** Creates `searchTools`, `listVisibleTools`, `getTool` and `callTool`. */
@@ -103,7 +116,7 @@ export function createToolMethods(deps: ToolMethodsDeps): Pick<GatewayBackend, '
       });
       // Issue #23: what the plugin returns is what the model reads next; orders hidden in it are flagged, never passed on silently.
       const ownNames = visible.filter((candidate) => candidate.pluginName === tool.pluginName).map((candidate) => candidate.name);
-      return screenToolResult(result, qualifiedName, ownNames);
+      return screenToolResult(withPathHint(result, spec, deps.supervisor.hiddenPaths?.() ?? []), qualifiedName, ownNames);
     },
   };
 }

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { ungrantedPathHint } from '../../runtime/host-mounts.ts';
 import type { Discovery } from '../../runtime/supervisor.ts';
 import type { StoredLaunch } from '../launch.ts';
 import type { InstallerSettings, InstallRequest } from './types.ts';
@@ -62,7 +63,12 @@ export async function discoverPlugin(input: {
   try {
     discovery = await settings.discoverer.discover(spec, { timeoutMs: settings.discoveryTimeoutMs });
   } catch (error) {
-    throw fail('discovery', (error as Error).message, { cause: error });
+    const message = (error as Error).message;
+    // Issue #26: a server that could not reach a host folder learns why: its sandbox shows none ungranted.
+    const hint = spec.transport === 'stdio'
+      ? ungrantedPathHint(message, { pluginName: request.name, mounts: request.mounts ?? [], cwd: spec.cwd, codeDir: spec.codeDir, readOnlyPaths: spec.readOnlyPaths ?? [], stateDir }, { installing: request.pluginId === undefined })
+      : undefined;
+    throw fail('discovery', hint === undefined ? message : `${message}\n${hint}`, { cause: error });
   }
   const seen = new Set<string>();
   const duplicates = new Set<string>();

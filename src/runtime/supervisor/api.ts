@@ -74,6 +74,8 @@ export interface SupervisorOptions {
   breakerDefaults?: Partial<CircuitBreakerConfig>;
   /** Health window: last `size` calls within `ms`. */
   healthWindow?: { size?: number; ms?: number };
+  /** OAuth access tokens of remote plugins by URL, refreshed before expiry (issue #27, `plugins/oauth`). */
+  remoteAuthorization?: ((url: string) => Promise<string | undefined>) | undefined;
   /** Receives one event per upstream tool call. */
   onCall?: (event: CallEvent) => void;
   /** Holds declared rate limits and concurrency caps across replicas (issue #16; `createSharedLimits`). */
@@ -156,6 +158,8 @@ export interface Supervisor extends ResourceExtras, ToolTasks {
   processes(): Array<{ pluginId: string; version: string; pid: number | undefined; toolListChanges: number }>;
   /** What the host offers for isolation (probes on first use). */
   host(): HostCapabilities;
+  /** The hub's paths no sandbox shows (issue #26: a path error about one gets no grant hint). */
+  hiddenPaths?(): readonly string[];
   /** The marker set as QUIVER_SUPERVISOR_ID in every process this supervisor starts. */
   readonly id: string;
   /** Kills every plugin process and stops all timers; later calls fail. */
