@@ -55,7 +55,7 @@ export async function reconcilePlugin(context: RolloutContext, pluginId: string)
         trafficPercent: 100,
         runtimeVersion: installed.version,
         executionMode: record.trustLevel ?? null,
-        requestedRef: active.requestedRef,
+        requestedRef: typeof record.source['commit'] === 'string' ? record.source['commit'] : typeof record.source['ref'] === 'string' ? record.source['ref'] : null,
         install: null,
         routableTools: [],
         folder: installed.folder,

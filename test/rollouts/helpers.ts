@@ -28,6 +28,8 @@ export interface FixtureVersion {
   delayMs?: number;
   /** Tool descriptions replacing the fixture's (a poisoned version). */
   descriptions?: Record<string, string>;
+  /** The notes resource declared with another description (a changed declaration, issue #29). */
+  noteDescription?: string;
   /** The intelligence document this version ships in its quiver.json (its own execution profile). */
   intelligence?: Record<string, unknown>;
 }
