@@ -8,7 +8,7 @@
 import { parseArgs } from 'node:util';
 import { toQuiverError, type ErrorCode, type QuiverError } from '../core/errors.ts';
 import { loadConfig, type QuiverConfig } from '../config.ts';
-import { createApp, type App } from '../app.ts';
+import type { App } from '../app.ts';
 import { QUIVER_VERSION } from '../core/version.ts';
 import { EXIT_CODES, GLOBAL_OPTIONS, overridesFrom, type CliIo, type CommandSpec } from './command.ts';
 import { commandHelp, commandsUnder, groupHelp, helpText } from './help.ts';
@@ -193,6 +193,9 @@ export async function runCli(
       readStdin,
       async openApp() {
         if (borrowed) return borrowed;
+        // The app (store, services, servers) loads only for a command that opens it (issue #28):
+        // help, a usage error or a command forwarded to a running server never pays for it.
+        const { createApp } = await import('../app.ts');
         app ??= await createApp(loadOnce());
         return app;
       },

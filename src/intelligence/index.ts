@@ -5,7 +5,8 @@
  * a deterministic content hash over the sources' inputs, LLM enrichment with a reply cache,
  * and a diff for review.
  */
-export { createPidGenerationService, parseSources, type PidGenerationService, type PidGenerationOptions, type GenerateOptions, type GenerationReport, type StalenessReport, type AcceptReport, type ReviewOptions, type AcceptanceStatus } from './service.ts';
+export { parseSources } from './source-choice.ts';
+export { createPidGenerationService, type PidGenerationService, type PidGenerationOptions, type GenerateOptions, type GenerationReport, type StalenessReport, type AcceptReport, type ReviewOptions, type AcceptanceStatus } from './service.ts';
 export { createChatClient, type ChatClient, type ChatClientSettings } from './llm/client.ts';
 export { diffDocuments, type DocumentChange } from './diff.ts';
 export type { GenerationRecord } from './repository.ts';

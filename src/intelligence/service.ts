@@ -22,7 +22,8 @@ import { findAcceptance } from './acceptance-repository.ts';
 import { acceptanceStatus, acceptGeneration, rejectGeneration, type AcceptanceStatus, type AcceptReport, type ReviewOptions } from './review.ts';
 import { staleness, type StalenessReport } from './staleness.ts';
 import type { LlmPrices } from './sources/llm.ts';
-import { DEFAULT_SOURCES, SELECTABLE_SOURCES, type GenerationInputs, type SelectableSource } from './types.ts';
+import type { GenerationInputs } from './types.ts';
+import { parseSources } from './source-choice.ts';
 
 export type { StalenessReport, AcceptReport, ReviewOptions, AcceptanceStatus };
 
@@ -69,15 +70,6 @@ export interface PidGenerationService {
   accept(plugin: string, options: ReviewOptions): Promise<AcceptReport>;
   /** Marks the latest (or named) generation rejected. */
   reject(plugin: string, options: ReviewOptions): Promise<GenerationRecord>;
-}
-
-/** Parses `--from mcp,zod,…`; unknown names are a user error naming the valid ones. */
-export function parseSources(from: readonly string[] | undefined): { sources: SelectableSource[]; explicit: boolean } {
-  if (from === undefined || from.length === 0) return { sources: [...DEFAULT_SOURCES], explicit: false };
-  const names = from.flatMap((entry) => entry.split(',')).map((entry) => entry.trim().toLowerCase()).filter(Boolean);
-  const unknown = names.filter((name) => !(SELECTABLE_SOURCES as readonly string[]).includes(name));
-  if (unknown.length > 0) throw invalidInput(`unknown source${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (use ${SELECTABLE_SOURCES.join(', ')})`);
-  return { sources: [...new Set(names)] as SelectableSource[], explicit: true };
 }
 
 const report = (plugin: string, result: PipelineResult, stored: boolean, updatedTools: number): GenerationReport => {

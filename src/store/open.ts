@@ -5,8 +5,6 @@
  */
 import { resolve } from 'node:path';
 import type { Database } from './database.ts';
-import { openPGlite } from './pglite-database.ts';
-import { openPostgres } from './postgres-database.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { loadMigrations, migrate, type MigrationResult } from './migrator.ts';
 
@@ -52,13 +50,18 @@ export async function openStore(location: StoreLocation, options: OpenStoreOptio
   const migrations = options.migrate === false ? undefined : loadMigrations();
   // A new PGlite store may start from the build-time template (initdb + these migrations).
   const template = migrations === undefined ? undefined : { migrations };
+  // Each driver loads only when its kind of store opens (issue #28): config parses locations
+  // through this module, and a CLI command forwarded to a running server opens no store at all.
   if (location.kind === 'postgres') {
+    const { openPostgres } = await import('./postgres-database.ts');
     db = await openPostgres(location.url, options.poolSize === undefined ? {} : { poolSize: options.poolSize });
   } else if (location.kind === 'memory') {
+    const { openPGlite } = await import('./pglite-database.ts');
     db = await openPGlite(template === undefined ? {} : { template });
   } else {
     const release = lockDataDir(location.path);
     try {
+      const { openPGlite } = await import('./pglite-database.ts');
       db = await openPGlite({ dataDir: location.path, onClose: release, ...(template === undefined ? {} : { template }) });
     } catch (error) {
       release();

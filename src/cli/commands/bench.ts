@@ -6,7 +6,6 @@
  */
 import { invalidInput } from '../../core/errors.ts';
 import { printJson, type CommandSpec } from '../command.ts';
-import { benchSections } from '../bench/sections.ts';
 
 export const benchCommand: CommandSpec = {
   path: ['bench'],
@@ -15,6 +14,8 @@ export const benchCommand: CommandSpec = {
   options: { only: { type: 'string', valueName: 'SECTION,…', description: 'run only these sections (comma-separated names)', defaultHelp: 'every section' } },
   storeless: true,
   async run(context) {
+    // The benches (3.9k lines, MCP clients, pg) load when asked for, not with the command list (issue #28).
+    const { benchSections } = await import('../bench/sections.ts');
     const only = typeof context.args.values.only === 'string' ? context.args.values.only.split(',').map((s) => s.trim()) : undefined;
     const known = benchSections.map((s) => s.name);
     for (const name of only ?? []) {

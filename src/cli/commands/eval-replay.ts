@@ -6,11 +6,10 @@
  * settle step and prints. Exit 0 done, 2 bad usage or input.
  */
 import { resolve } from 'node:path';
-import { createApp } from '../../app.ts';
 import { invalidInput } from '../../core/errors.ts';
 import { loadEvalData } from '../../retrieval/eval/load.ts';
 import { createSeededRandom } from '../../selection/random.ts';
-import { loadReplayCatalog, runReplay, type ReplayReport } from '../../selection/replay/replay.ts';
+import type { ReplayReport } from '../../selection/replay/replay.ts';
 import type { ReplayWindow } from '../../selection/replay/windows.ts';
 import { stringOption, type CliContext } from '../command.ts';
 import type { QuiverConfig } from '../../config.ts';
@@ -96,6 +95,8 @@ export async function executeReplay(context: CliContext): Promise<number> {
   // A fresh in-memory store: the replay writes thousands of events and must not touch the data folder.
   const config = context.config();
   const embedder = replayEmbedder(value('embedder'), config.embedder, context.env);
+  // The app and the replay load when a replay runs, not with the command list (issue #28).
+  const [{ createApp }, { loadReplayCatalog, runReplay }] = await Promise.all([import('../../app.ts'), import('../../selection/replay/replay.ts')]);
   const app = await createApp({ ...config, embedder, store: { kind: 'memory' }, embeddings: { background: false, sweepIntervalMs: 0 } }, { selectionRandom: createSeededRandom(settings.seed) });
   try {
     const benchIdOf = await loadReplayCatalog(app.catalog, data.documents, { cold });

@@ -7,10 +7,9 @@
  */
 import { invalidInput } from '../../core/errors.ts';
 import { describeOptions, stringOption, type CommandSpec } from '../command.ts';
-import { evalOptions, executeEval } from '../../retrieval/eval/cli.ts';
+import { evalOptions } from '../../retrieval/eval/options.ts';
 import { executeReplay, replayOptions } from './eval-replay.ts';
 import { embedderFlagHelp } from '../../retrieval/eval/embedder-choice.ts';
-import { createEmbedder } from '../../app.ts';
 
 export const evalCommand: CommandSpec = {
   path: ['eval'],
@@ -43,6 +42,8 @@ export const evalCommand: CommandSpec = {
     if (context.args.positionals.length > 0) throw invalidInput(`eval takes no positional arguments, got '${context.args.positionals[0]}'`);
     if (context.args.values.replay === true) return executeReplay(context);
     const value = (name: string): string | undefined => stringOption(context, name);
+    // The app module (every service behind it) loads when eval runs, not with the command list (issue #28).
+    const [{ createEmbedder }, { executeEval }] = await Promise.all([import('../../app.ts'), import('../../retrieval/eval/cli.ts')]);
     return executeEval(
       { tools: value('tools'), queries: value('queries'), examples: value('examples'), k: value('k'), embedder: value('embedder'), json: context.json },
       { stdout: { write: (text: string) => context.io.stdout(text) }, stderr: { write: (text: string) => context.io.stderr(text) } },

@@ -9,7 +9,8 @@
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { invalidInput } from '../../core/errors.ts';
-import { parseSources, type AcceptanceStatus, type GenerationReport } from '../../intelligence/index.ts';
+import type { AcceptanceStatus, GenerationReport } from '../../intelligence/index.ts';
+import { parseSources } from '../../intelligence/source-choice.ts';
 import { formatTable, printJson, stringOption, type CliContext, type CommandSpec } from '../command.ts';
 
 function target(context: CliContext): string {

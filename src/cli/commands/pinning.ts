@@ -5,7 +5,8 @@
  * diff; `quiver plugin approve NAME [TOOL…]` approves the served definitions, recorded with who.
  */
 import { invalidInput } from '../../core/errors.ts';
-import { formatDiff, type QuarantinedTool } from '../../trust/pinning/index.ts';
+import type { QuarantinedTool } from '../../trust/pinning/index.ts';
+import { formatDiff } from '../../trust/pinning/diff.ts';
 import { cliActor, printJson, type CommandSpec } from '../command.ts';
 
 /** One quarantined tool as text: name, reason, then the diff (`-` approved, `+` served). */

@@ -14,7 +14,7 @@
  */
 import { describeStoreLocation } from '../../store/open.ts';
 import type { App } from '../../app.ts';
-import { MCP_STDIO_OPTIONS, assertBindAllowed, identityFromFlags, parseExposureMode, serveHttp, serveStdio } from '../../composition/server.ts';
+import { MCP_STDIO_OPTIONS, assertBindAllowed, identityFromFlags, parseExposureMode } from '../../composition/server-flags.ts';
 import type { ForwardedRunner } from '../control-socket.ts';
 import { controlSocketPath, type StdioBridgeFlags } from '../control-socket.ts';
 import { describeOptions, EXIT_CODES, type CliContext, type CommandSpec } from '../command.ts';
@@ -22,6 +22,12 @@ import { bridgeStdio } from '../stdio-bridge.ts';
 import { watchParent } from '../parent-watch.ts';
 import { parseHostPort } from './host-port.ts';
 import { ErrorCodes, isQuiverError } from '../../core/errors.ts';
+
+/**
+ * The servers, loaded when this command serves (issue #28): the command list, and with it
+ * `quiver --help` and every forwarded command, must not load the gateway and the API.
+ */
+const loadServers = () => import('../../composition/server.ts');
 
 /** Runs a command another `quiver` forwards to this server: the CLI itself, against this app (issue #15). */
 function forwardedRunner(app: App, context: CliContext): ForwardedRunner {
@@ -98,6 +104,7 @@ async function runStdio(context: CliContext): Promise<number> {
     return late;
   }
   const defaultExposureMode = parseExposureMode(context.args.values.exposure);
+  const { serveStdio } = await loadServers();
   const server = await serveStdio(app, {
     identity: identityFromFlags(context.args.values),
     ...(defaultExposureMode ? { defaultExposureMode } : {}),
@@ -145,6 +152,7 @@ export const serveCommand: CommandSpec = {
     const started = performance.now();
     const app = await context.openApp();
     const defaultExposureMode = parseExposureMode(context.args.values.exposure);
+    const { serveHttp } = await loadServers();
     const server = await serveHttp(app, {
       host,
       port,

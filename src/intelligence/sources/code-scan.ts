@@ -7,9 +7,13 @@
  * resolved to the `const` or function of that name declared in any scanned file, which covers
  * shapes and handlers declared apart from the registration (the common style).
  */
-import ts from 'typescript';
+import type ts from 'typescript';
+import { lazyRequire } from '../../core/lazy-require.ts';
 import type { CodeText } from './code-files.ts';
 import type { JsonObject } from '../types.ts';
+
+// The compiler loads on the first parse, not when this module is imported (issue #28).
+const compiler = lazyRequire<typeof ts>('typescript');
 
 /** One tool registration found in the source. */
 export interface ToolRegistration {
@@ -32,15 +36,15 @@ export interface CodeScan {
 }
 
 const scriptKind = (path: string): ts.ScriptKind =>
-  /\.(m|c)?tsx$/.test(path) ? ts.ScriptKind.TSX : /\.(m|c)?ts$/.test(path) ? ts.ScriptKind.TS : /x$/.test(path) ? ts.ScriptKind.JSX : ts.ScriptKind.JS;
+  /\.(m|c)?tsx$/.test(path) ? compiler.ScriptKind.TSX : /\.(m|c)?ts$/.test(path) ? compiler.ScriptKind.TS : /x$/.test(path) ? compiler.ScriptKind.JSX : compiler.ScriptKind.JS;
 
 /** Collects `const NAME = …` and `function NAME` declarations at the top level of a file. */
 function collectDeclarations(file: ts.SourceFile, into: Map<string, ts.Node>): void {
   for (const statement of file.statements) {
-    if (ts.isFunctionDeclaration(statement) && statement.name !== undefined && !into.has(statement.name.text)) into.set(statement.name.text, statement);
-    if (ts.isVariableStatement(statement)) {
+    if (compiler.isFunctionDeclaration(statement) && statement.name !== undefined && !into.has(statement.name.text)) into.set(statement.name.text, statement);
+    if (compiler.isVariableStatement(statement)) {
       for (const declaration of statement.declarationList.declarations) {
-        if (ts.isIdentifier(declaration.name) && declaration.initializer !== undefined && !into.has(declaration.name.text)) into.set(declaration.name.text, declaration.initializer);
+        if (compiler.isIdentifier(declaration.name) && declaration.initializer !== undefined && !into.has(declaration.name.text)) into.set(declaration.name.text, declaration.initializer);
       }
     }
   }
@@ -50,8 +54,8 @@ function collectDeclarations(file: ts.SourceFile, into: Map<string, ts.Node>): v
 export function resolveNode(node: ts.Node | undefined, declarations: ReadonlyMap<string, ts.Node>): ts.Node | undefined {
   let current = node;
   for (let hop = 0; hop < 5 && current !== undefined; hop++) {
-    while (current !== undefined && (ts.isAsExpression(current) || ts.isSatisfiesExpression(current) || ts.isParenthesizedExpression(current))) current = current.expression;
-    if (current === undefined || !ts.isIdentifier(current)) return current;
+    while (current !== undefined && (compiler.isAsExpression(current) || compiler.isSatisfiesExpression(current) || compiler.isParenthesizedExpression(current))) current = current.expression;
+    if (current === undefined || !compiler.isIdentifier(current)) return current;
     const next = declarations.get(current.text);
     if (next === undefined) return current;
     current = next;
@@ -60,24 +64,24 @@ export function resolveNode(node: ts.Node | undefined, declarations: ReadonlyMap
 }
 
 const isStringLike = (node: ts.Node | undefined): node is ts.StringLiteral | ts.NoSubstitutionTemplateLiteral =>
-  node !== undefined && (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node));
+  node !== undefined && (compiler.isStringLiteral(node) || compiler.isNoSubstitutionTemplateLiteral(node));
 
 const isFunctionLike = (node: ts.Node | undefined): boolean =>
-  node !== undefined && (ts.isArrowFunction(node) || ts.isFunctionExpression(node) || ts.isFunctionDeclaration(node));
+  node !== undefined && (compiler.isArrowFunction(node) || compiler.isFunctionExpression(node) || compiler.isFunctionDeclaration(node));
 
 const ANNOTATION_KEYS = new Set(['title', 'readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint']);
 
 /** Whether an object literal looks like MCP tool annotations rather than a zod shape. */
 function looksLikeAnnotations(node: ts.Node | undefined): boolean {
-  if (node === undefined || !ts.isObjectLiteralExpression(node) || node.properties.length === 0) return false;
-  return node.properties.every((property) => property.name !== undefined && ts.isIdentifier(property.name) && ANNOTATION_KEYS.has(property.name.text));
+  if (node === undefined || !compiler.isObjectLiteralExpression(node) || node.properties.length === 0) return false;
+  return node.properties.every((property) => property.name !== undefined && compiler.isIdentifier(property.name) && ANNOTATION_KEYS.has(property.name.text));
 }
 
 /** The member `key` of an object literal, if present. */
 export function member(object: ts.ObjectLiteralExpression | undefined, key: string): ts.Expression | undefined {
   for (const property of object?.properties ?? []) {
-    if (ts.isPropertyAssignment(property) && (ts.isIdentifier(property.name) || ts.isStringLiteral(property.name)) && property.name.text === key) return property.initializer;
-    if (ts.isShorthandPropertyAssignment(property) && property.name.text === key) return property.name;
+    if (compiler.isPropertyAssignment(property) && (compiler.isIdentifier(property.name) || compiler.isStringLiteral(property.name)) && property.name.text === key) return property.initializer;
+    if (compiler.isShorthandPropertyAssignment(property) && property.name.text === key) return property.name;
   }
   return undefined;
 }
@@ -94,7 +98,7 @@ function legacyArguments(rest: readonly ts.Expression[], declarations: ReadonlyM
 }
 
 function registrationOf(call: ts.CallExpression, file: ts.SourceFile, path: string, declarations: ReadonlyMap<string, ts.Node>): ToolRegistration | undefined {
-  if (!ts.isPropertyAccessExpression(call.expression)) return undefined;
+  if (!compiler.isPropertyAccessExpression(call.expression)) return undefined;
   const method = call.expression.name.text;
   if (method !== 'registerTool' && method !== 'tool') return undefined;
   const [first, ...rest] = call.arguments;
@@ -104,7 +108,7 @@ function registrationOf(call: ts.CallExpression, file: ts.SourceFile, path: stri
   const typescript = /\.(m|c)?tsx?$/.test(path);
   if (method === 'registerTool') {
     const resolved = resolveNode(rest[0], declarations);
-    const config = resolved !== undefined && ts.isObjectLiteralExpression(resolved) ? resolved : undefined;
+    const config = resolved !== undefined && compiler.isObjectLiteralExpression(resolved) ? resolved : undefined;
     return {
       name: name.text, location, typescript, config,
       description: member(config, 'description'),
@@ -119,7 +123,7 @@ function registrationOf(call: ts.CallExpression, file: ts.SourceFile, path: stri
 
 /** Parses every file and finds its tool registrations. */
 export function scanCode(files: readonly CodeText[]): CodeScan {
-  const parsed = files.map((file) => ({ path: file.path, source: ts.createSourceFile(file.path, file.text, ts.ScriptTarget.Latest, true, scriptKind(file.path)) }));
+  const parsed = files.map((file) => ({ path: file.path, source: compiler.createSourceFile(file.path, file.text, compiler.ScriptTarget.Latest, true, scriptKind(file.path)) }));
   const declarations = new Map<string, ts.Node>();
   // TypeScript first: its declarations carry the types and comments compiled output may lose.
   for (const { path, source } of [...parsed].sort((a, b) => Number(/\.(m|c)?tsx?$/.test(b.path)) - Number(/\.(m|c)?tsx?$/.test(a.path)))) {
@@ -129,11 +133,11 @@ export function scanCode(files: readonly CodeText[]): CodeScan {
   const registrations: ToolRegistration[] = [];
   for (const { path, source } of parsed) {
     const visit = (node: ts.Node): void => {
-      if (ts.isCallExpression(node)) {
+      if (compiler.isCallExpression(node)) {
         const registration = registrationOf(node, source, path, declarations);
         if (registration !== undefined) registrations.push(registration);
       }
-      ts.forEachChild(node, visit);
+      compiler.forEachChild(node, visit);
     };
     visit(source);
   }
@@ -159,23 +163,23 @@ export function staticValue(node: ts.Node | undefined, declarations: ReadonlyMap
   const resolved = resolveNode(node, declarations);
   if (resolved === undefined) return undefined;
   if (isStringLike(resolved)) return resolved.text;
-  if (ts.isNumericLiteral(resolved)) return Number(resolved.text.replace(/_/g, ''));
-  if (resolved.kind === ts.SyntaxKind.TrueKeyword) return true;
-  if (resolved.kind === ts.SyntaxKind.FalseKeyword) return false;
-  if (resolved.kind === ts.SyntaxKind.NullKeyword) return null;
-  if (ts.isPrefixUnaryExpression(resolved) && resolved.operator === ts.SyntaxKind.MinusToken) {
+  if (compiler.isNumericLiteral(resolved)) return Number(resolved.text.replace(/_/g, ''));
+  if (resolved.kind === compiler.SyntaxKind.TrueKeyword) return true;
+  if (resolved.kind === compiler.SyntaxKind.FalseKeyword) return false;
+  if (resolved.kind === compiler.SyntaxKind.NullKeyword) return null;
+  if (compiler.isPrefixUnaryExpression(resolved) && resolved.operator === compiler.SyntaxKind.MinusToken) {
     const inner = staticValue(resolved.operand, declarations, depth + 1);
     return typeof inner === 'number' ? -inner : undefined;
   }
-  if (ts.isRegularExpressionLiteral(resolved)) return resolved.text.slice(1, resolved.text.lastIndexOf('/'));
-  if (ts.isArrayLiteralExpression(resolved)) {
+  if (compiler.isRegularExpressionLiteral(resolved)) return resolved.text.slice(1, resolved.text.lastIndexOf('/'));
+  if (compiler.isArrayLiteralExpression(resolved)) {
     const values = resolved.elements.map((element) => staticValue(element, declarations, depth + 1));
     return values.some((value) => value === undefined) ? undefined : values;
   }
-  if (ts.isObjectLiteralExpression(resolved)) {
+  if (compiler.isObjectLiteralExpression(resolved)) {
     const object: JsonObject = {};
     for (const property of resolved.properties) {
-      if (!ts.isPropertyAssignment(property) || !(ts.isIdentifier(property.name) || ts.isStringLiteral(property.name))) return undefined;
+      if (!compiler.isPropertyAssignment(property) || !(compiler.isIdentifier(property.name) || compiler.isStringLiteral(property.name))) return undefined;
       const value = staticValue(property.initializer, declarations, depth + 1);
       if (value === undefined) return undefined;
       object[property.name.text] = value;

@@ -7,9 +7,13 @@
  * `@returns` and `@throws` become `llmNotes`, an `@example` that is a JSON object becomes an
  * example input. Handlers declared elsewhere are found by name (code-scan.ts).
  */
-import ts from 'typescript';
+import type ts from 'typescript';
+import { lazyRequire } from '../../core/lazy-require.ts';
 import { resolveNode, type CodeScan, type ToolRegistration } from './code-scan.ts';
 import type { JsonObject, SourceResult } from '../types.ts';
+
+// The compiler loads on the first parse, not when this module is imported (issue #28).
+const compiler = lazyRequire<typeof ts>('typescript');
 
 /** What a handler's JSDoc says. */
 export interface HandlerDoc {
@@ -25,9 +29,9 @@ const clean = (text: string | undefined): string => (text ?? '').replace(/^[\s-]
 
 /** The handler's signature as written: `name(params): returnType`. */
 function signatureOf(node: ts.Node): string | undefined {
-  if (!ts.isFunctionDeclaration(node) && !ts.isArrowFunction(node) && !ts.isFunctionExpression(node)) return undefined;
+  if (!compiler.isFunctionDeclaration(node) && !compiler.isArrowFunction(node) && !compiler.isFunctionExpression(node)) return undefined;
   const file = node.getSourceFile();
-  const name = ts.isFunctionDeclaration(node) && node.name !== undefined ? node.name.text : ts.isVariableDeclaration(node.parent) && ts.isIdentifier(node.parent.name) ? node.parent.name.text : 'handler';
+  const name = compiler.isFunctionDeclaration(node) && node.name !== undefined ? node.name.text : compiler.isVariableDeclaration(node.parent) && compiler.isIdentifier(node.parent.name) ? node.parent.name.text : 'handler';
   const params = node.parameters.map((parameter) => parameter.getText(file).replace(/\s+/g, ' ')).join(', ');
   const returns = node.type === undefined ? '' : `: ${node.type.getText(file).replace(/\s+/g, ' ')}`;
   return `${name}(${params})${returns}`.slice(0, 500);
@@ -36,23 +40,23 @@ function signatureOf(node: ts.Node): string | undefined {
 /** Reads the JSDoc of a handler node (the compiler finds a `const f = () => …`'s on its statement). */
 export function handlerDoc(node: ts.Node): HandlerDoc {
   const doc: HandlerDoc = { summary: undefined, params: new Map(), returns: undefined, throws: [], examples: [], signature: signatureOf(node) };
-  for (const entry of ts.getJSDocCommentsAndTags(node)) {
-    if (ts.isJSDoc(entry)) {
-      const summary = clean(ts.getTextOfJSDocComment(entry.comment));
+  for (const entry of compiler.getJSDocCommentsAndTags(node)) {
+    if (compiler.isJSDoc(entry)) {
+      const summary = clean(compiler.getTextOfJSDocComment(entry.comment));
       if (summary !== '') doc.summary = summary;
     }
   }
-  for (const tag of ts.getJSDocTags(node)) {
-    const text = clean(ts.getTextOfJSDocComment(tag.comment));
-    if (ts.isJSDocParameterTag(tag)) {
+  for (const tag of compiler.getJSDocTags(node)) {
+    const text = clean(compiler.getTextOfJSDocComment(tag.comment));
+    if (compiler.isJSDocParameterTag(tag)) {
       const name = tag.name.getText().replace(/^\w+\./, '');
       if (text !== '') doc.params.set(name, text);
-    } else if (ts.isJSDocReturnTag(tag) || tag.tagName.text === 'returns') {
+    } else if (compiler.isJSDocReturnTag(tag) || tag.tagName.text === 'returns') {
       if (text !== '') doc.returns = text;
     } else if (tag.tagName.text === 'throws' || tag.tagName.text === 'exception') {
       if (text !== '') doc.throws.push(text);
     } else if (tag.tagName.text === 'example') {
-      const raw = (ts.getTextOfJSDocComment(tag.comment) ?? '').trim();
+      const raw = (compiler.getTextOfJSDocComment(tag.comment) ?? '').trim();
       if (raw !== '') doc.examples.push(raw);
     }
   }
@@ -73,7 +77,7 @@ function exampleOf(text: string): JsonObject | undefined {
 /** The definition fields a handler's documentation gives. */
 function definitionOf(registration: ToolRegistration, scan: CodeScan): JsonObject | undefined {
   const handler = resolveNode(registration.handler, scan.declarations);
-  if (handler === undefined || !(ts.isFunctionDeclaration(handler) || ts.isArrowFunction(handler) || ts.isFunctionExpression(handler))) return undefined;
+  if (handler === undefined || !(compiler.isFunctionDeclaration(handler) || compiler.isArrowFunction(handler) || compiler.isFunctionExpression(handler))) return undefined;
   const doc = handlerDoc(handler);
   const definition: JsonObject = { name: registration.name };
   if (doc.summary !== undefined) definition['description'] = doc.summary;

@@ -7,10 +7,14 @@
  * the registration's description, title and annotations. Static only: a construct it cannot
  * read (a computed value, a helper returning a schema) is left out with a warning.
  */
-import ts from 'typescript';
+import type ts from 'typescript';
+import { lazyRequire } from '../../core/lazy-require.ts';
 import { sideEffectsFromAnnotations, retrySafeFromAnnotations } from './mcp.ts';
 import { member, resolveNode, staticValue, type CodeScan, type ToolRegistration } from './code-scan.ts';
 import type { JsonObject, SourceResult } from '../types.ts';
+
+// The compiler loads on the first parse, not when this module is imported (issue #28).
+const compiler = lazyRequire<typeof ts>('typescript');
 
 interface Converted {
   schema: JsonObject;
@@ -23,7 +27,7 @@ type Declarations = ReadonlyMap<string, ts.Node>;
 function unwrapChain(expression: ts.Expression): { root: ts.Expression; calls: Array<{ method: string; args: readonly ts.Expression[] }> } {
   const calls: Array<{ method: string; args: readonly ts.Expression[] }> = [];
   let current: ts.Expression = expression;
-  while (ts.isCallExpression(current) && ts.isPropertyAccessExpression(current.expression)) {
+  while (compiler.isCallExpression(current) && compiler.isPropertyAccessExpression(current.expression)) {
     calls.unshift({ method: current.expression.name.text, args: current.arguments });
     current = current.expression.expression;
   }
@@ -31,8 +35,8 @@ function unwrapChain(expression: ts.Expression): { root: ts.Expression; calls: A
 }
 
 const isZodRoot = (node: ts.Expression): boolean =>
-  (ts.isIdentifier(node) && node.text === 'z') ||
-  (ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'z' && node.name.text === 'coerce');
+  (compiler.isIdentifier(node) && node.text === 'z') ||
+  (compiler.isPropertyAccessExpression(node) && compiler.isIdentifier(node.expression) && node.expression.text === 'z' && node.name.text === 'coerce');
 
 const FORMATS: Record<string, string> = { email: 'email', url: 'uri', uuid: 'uuid', datetime: 'date-time', date: 'date', ipv4: 'ipv4', ipv6: 'ipv6' };
 
@@ -62,7 +66,7 @@ function baseSchema(method: string, args: readonly ts.Expression[], declarations
     }
     case 'union': {
       const options = resolveNode(args[0], declarations);
-      if (options === undefined || !ts.isArrayLiteralExpression(options)) return {};
+      if (options === undefined || !compiler.isArrayLiteralExpression(options)) return {};
       return { anyOf: options.elements.map((option) => zodToSchema(option, declarations, warnings)?.schema ?? {}) };
     }
     case 'optional': case 'nullable': return args[0] === undefined ? {} : (zodToSchema(args[0], declarations, warnings)?.schema ?? {});
@@ -101,7 +105,7 @@ function applyModifier(converted: Converted, method: string, args: readonly ts.E
 /** JSON Schema of a zod expression; undefined when it is not a zod chain this reader understands. */
 export function zodToSchema(expression: ts.Expression, declarations: Declarations, warnings: string[]): Converted | undefined {
   const resolved = resolveNode(expression, declarations);
-  if (resolved === undefined || !ts.isExpression(resolved)) return undefined;
+  if (resolved === undefined || !compiler.isExpression(resolved)) return undefined;
   const { root, calls } = unwrapChain(resolved);
   const [base, ...modifiers] = calls;
   if (base === undefined || !isZodRoot(root)) return undefined;
@@ -118,14 +122,14 @@ export function zodToSchema(expression: ts.Expression, declarations: Declaration
 /** An object schema from a zod shape (object literal of zod fields) or a `z.object(...)` call. */
 function objectSchema(shape: ts.Expression | undefined, declarations: Declarations, warnings: string[]): JsonObject {
   const resolved = resolveNode(shape, declarations);
-  if (resolved === undefined || !ts.isObjectLiteralExpression(resolved)) return { type: 'object' };
+  if (resolved === undefined || !compiler.isObjectLiteralExpression(resolved)) return { type: 'object' };
   const properties: JsonObject = {};
   const required: string[] = [];
   for (const property of resolved.properties) {
-    if (!ts.isPropertyAssignment(property) && !ts.isShorthandPropertyAssignment(property)) continue;
-    if (!(ts.isIdentifier(property.name) || ts.isStringLiteral(property.name))) continue;
+    if (!compiler.isPropertyAssignment(property) && !compiler.isShorthandPropertyAssignment(property)) continue;
+    if (!(compiler.isIdentifier(property.name) || compiler.isStringLiteral(property.name))) continue;
     const key = property.name.text;
-    const value = ts.isPropertyAssignment(property) ? property.initializer : property.name;
+    const value = compiler.isPropertyAssignment(property) ? property.initializer : property.name;
     const converted = zodToSchema(value, declarations, warnings);
     if (converted === undefined) {
       warnings.push(`field '${key}' is not a zod schema read statically`);
@@ -142,8 +146,8 @@ function objectSchema(shape: ts.Expression | undefined, declarations: Declaratio
 function inputSchemaOf(registration: ToolRegistration, declarations: Declarations, warnings: string[]): JsonObject | undefined {
   if (registration.shape === undefined) return undefined;
   const resolved = resolveNode(registration.shape, declarations);
-  if (resolved !== undefined && ts.isObjectLiteralExpression(resolved)) return objectSchema(resolved, declarations, warnings);
-  return resolved !== undefined && ts.isExpression(resolved) ? zodToSchema(resolved, declarations, warnings)?.schema : undefined;
+  if (resolved !== undefined && compiler.isObjectLiteralExpression(resolved)) return objectSchema(resolved, declarations, warnings);
+  return resolved !== undefined && compiler.isExpression(resolved) ? zodToSchema(resolved, declarations, warnings)?.schema : undefined;
 }
 
 /** The tool definition the registration states: description, title, input/output schema, annotation-derived fields. */
@@ -159,7 +163,7 @@ function definitionOf(registration: ToolRegistration, declarations: Declarations
   const output = member(registration.config, 'outputSchema');
   if (output !== undefined) {
     const resolved = resolveNode(output, declarations);
-    const schema = resolved !== undefined && ts.isObjectLiteralExpression(resolved) ? objectSchema(resolved, declarations, local) : undefined;
+    const schema = resolved !== undefined && compiler.isObjectLiteralExpression(resolved) ? objectSchema(resolved, declarations, local) : undefined;
     if (schema !== undefined) definition['outputSchema'] = schema;
   }
   const annotations = staticValue(registration.annotations, declarations);

@@ -11,6 +11,7 @@ import { loadEvalData } from './load.ts';
 import { reportJson, reportTable, runEvaluation } from './run.ts';
 import { describeEvalEmbedder, embedderFlagHelp, resolveEvalEmbedder, type EvalEmbedder } from './embedder-choice.ts';
 import { createOfflineEmbedder } from '../embedders/offline.ts';
+import { evalOptions } from './options.ts';
 
 /** Where the command writes. */
 export interface EvalIo {
@@ -50,14 +51,7 @@ export interface EvalCommandOptions {
   json: boolean;
 }
 
-/** The `quiver eval` options, in node:util parseArgs form (shared with the CLI framework). */
-export const evalOptions = {
-  tools: { type: 'string' },
-  queries: { type: 'string' },
-  examples: { type: 'string' },
-  k: { type: 'string' },
-  embedder: { type: 'string' },
-} as const;
+export { evalOptions } from './options.ts';
 
 /** Runs an evaluation from parsed options; resolves to the exit code (errors are printed, not thrown). */
 export async function executeEval(

@@ -7,9 +7,13 @@
  * child_process, `writeFile(…)` a write when it imports fs. Findings carry a code and a line,
  * never the file's text.
  */
-import ts from 'typescript';
+import type ts from 'typescript';
+import { lazyRequire } from '../../../core/lazy-require.ts';
 import { analysePython } from './python-scan.ts';
 import { namesSecretPath } from './secret-paths.ts';
+
+// The compiler loads on the first parse, not when this module is imported (issue #28).
+const compiler = lazyRequire<typeof ts>('typescript');
 
 /** What can be found in one file. */
 export type FileFindingCode =
@@ -70,22 +74,22 @@ export function entropy(text: string): number {
 }
 
 function scriptKind(fileName: string): ts.ScriptKind {
-  if (/\.tsx$/.test(fileName)) return ts.ScriptKind.TSX;
-  if (/\.(m|c)?ts$/.test(fileName)) return ts.ScriptKind.TS;
-  if (/\.jsx$/.test(fileName)) return ts.ScriptKind.JSX;
-  return ts.ScriptKind.JS;
+  if (/\.tsx$/.test(fileName)) return compiler.ScriptKind.TSX;
+  if (/\.(m|c)?ts$/.test(fileName)) return compiler.ScriptKind.TS;
+  if (/\.jsx$/.test(fileName)) return compiler.ScriptKind.JSX;
+  return compiler.ScriptKind.JS;
 }
 
 function isStaticString(node: ts.Node | undefined): boolean {
-  return node !== undefined && (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node));
+  return node !== undefined && (compiler.isStringLiteral(node) || compiler.isNoSubstitutionTemplateLiteral(node));
 }
 
 /** A value fixed in the code: a literal, an array of literals, or `process.execPath`. */
 function isFixed(node: ts.Node | undefined): boolean {
   if (node === undefined) return true;
-  if (isStaticString(node) || ts.isNumericLiteral(node)) return true;
-  if (ts.isArrayLiteralExpression(node)) return node.elements.every((element) => isFixed(element));
-  return ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'process' && node.name.text === 'execPath';
+  if (isStaticString(node) || compiler.isNumericLiteral(node)) return true;
+  if (compiler.isArrayLiteralExpression(node)) return node.elements.every((element) => isFixed(element));
+  return compiler.isPropertyAccessExpression(node) && compiler.isIdentifier(node.expression) && node.expression.text === 'process' && node.name.text === 'execPath';
 }
 
 /** `{fromData: true}` when any of `nodes` is computed at run time (not a literal fixed in the code). */
@@ -95,14 +99,14 @@ function computed(...nodes: Array<ts.Node | undefined>): { fromData?: true } {
 
 /** Whether `node` is `process.env` (or `globalThis.process.env`). */
 function isProcessEnv(node: ts.Node | undefined): boolean {
-  if (node === undefined || !ts.isPropertyAccessExpression(node) || node.name.text !== 'env') return false;
+  if (node === undefined || !compiler.isPropertyAccessExpression(node) || node.name.text !== 'env') return false;
   const target = node.expression;
-  return (ts.isIdentifier(target) && target.text === 'process') || (ts.isPropertyAccessExpression(target) && target.name.text === 'process' && ts.isIdentifier(target.expression) && target.expression.text === 'globalThis');
+  return (compiler.isIdentifier(target) && target.text === 'process') || (compiler.isPropertyAccessExpression(target) && target.name.text === 'process' && compiler.isIdentifier(target.expression) && target.expression.text === 'globalThis');
 }
 
 function calleeName(expression: ts.Expression): string | undefined {
-  if (ts.isIdentifier(expression)) return expression.text;
-  if (ts.isPropertyAccessExpression(expression)) return expression.name.text;
+  if (compiler.isIdentifier(expression)) return expression.text;
+  if (compiler.isPropertyAccessExpression(expression)) return expression.name.text;
   return undefined;
 }
 
@@ -115,12 +119,12 @@ function importedModules(source: ts.SourceFile): Map<string, number> {
     if (!modules.has(name)) modules.set(name, source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1);
   };
   const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier !== undefined && ts.isStringLiteral(node.moduleSpecifier)) add(node.moduleSpecifier.text, node);
-    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference) && ts.isStringLiteral(node.moduleReference.expression)) add(node.moduleReference.expression.text, node);
-    else if (ts.isCallExpression(node) && (node.expression.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(node.expression) && node.expression.text === 'require')) && isStaticString(node.arguments[0])) {
+    if ((compiler.isImportDeclaration(node) || compiler.isExportDeclaration(node)) && node.moduleSpecifier !== undefined && compiler.isStringLiteral(node.moduleSpecifier)) add(node.moduleSpecifier.text, node);
+    else if (compiler.isImportEqualsDeclaration(node) && compiler.isExternalModuleReference(node.moduleReference) && compiler.isStringLiteral(node.moduleReference.expression)) add(node.moduleReference.expression.text, node);
+    else if (compiler.isCallExpression(node) && (node.expression.kind === compiler.SyntaxKind.ImportKeyword || (compiler.isIdentifier(node.expression) && node.expression.text === 'require')) && isStaticString(node.arguments[0])) {
       add((node.arguments[0] as ts.StringLiteral).text, node);
     }
-    ts.forEachChild(node, visit);
+    compiler.forEachChild(node, visit);
   };
   visit(source);
   return modules;
@@ -141,11 +145,11 @@ interface Scope {
 function checkCall(node: ts.CallExpression, scope: Scope): void {
   const name = calleeName(node.expression);
   const [first, second] = node.arguments;
-  if (node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+  if (node.expression.kind === compiler.SyntaxKind.ImportKeyword) {
     if (!isStaticString(first)) scope.findings.push({ code: 'dynamic-import', line: scope.line(node) });
     return;
   }
-  if (ts.isIdentifier(node.expression) && name === 'require') {
+  if (compiler.isIdentifier(node.expression) && name === 'require') {
     if (!isStaticString(first)) scope.findings.push({ code: 'dynamic-require', line: scope.line(node) });
     return;
   }
@@ -158,18 +162,18 @@ function checkCall(node: ts.CallExpression, scope: Scope): void {
   if (scope.process && PROCESS_CALLS.has(name)) {
     // exec / execSync take one shell string; spawn, execFile and fork take (command, args?, options?).
     const shellString = name === 'exec' || name === 'execSync';
-    const argsFixed = shellString || isFixed(second) || (second !== undefined && ts.isObjectLiteralExpression(second));
+    const argsFixed = shellString || isFixed(second) || (second !== undefined && compiler.isObjectLiteralExpression(second));
     const fixed = isFixed(first) && argsFixed;
     scope.findings.push({ code: fixed ? 'process-spawn' : 'dynamic-process', line: scope.line(node), detail: name, ...(fixed ? {} : { fromData: true as const }) });
-  } else if (name === 'eval' && (ts.isIdentifier(node.expression) || /^(globalThis|window|global|self)\.eval$/.test(node.expression.getText(scope.source)))) {
+  } else if (name === 'eval' && (compiler.isIdentifier(node.expression) || /^(globalThis|window|global|self)\.eval$/.test(node.expression.getText(scope.source)))) {
     scope.findings.push({ code: 'eval', line: scope.line(node), ...computed(first) });
-  } else if (name === 'Function' && ts.isIdentifier(node.expression)) {
+  } else if (name === 'Function' && compiler.isIdentifier(node.expression)) {
     scope.findings.push({ code: 'dynamic-code', line: scope.line(node), detail: 'Function', ...computed(...node.arguments) });
   } else if (scope.vm && VM_CALLS.has(name)) {
     scope.findings.push({ code: 'dynamic-code', line: scope.line(node), detail: `vm.${name}`, ...computed(first) });
   } else if (scope.fs && FS_WRITES.has(name)) {
     scope.findings.push({ code: 'fs-write', line: scope.line(node), detail: name });
-  } else if (ts.isIdentifier(node.expression) && NETWORK_GLOBALS.has(name)) {
+  } else if (compiler.isIdentifier(node.expression) && NETWORK_GLOBALS.has(name)) {
     scope.findings.push({ code: 'network', line: scope.line(node), detail: name });
   }
   const decoded = name === 'atob' || (name === 'from' && /^Buffer\.from$/.test(node.expression.getText(scope.source)) && second !== undefined && isStaticString(second) && /^(base64|base64url|hex)$/.test((second as ts.StringLiteral).text));
@@ -182,25 +186,25 @@ function checkCall(node: ts.CallExpression, scope: Scope): void {
 /** `new Worker(code, { eval: true })`: the first argument is code, not a file. */
 function workerEvaluates(node: ts.NewExpression): boolean {
   const options = node.arguments?.[1];
-  return options !== undefined && ts.isObjectLiteralExpression(options) && options.properties.some((property) => ts.isPropertyAssignment(property) && (ts.isIdentifier(property.name) || ts.isStringLiteral(property.name)) && property.name.text === 'eval' && property.initializer.kind === ts.SyntaxKind.TrueKeyword);
+  return options !== undefined && compiler.isObjectLiteralExpression(options) && options.properties.some((property) => compiler.isPropertyAssignment(property) && (compiler.isIdentifier(property.name) || compiler.isStringLiteral(property.name)) && property.name.text === 'eval' && property.initializer.kind === compiler.SyntaxKind.TrueKeyword);
 }
 
 function checkNode(node: ts.Node, scope: Scope, counters: { obfuscatedNames: number; firstObfuscated: number }): void {
-  if (ts.isCallExpression(node)) checkCall(node, scope);
-  else if (ts.isNewExpression(node)) {
+  if (compiler.isCallExpression(node)) checkCall(node, scope);
+  else if (compiler.isNewExpression(node)) {
     const name = calleeName(node.expression);
-    if (name === 'Function' && ts.isIdentifier(node.expression)) scope.findings.push({ code: 'dynamic-code', line: scope.line(node), detail: 'Function', ...computed(...(node.arguments ?? [])) });
+    if (name === 'Function' && compiler.isIdentifier(node.expression)) scope.findings.push({ code: 'dynamic-code', line: scope.line(node), detail: 'Function', ...computed(...(node.arguments ?? [])) });
     else if (name === 'Script' && scope.vm) scope.findings.push({ code: 'dynamic-code', line: scope.line(node), detail: 'vm.Script', ...computed(node.arguments?.[0]) });
     else if (name === 'Worker' && scope.worker && workerEvaluates(node)) scope.findings.push({ code: 'dynamic-code', line: scope.line(node), detail: 'Worker with eval', ...computed(node.arguments?.[0]) });
-    else if (name !== undefined && ts.isIdentifier(node.expression) && NETWORK_GLOBALS.has(name)) scope.findings.push({ code: 'network', line: scope.line(node), detail: name });
-  } else if (ts.isForInStatement(node) && isProcessEnv(node.expression)) {
+    else if (name !== undefined && compiler.isIdentifier(node.expression) && NETWORK_GLOBALS.has(name)) scope.findings.push({ code: 'network', line: scope.line(node), detail: name });
+  } else if (compiler.isForInStatement(node) && isProcessEnv(node.expression)) {
     scope.findings.push({ code: 'env-enumeration', line: scope.line(node), detail: 'for…in process.env' });
-  } else if (ts.isElementAccessExpression(node) && isStaticString(node.argumentExpression) && /\\[xu]/.test(node.argumentExpression.getText(scope.source))) {
+  } else if (compiler.isElementAccessExpression(node) && isStaticString(node.argumentExpression) && /\\[xu]/.test(node.argumentExpression.getText(scope.source))) {
     scope.findings.push({ code: 'escaped-identifier', line: scope.line(node) });
-  } else if (ts.isIdentifier(node)) {
+  } else if (compiler.isIdentifier(node)) {
     if (/\\u/.test(node.getText(scope.source))) scope.findings.push({ code: 'escaped-identifier', line: scope.line(node) });
     else if (/^_0x[0-9a-f]{3,}$/i.test(node.text) && counters.obfuscatedNames++ === 0) counters.firstObfuscated = scope.line(node);
-  } else if (ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node)) {
+  } else if (compiler.isTemplateHead(node) || compiler.isTemplateMiddle(node) || compiler.isTemplateTail(node)) {
     if (namesSecretPath(node.text)) scope.findings.push({ code: 'secret-path', line: scope.line(node) });
   } else if (isStaticString(node) && !scope.decoded.has(node)) {
     const text = (node as ts.StringLiteral).text;
@@ -220,7 +224,7 @@ function minifiedLine(text: string): number | undefined {
 /** Findings of one file's text (`fileName` picks the dialect by extension; `.py` goes to the Python scanner). */
 export function analyseSource(fileName: string, text: string): FileFinding[] {
   if (/\.py$/.test(fileName)) return analysePython(text);
-  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, false, scriptKind(fileName));
+  const source = compiler.createSourceFile(fileName, text, compiler.ScriptTarget.Latest, false, scriptKind(fileName));
   const modules = importedModules(source);
   const has = (set: Set<string>) => [...modules.keys()].some((name) => set.has(name));
   const scope: Scope = {
@@ -240,7 +244,7 @@ export function analyseSource(fileName: string, text: string): FileFinding[] {
   const counters = { obfuscatedNames: 0, firstObfuscated: 0 };
   const visit = (node: ts.Node): void => {
     checkNode(node, scope, counters);
-    ts.forEachChild(node, visit);
+    compiler.forEachChild(node, visit);
   };
   visit(source);
   if (counters.obfuscatedNames >= 10) scope.findings.push({ code: 'obfuscated-identifiers', line: counters.firstObfuscated, detail: `${counters.obfuscatedNames} _0x names` });

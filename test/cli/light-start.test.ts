@@ -1,0 +1,128 @@
+/**
+ * A light start (issue #28): `quiver --help`, a command forwarded to a running server and the
+ * package root load only what they use. Asserted on the module graph each real process
+ * loaded (test/helpers/module-recorder.mjs), not on a time: the TypeScript compiler, the
+ * tokenizer and the database drivers load where they are used, and a forwarded command
+ * loads neither the app nor the server.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { QUIVER_BIN, startServe, stopChild } from '../helpers/cli.ts';
+
+const RECORDER = fileURLToPath(new URL('../helpers/module-recorder.mjs', import.meta.url));
+const SOURCE_ROOT = fileURLToPath(new URL('../../src/', import.meta.url));
+
+/** Packages loaded only where they are used: a start that needs none of them loads none. */
+const HEAVY_PACKAGES = ['typescript', 'gpt-tokenizer', '@electric-sql/pglite', '@electric-sql/pglite-pgvector', 'pg'];
+
+/** Runs `node --import <recorder> ARGS` and returns its output and every module URL it loaded. */
+function runRecorded(args: string[], env: Record<string, string>, folder: string): Promise<{ code: number | null; stdout: string; stderr: string; modules: string[] }> {
+  const log = join(folder, `modules-${Math.random().toString(36).slice(2)}.txt`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', RECORDER, ...args], {
+      env: { ...process.env, QUIVER_LOG_LEVEL: 'silent', ...env, QUIVER_TEST_MODULE_LOG: log },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`node ${args.join(' ')} timed out; stderr: ${stderr}`));
+    }, 120_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const modules = readFileSync(log, 'utf8').split('\n').filter(Boolean);
+      resolve({ code, stdout, stderr, modules });
+    });
+  });
+}
+
+/** The heavy packages among `modules` (URLs), by package name. */
+function heavyPackagesIn(modules: readonly string[]): string[] {
+  const found = new Set<string>();
+  for (const url of modules) {
+    const match = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+    if (match && HEAVY_PACKAGES.includes(match[1]!)) found.add(match[1]!);
+  }
+  return [...found].sort();
+}
+
+/** Quiver's own modules among `modules`, as paths under src/ or dist/ without the extension (the CLI runs either). */
+function quiverModules(modules: readonly string[]): string[] {
+  return modules
+    .map((url) => /\/(?:src|dist)\/(.+)\.(?:ts|js)$/.exec(url)?.[1])
+    .filter((path): path is string => path !== undefined && !path.includes('node_modules'));
+}
+
+describe('a light start', { timeout: 300_000 }, () => {
+  let folder: string;
+  before(() => {
+    folder = mkdtempSync(join(tmpdir(), 'quiver-light-start-'));
+  });
+  after(() => rmSync(folder, { recursive: true, force: true }));
+
+  it('quiver --help loads neither the compiler, the tokenizer, a database driver nor the app', async () => {
+    const run = await runRecorded([QUIVER_BIN, '--help'], { QUIVER_HOME: join(folder, 'help-home') }, folder);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^  serve /m);
+    const own = quiverModules(run.modules);
+    // The recorder saw the CLI (an empty record would pass the checks below vacuously).
+    assert.ok(own.includes('cli/run-cli') && own.includes('cli/commands/index'), `the CLI modules were not recorded: ${own.slice(0, 10).join(', ')}`);
+    assert.deepEqual(heavyPackagesIn(run.modules), []);
+    assert.deepEqual(own.filter((path) => path === 'app' || path.startsWith('composition/server') && path !== 'composition/server-flags' || path.startsWith('gateway/gateway') || path.startsWith('api/app')), []);
+  });
+
+  describe('a command forwarded to a running quiver serve', () => {
+    let server: { child: ChildProcess } | undefined;
+    let env: Record<string, string>;
+    before(async () => {
+      env = { QUIVER_HOME: join(folder, 'serve-home') };
+      server = await startServe(['--http', '127.0.0.1:0'], env, 120_000);
+    });
+    after(async () => {
+      if (server) await stopChild(server.child);
+    });
+
+    it('runs in the server: this process loads neither the app, the servers nor the store', async () => {
+      const run = await runRecorded([QUIVER_BIN, 'plugin', 'list', '--json'], env, folder);
+      assert.equal(run.code, 0, run.stderr);
+      assert.deepEqual(JSON.parse(run.stdout), { plugins: [] });
+      const own = quiverModules(run.modules);
+      // It went over the control socket (had it opened the folder itself, the lock would have refused it).
+      assert.ok(own.includes('cli/forward'), 'the forwarding module was not loaded');
+      assert.deepEqual(heavyPackagesIn(run.modules), []);
+      const server = own.filter((path) => path === 'app' || path.startsWith('composition/') && path !== 'composition/server-flags' || path.startsWith('store/pglite') || path.startsWith('store/postgres') || path.startsWith('gateway/gateway') || path.startsWith('api/'));
+      assert.deepEqual(server, []);
+    });
+  });
+
+  it('the package root loads neither the compiler, the tokenizer nor a database driver until they are used', async () => {
+    const script = [
+      `const quiver = await import(${JSON.stringify(join(SOURCE_ROOT, 'index.ts'))});`,
+      "if (typeof quiver.createApp !== 'function') throw new Error('no createApp');",
+    ].join('\n');
+    const run = await runRecorded(['--import', 'tsx', '--input-type=module', '--eval', script], {}, folder);
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(quiverModules(run.modules).includes('app'), 'the root did not load app.ts (nothing recorded?)');
+    assert.deepEqual(heavyPackagesIn(run.modules), []);
+  });
+
+  it('the lazily loaded packages do load on first use (the check above can see them)', async () => {
+    const script = [
+      `const { countTokens } = await import(${JSON.stringify(join(SOURCE_ROOT, 'core/tokens.ts'))});`,
+      `const { scanCode } = await import(${JSON.stringify(join(SOURCE_ROOT, 'intelligence/sources/code-scan.ts'))});`,
+      "if (countTokens('hello world') < 1) throw new Error('no tokens');",
+      "scanCode([{ path: 'a.ts', text: 'server.tool(\"x\", () => 1);' }]);",
+    ].join('\n');
+    const run = await runRecorded(['--import', 'tsx', '--input-type=module', '--eval', script], {}, folder);
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(heavyPackagesIn(run.modules), ['gpt-tokenizer', 'typescript']);
+  });
+});
