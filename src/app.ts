@@ -13,6 +13,8 @@ import type { MigrationResult } from './store/migrator.ts';
 import { createApiKeyService, type ApiKeyService } from './access/api-keys.ts';
 import { createCatalogService, type CatalogService } from './catalog/index.ts';
 import type { Supervisor } from './runtime/index.ts';
+import { createRemoteOAuth, type RemoteOAuth } from './plugins/oauth/remote-oauth.ts';
+import { withRemoteRevocation } from './plugins/oauth/revoke-on-removal.ts';
 import { createCallEventRecorder, type CallEventRecorder } from './runtime/call-event-recorder.ts';
 import { createPluginService, type PluginService } from './plugins/service.ts';
 import { createLazySecretBox, loadSecretKey } from './plugins/secret-box.ts';
@@ -62,6 +64,8 @@ export interface App {
   catalog: CatalogService;
   supervisor: Supervisor;
   plugins: PluginService;
+  /** OAuth authorizations Quiver holds as a client of remote plugins (issue #27). */
+  remoteOAuth: RemoteOAuth;
   /** Persists every upstream call (`plugin_call_events`). */
   callEvents: CallEventRecorder;
   /** Plugin health for the API and `quiver plugin health`. */
@@ -212,10 +216,14 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     closers.unshift(() => trust.close());
     trust.start();
     let enforcement: TrustEnforcement | undefined;
+    const secrets = createLazySecretBox(() => loadSecretKey({ configured: config.secretKey, homeDir: config.homeDir }).key);
+    // Issue #27: Quiver as an OAuth client of remote plugins; their calls carry its tokens, refreshed before expiry.
+    const remoteOAuth = createRemoteOAuth({ db, secrets });
     const supervisor = wireSupervisor({
       db,
       config,
       logger,
+      remoteAuthorization: (url) => remoteOAuth.accessToken(url),
       onCall: (event) => (callEvents.record(event), telemetry.recordToolCall(event)),
       onEgressDecision: (decision) => (trust.recordDecision(decision), enforcement?.observe(decision)),
     });
@@ -232,13 +240,13 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       onChange: () => broadcast('tools', 'pinning'),
     });
     let verification: VerificationService | undefined;
-    const secrets = createLazySecretBox(() => loadSecretKey({ configured: config.secretKey, homeDir: config.homeDir }).key);
     // Every committed change to installation, status, enablement, exposure, secrets or settings
     // drops the selection caches here and, through NOTIFY, in every replica and the gateway's
     // cached launch specs (the supervisor then restarts a plugin whose environment changed).
     // Wired after the plugins service it reads; a sync or update regenerates a generated PID (issue #14).
     let pidGeneration: PidGenerationService | undefined;
-    const plugins = createPluginService({
+    // Removing a remote plugin revokes the authorization Quiver held for it (issue #27).
+    const plugins = withRemoteRevocation(createPluginService({
       db,
       catalog,
       supervisor,
@@ -248,7 +256,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       launchTrust: (pluginId) => trust.launchTrust(pluginId),
       logger: logger.child({ part: 'plugins' }),
       onChange: pluginChangeHandler({ config, logger, broadcast, verification: () => verification, pidGeneration: () => pidGeneration }),
-    });
+    }), { db, remoteOAuth, logger: logger.child({ part: 'remote-oauth' }) });
     const wired = wireVerification({ db, config, logger, plugins, secrets, pinning, broadcast });
     const { jobs } = wired;
     verification = wired.verification;
@@ -273,6 +281,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       catalog,
       supervisor,
       plugins,
+      remoteOAuth,
       callEvents,
       pluginHealth,
       selection: engine,

@@ -230,6 +230,8 @@ export function wireSupervisor(input: {
   logger: Logger;
   onCall: (event: CallEvent) => void;
   onEgressDecision: NonNullable<SandboxOptions['onEgressDecision']>;
+  /** OAuth access tokens of remote plugins by URL (issue #27). */
+  remoteAuthorization?: (url: string) => Promise<string | undefined>;
 }): Supervisor {
   const { config } = input;
   return createSupervisor({
@@ -238,6 +240,7 @@ export function wireSupervisor(input: {
     ...(input.db?.engine === 'postgres' ? { sharedLimits: createSharedLimits({ db: input.db, logger: input.logger.child({ part: 'shared-limits' }) }) } : {}),
     pingIntervalMs: config.timing.pluginPingIntervalMs,
     poolSize: config.timing.pluginPoolSize,
+    ...(input.remoteAuthorization ? { remoteAuthorization: input.remoteAuthorization } : {}),
     sandbox: {
       dangerouslyAllowUnsandboxed: config.dangerouslyAllowUnsandboxed,
       stateRoot: pluginServiceSettings(config).stateRoot,

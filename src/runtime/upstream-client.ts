@@ -57,6 +57,12 @@ export interface ConnectOptions {
   clock: { now(): number };
   /** Aborting kills a plugin still in its handshake. */
   signal?: AbortSignal;
+  /**
+   * The OAuth access token of a remote plugin's URL (issue #27, `plugins/oauth`), asked before
+   * every request so a token is refreshed before it expires; undefined: the server was never
+   * authorized (static headers only).
+   */
+  authorization?: ((url: string) => Promise<string | undefined>) | undefined;
 }
 
 const clientInfo = { name: 'quiver', version: QUIVER_VERSION };
@@ -300,10 +306,23 @@ export async function connectStdio(
 export async function connectHttp(spec: HttpSpec, options: ConnectOptions): Promise<UpstreamConnection> {
   const url = new URL(spec.url);
   const headers = spec.headers;
-  const withHeaders: typeof fetch = (input, init) => {
+  // Set when the server answered 401: it wants an OAuth authorization Quiver does not hold (MCP authorization).
+  let unauthorized = false;
+  let authorizationFailure: unknown;
+  const withHeaders: typeof fetch = async (input, init) => {
     const merged = new Headers(init?.headers);
     for (const [name, value] of Object.entries(headers)) merged.set(name, value);
-    return fetch(input, { ...init, headers: merged });
+    let token: string | undefined;
+    try {
+      token = await options.authorization?.(spec.url);
+    } catch (error) {
+      authorizationFailure = error; // an expired authorization that cannot be refreshed says how to connect
+      throw error;
+    }
+    if (token !== undefined) merged.set('authorization', `Bearer ${token}`);
+    const response = await fetch(input, { ...init, headers: merged });
+    if (response.status === 401) unauthorized = true;
+    return response;
   };
   const problems: string[] = [];
   if (spec.protocolEra !== 'legacy') {
@@ -345,6 +364,16 @@ export async function connectHttp(spec: HttpSpec, options: ConnectOptions): Prom
       continue;
     }
     return processlessConnection(client, { clock: options.clock, lostReason: 'the remote connection closed', release: terminate });
+  }
+  if (authorizationFailure instanceof QuiverError) throw authorizationFailure;
+  if (unauthorized) {
+    // Not a hang and not a generic failure: say how to connect (issue #27).
+    throw new QuiverError(
+      ErrorCodes.missingCredential,
+      `remote plugin '${spec.pluginName}' at ${url.origin}${url.pathname} requires an OAuth authorization Quiver does not hold (it answered 401); ` +
+        `authorize it with 'quiver plugin authorize ${spec.url}' (opens the server's sign-in in a browser)`,
+      { kind: 'user', details: { reason: 'unauthorized', pluginId: spec.pluginId } },
+    );
   }
   throw new QuiverError(ErrorCodes.unavailable, options.redact(`cannot reach remote plugin '${spec.pluginName}' at ${url.origin}${url.pathname}: ${problems.join('; ')}`), {
     details: { reason: 'connect_failed', pluginId: spec.pluginId },

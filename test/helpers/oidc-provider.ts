@@ -6,6 +6,7 @@
  * the provider's own development login and consent pages (any password), and accounts whose
  * organisation and groups go into the access token as `org` and `groups`. Its ES256 signing key
  * is the test's, so a test can also mint tokens the provider would never issue (expired ones).
+ * Optionally it issues refresh tokens (rotated on use) and short-lived access tokens per resource.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -30,7 +31,15 @@ export interface TestOidcProvider {
 const SIGNING_KID = 'quiver-test-es256';
 
 /** Starts the provider on 127.0.0.1; `resources()` lists the resource indicators it issues tokens for (read per request). */
-export async function startOidcProvider(options: { accounts: Record<string, TestAccount>; resources: () => readonly string[]; scopes?: readonly string[] }): Promise<TestOidcProvider> {
+export async function startOidcProvider(options: {
+  accounts: Record<string, TestAccount>;
+  resources: () => readonly string[];
+  scopes?: readonly string[];
+  /** Access-token lifetime per resource, seconds (default 600). */
+  accessTokenTtl?: (resource: string) => number;
+  /** Issue refresh tokens to every client allowed the refresh_token grant (default false). */
+  refreshTokens?: boolean;
+}): Promise<TestOidcProvider> {
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -54,10 +63,11 @@ export async function startOidcProvider(options: { accounts: Record<string, Test
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx: unknown, indicator: string) => {
           if (!options.resources().includes(indicator)) throw new errors.InvalidTarget();
-          return { scope: scopes.join(' '), audience: indicator, accessTokenTTL: 600, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } };
+          return { scope: scopes.join(' '), audience: indicator, accessTokenTTL: options.accessTokenTtl?.(indicator) ?? 600, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } };
         },
       },
     },
+    ...(options.refreshTokens ? { issueRefreshToken: (_ctx: unknown, client: { grantTypeAllowed(grant: string): boolean }) => client.grantTypeAllowed('refresh_token') } : {}),
     findAccount: (_ctx: unknown, id: string) => ({ accountId: id, claims: () => ({ sub: id }) }),
     extraTokenClaims: (_ctx: unknown, token: { accountId?: string }) => {
       const account = token.accountId === undefined ? undefined : options.accounts[token.accountId];

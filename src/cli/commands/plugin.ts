@@ -13,6 +13,7 @@ import type { PluginHealthSource } from '../../plugins/health.ts';
 import type { InstallReport, PluginDetails, PluginService } from '../../plugins/service.ts';
 import { parsePluginSource } from '../../plugins/sources.ts';
 import { parseMountArgument } from '../../runtime/host-mounts.ts';
+import { authorizeRemote } from '../../plugins/oauth/authorize-flow.ts';
 import { EXIT_CODES, cliActor, formatTable, printJson, type CliContext, type CommandOptions, type CommandSpec } from '../command.ts';
 import { noMarketplaceMatchMessage, noPluginsMessage } from '../empty-results.ts';
 
@@ -296,6 +297,37 @@ const remove: CommandSpec = {
   },
 };
 
+const authorize: CommandSpec = {
+  path: ['plugin', 'authorize'],
+  summary: "Authorize Quiver at a remote MCP server that requires OAuth: open the printed URL, sign in, and Quiver keeps the tokens (encrypted, refreshed; revoked when the plugin is removed).",
+  usage: 'URL [--timeout SECONDS] | URL --status',
+  options: {
+    timeout: { type: 'string', valueName: 'SECONDS', description: 'how long to wait for the browser (default 300)' },
+    status: { type: 'boolean', default: false, description: 'show whether Quiver holds an authorization for URL (no tokens shown)' },
+  },
+  async run(context) {
+    const [url] = context.args.positionals;
+    if (!url) throw invalidInput('usage: quiver plugin authorize URL [--timeout SECONDS]');
+    const app = await context.openApp();
+    if (context.args.values['status'] === true) {
+      const status = await app.remoteOAuth.status(url);
+      if (context.json) printJson(context.io, { url, ...status });
+      else context.io.stdout(status.authorized ? `authorized${status.expiresAt ? `; the access token expires ${status.expiresAt.toISOString()}` : ''}${status.refreshable ? ' (refreshable)' : ''}\n` : `not authorized; run 'quiver plugin authorize ${url}'\n`);
+      return 0;
+    }
+    const seconds = Number(text(context, 'timeout') ?? '300');
+    if (!Number.isFinite(seconds) || seconds <= 0) throw invalidInput('--timeout must be a positive number of seconds');
+    await authorizeRemote(app.remoteOAuth, url, {
+      timeoutMs: seconds * 1000,
+      // stderr: stdout stays machine-readable with --json.
+      onAuthorizationUrl: (authorizationUrl) => context.io.stderr(`Open this URL in a browser and sign in to authorize Quiver at ${url}:\n\n  ${authorizationUrl.href}\n\nWaiting for the authorization…\n`),
+    });
+    if (context.json) printJson(context.io, { url, authorized: true });
+    else context.io.stdout(`authorized Quiver at ${url}; add it with 'quiver plugin add ${url}'\n`);
+    return 0;
+  },
+};
+
 const secretSet: CommandSpec = {
   path: ['plugin', 'secret', 'set'],
   summary: 'Store a credential of a plugin, encrypted (VALUE from the argument, or stdin when omitted).',
@@ -416,4 +448,4 @@ const health: CommandSpec = {
 };
 
 /** Every plugin and marketplace command. */
-export const pluginCommands: CommandSpec[] = [add, listCommand, show, tools, enable, disable, update, sync, remove, secretSet, health, marketplaceImport, marketplaceSearch];
+export const pluginCommands: CommandSpec[] = [add, listCommand, show, tools, enable, disable, update, sync, remove, authorize, secretSet, health, marketplaceImport, marketplaceSearch];

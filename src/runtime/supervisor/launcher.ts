@@ -33,6 +33,8 @@ export interface LauncherOptions {
   stopGraceMs: number;
   clock: Clock;
   logger: Logger;
+  /** OAuth access tokens of remote plugins by URL (issue #27); absent: static headers only. */
+  remoteAuthorization?: ((url: string) => Promise<string | undefined>) | undefined;
 }
 
 /** Options of one launch. */
@@ -159,7 +161,7 @@ export function createLauncher(options: LauncherOptions): Launcher {
   return {
     host,
     connect(spec, launchOptions) {
-      if (spec.transport === 'http') return connectHttp(spec, { startTimeoutMs, redact: launchOptions.redact, clock, signal: launchOptions.signal });
+      if (spec.transport === 'http') return connectHttp(spec, { startTimeoutMs, redact: launchOptions.redact, clock, signal: launchOptions.signal, authorization: options.remoteAuthorization });
       if (spec.transport === 'openapi') return connectOpenApi(spec, { startTimeoutMs, redact: launchOptions.redact, clock, signal: launchOptions.signal });
       return connectLocal(spec, launchOptions);
     },

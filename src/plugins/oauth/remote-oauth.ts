@@ -1,0 +1,294 @@
+/**
+ * @module plugins/oauth/remote-oauth
+ * Quiver as an OAuth client of remote MCP servers that answer 401 (issue #27; MCP
+ * authorization). The protocol is the SDK's (`@modelcontextprotocol/sdk/client/auth.js`: the
+ * 401's resource metadata, authorization server discovery, Dynamic Client Registration,
+ * authorization code with PKCE and a resource indicator, refresh); what is Quiver's is where the
+ * state lives and when it is used:
+ * - the state of each server (by URL) is one sealed value (`secret-box`, bound to the URL),
+ *   written after every step, so any replica can use or refresh it;
+ * - `begin` registers if needed and returns the URL to open in a browser; `complete` checks the
+ *   callback's `state` (constant time) and `iss` (RFC 9207) before redeeming the code;
+ * - `accessToken` refreshes a token that expires within the margin before handing it out, one
+ *   refresh at a time per server in this process, and never starts an interactive flow: without
+ *   a usable token it says how to connect (`missing_credential`);
+ * - `revoke` revokes the refresh and access tokens at the authorization server (RFC 7009) when
+ *   it offers revocation, and forgets the state.
+ * Tokens are never logged and never appear in errors.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { QuiverError, ErrorCodes, invalidInput } from '../../core/errors.ts';
+import type { Database } from '../../store/database.ts';
+import { deleteRemoteOAuth, findRemoteOAuth, upsertRemoteOAuth } from '../../store/repositories/remote-oauth.ts';
+import type { SecretBox } from '../secret-box.ts';
+
+/** A pending authorization is redeemable for this long (ms). */
+export const PENDING_AUTHORIZATION_MS = 10 * 60_000;
+/** Tokens expiring within this margin are refreshed before use (ms). */
+export const DEFAULT_REFRESH_MARGIN_MS = 60_000;
+
+const stateSchema = z.object({
+  client: z.record(z.string(), z.unknown()).optional(),
+  tokens: z.record(z.string(), z.unknown()).optional(),
+  /** When the access token expires (epoch ms), from `expires_in` at the time it was saved. */
+  expiresAt: z.number().optional(),
+  discovery: z.record(z.string(), z.unknown()).optional(),
+  redirectUri: z.string().optional(),
+  pending: z.object({ state: z.string(), codeVerifier: z.string().default(''), startedAt: z.number() }).optional(),
+});
+type StoredState = z.output<typeof stateSchema>;
+
+/** What an admin sees of a server's authorization (no token material). */
+export interface RemoteAuthorizationStatus {
+  authorized: boolean;
+  expiresAt: Date | undefined;
+  refreshable: boolean;
+  pending: boolean;
+}
+
+/** The OAuth client side for remote plugins. */
+export interface RemoteOAuth {
+  /** Starts an authorization of the server at `url`; open `authorizationUrl` in a browser, the callback goes to `redirectUri`. */
+  begin(url: string, redirectUri: string): Promise<{ authorizationUrl: URL }>;
+  /** Redeems the callback's parameters (the query of `redirectUri`) after checking state and issuer. */
+  complete(url: string, callback: URLSearchParams): Promise<void>;
+  /** A usable access token for `url` (refreshed when it expires soon); undefined when the server was never authorized. */
+  accessToken(url: string): Promise<string | undefined>;
+  /** Revokes the tokens at the authorization server (when it offers revocation) and forgets them; whether any were held. */
+  revoke(url: string): Promise<{ forgotten: boolean; revoked: boolean }>;
+  status(url: string): Promise<RemoteAuthorizationStatus>;
+}
+
+/** Options of `createRemoteOAuth`. */
+export interface RemoteOAuthOptions {
+  db: Database;
+  secrets: SecretBox;
+  now?: () => number;
+  refreshMarginMs?: number;
+  /** The fetch of every OAuth request (tests, proxies); default global fetch. */
+  fetch?: typeof fetch;
+}
+
+/** The message that says how to connect a remote server. */
+export function connectHint(url: string): string {
+  return `authorize it with 'quiver plugin authorize ${url}' (opens the server's sign-in in a browser)`;
+}
+
+function sealContext(url: string): string {
+  return `quiver/remote-oauth/${url}`;
+}
+
+function normalisedUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw invalidInput(`'${url}' is not a URL`);
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw invalidInput(`'${url}' is not an http(s) URL`);
+  parsed.hash = '';
+  return parsed.href;
+}
+
+function sameText(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/** The SDK's view of one server's stored state; `interactive` false refuses to start a browser flow. */
+class StoredStateProvider implements OAuthClientProvider {
+  authorizationUrl: URL | undefined;
+  constructor(
+    readonly stored: StoredState,
+    readonly interactive: boolean,
+    readonly now: () => number,
+    readonly url: string,
+  ) {}
+  get redirectUrl(): string | undefined {
+    return this.stored.redirectUri;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: 'Quiver',
+      redirect_uris: this.stored.redirectUri ? [this.stored.redirectUri] : [],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+  state(): string {
+    return this.stored.pending?.state ?? '';
+  }
+  clientInformation(): OAuthClientInformationMixed | undefined {
+    return this.stored.client as OAuthClientInformationMixed | undefined;
+  }
+  saveClientInformation(information: OAuthClientInformationMixed): void {
+    this.stored.client = { ...information };
+  }
+  tokens(): OAuthTokens | undefined {
+    return this.stored.tokens as OAuthTokens | undefined;
+  }
+  saveTokens(tokens: OAuthTokens): void {
+    this.stored.tokens = { ...tokens };
+    this.stored.expiresAt = tokens.expires_in === undefined ? undefined : this.now() + tokens.expires_in * 1000;
+  }
+  redirectToAuthorization(authorizationUrl: URL): void {
+    if (!this.interactive) throw new QuiverError(ErrorCodes.missingCredential, `the remote MCP server ${this.url} needs a new authorization: ${connectHint(this.url)}`);
+    this.authorizationUrl = authorizationUrl;
+  }
+  saveCodeVerifier(codeVerifier: string): void {
+    if (this.stored.pending) this.stored.pending.codeVerifier = codeVerifier;
+  }
+  codeVerifier(): string {
+    return this.stored.pending?.codeVerifier ?? '';
+  }
+  saveDiscoveryState(discovery: OAuthDiscoveryState): void {
+    this.stored.discovery = JSON.parse(JSON.stringify(discovery)) as Record<string, unknown>;
+  }
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.stored.discovery as OAuthDiscoveryState | undefined;
+  }
+  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void {
+    if (scope === 'all' || scope === 'client') delete this.stored.client;
+    if (scope === 'all' || scope === 'tokens') {
+      delete this.stored.tokens;
+      delete this.stored.expiresAt;
+    }
+    if ((scope === 'all' || scope === 'verifier') && this.stored.pending) this.stored.pending.codeVerifier = '';
+    if (scope === 'all' || scope === 'discovery') delete this.stored.discovery;
+  }
+}
+
+/** Creates the remote OAuth client service. */
+export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
+  const { db, secrets } = options;
+  const now = options.now ?? Date.now;
+  const margin = options.refreshMarginMs ?? DEFAULT_REFRESH_MARGIN_MS;
+  const fetchFn = options.fetch ?? fetch;
+  const refreshing = new Map<string, Promise<string | undefined>>();
+
+  async function load(url: string): Promise<StoredState> {
+    const sealed = await findRemoteOAuth(db, url);
+    if (!sealed) return {};
+    const parsed = stateSchema.safeParse(JSON.parse(secrets.open(sealed, sealContext(url))) as unknown);
+    if (!parsed.success) throw new QuiverError(ErrorCodes.secretUnreadable, `the stored authorization of ${url} is unreadable; ${connectHint(url)}`);
+    return parsed.data;
+  }
+
+  async function save(url: string, state: StoredState): Promise<void> {
+    await upsertRemoteOAuth(db, url, secrets.seal(JSON.stringify(state), sealContext(url)), new Date(now()));
+  }
+
+  async function refreshed(url: string): Promise<string | undefined> {
+    const state = await load(url);
+    const tokens = state.tokens as OAuthTokens | undefined;
+    if (!tokens) return undefined;
+    if (state.expiresAt === undefined || state.expiresAt - now() > margin) return tokens.access_token;
+    if (!tokens.refresh_token) throw new QuiverError(ErrorCodes.missingCredential, `the authorization of the remote MCP server ${url} has expired and cannot be refreshed: ${connectHint(url)}`);
+    const provider = new StoredStateProvider(state, false, now, url);
+    const result = await auth(provider, { serverUrl: url, fetchFn });
+    await save(url, state);
+    const fresh = state.tokens as OAuthTokens | undefined;
+    if (result !== 'AUTHORIZED' || !fresh) throw new QuiverError(ErrorCodes.missingCredential, `the remote MCP server ${url} refused to refresh its authorization: ${connectHint(url)}`);
+    return fresh.access_token;
+  }
+
+  return {
+    async begin(rawUrl, redirectUri) {
+      const url = normalisedUrl(rawUrl);
+      const state = await load(url);
+      // A client registered for another redirect URI registers again: redirect URIs match exactly.
+      const client = state.client as { redirect_uris?: unknown } | undefined;
+      if (client && !(Array.isArray(client.redirect_uris) && client.redirect_uris.includes(redirectUri))) delete state.client;
+      delete state.tokens;
+      delete state.expiresAt;
+      state.redirectUri = redirectUri;
+      state.pending = { state: randomBytes(32).toString('base64url'), codeVerifier: '', startedAt: now() };
+      const provider = new StoredStateProvider(state, true, now, url);
+      const result = await auth(provider, { serverUrl: url, fetchFn });
+      if (result !== 'REDIRECT' || !provider.authorizationUrl) throw new QuiverError(ErrorCodes.upstreamError, `the authorization server of ${url} did not start an authorization`);
+      await save(url, state);
+      return { authorizationUrl: provider.authorizationUrl };
+    },
+
+    async complete(rawUrl, callback) {
+      const url = normalisedUrl(rawUrl);
+      const state = await load(url);
+      const pending = state.pending;
+      if (!pending || now() - pending.startedAt > PENDING_AUTHORIZATION_MS) throw invalidInput(`no authorization of ${url} is pending (or it is older than 10 minutes): start again`);
+      const returned = callback.get('state');
+      if (returned === null || !sameText(returned, pending.state)) throw invalidInput('the authorization callback does not carry the state Quiver sent: refused (possible forgery)');
+      // RFC 9207: a response naming another issuer than the one discovered is a mix-up attack.
+      const issuer = (state.discovery as { authorizationServerMetadata?: { issuer?: unknown } } | undefined)?.authorizationServerMetadata?.issuer;
+      const iss = callback.get('iss');
+      if (iss !== null && typeof issuer === 'string' && iss !== issuer) throw invalidInput(`the authorization response comes from issuer '${iss}', not '${issuer}': refused`);
+      const error = callback.get('error');
+      if (error !== null) {
+        delete state.pending;
+        await save(url, state);
+        throw invalidInput(`the authorization server refused: ${error.slice(0, 100)}`);
+      }
+      const code = callback.get('code');
+      if (!code) throw invalidInput('the authorization callback carries no code');
+      const provider = new StoredStateProvider(state, false, now, url);
+      const result = await auth(provider, { serverUrl: url, authorizationCode: code, fetchFn });
+      if (result !== 'AUTHORIZED') throw new QuiverError(ErrorCodes.upstreamError, `the authorization server of ${url} did not issue tokens`);
+      delete state.pending;
+      await save(url, state);
+    },
+
+    accessToken(rawUrl) {
+      const url = normalisedUrl(rawUrl);
+      let running = refreshing.get(url);
+      if (!running) {
+        running = refreshed(url).finally(() => refreshing.delete(url));
+        refreshing.set(url, running);
+      }
+      return running;
+    },
+
+    async revoke(rawUrl) {
+      const url = normalisedUrl(rawUrl);
+      const state = await load(url);
+      const tokens = state.tokens as OAuthTokens | undefined;
+      const metadata = (state.discovery as { authorizationServerMetadata?: { revocation_endpoint?: unknown } } | undefined)?.authorizationServerMetadata;
+      const clientId = (state.client as { client_id?: unknown } | undefined)?.client_id;
+      let revoked = false;
+      if (tokens && typeof metadata?.revocation_endpoint === 'string' && typeof clientId === 'string') {
+        // RFC 7009 §2.1: revoking the refresh token ends the grant; the access token too where supported.
+        const all = await Promise.all(
+          [
+            ['refresh_token', tokens.refresh_token],
+            ['access_token', tokens.access_token],
+          ]
+            .filter((pair): pair is [string, string] => typeof pair[1] === 'string')
+            .map(([hint, token]) =>
+              fetchFn(metadata.revocation_endpoint as string, {
+                method: 'POST',
+                headers: { 'content-type': 'application/x-www-form-urlencoded' },
+                body: new URLSearchParams({ token, token_type_hint: hint, client_id: clientId }),
+                signal: AbortSignal.timeout(15_000),
+              }).then((response) => response.ok, () => false),
+            ),
+        );
+        revoked = all.length > 0 && all.every(Boolean);
+      }
+      return { forgotten: await deleteRemoteOAuth(db, url), revoked };
+    },
+
+    async status(rawUrl) {
+      const state = await load(normalisedUrl(rawUrl));
+      const tokens = state.tokens as OAuthTokens | undefined;
+      return {
+        authorized: tokens !== undefined,
+        expiresAt: state.expiresAt === undefined ? undefined : new Date(state.expiresAt),
+        refreshable: typeof tokens?.refresh_token === 'string',
+        pending: state.pending !== undefined,
+      };
+    },
+  };
+}

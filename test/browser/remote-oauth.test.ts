@@ -1,0 +1,194 @@
+/**
+ * Issue #27: Quiver as an OAuth client of a remote plugin. The plugin is a real MCP server on
+ * loopback (SDK 1.x, Streamable HTTP) that accepts only JWT access tokens of a real OpenID
+ * provider (`oidc-provider`) for its own URL, answers 401 with its protected resource metadata
+ * otherwise, and says which user each call ran for. Adding it without an authorization fails
+ * with an error naming `quiver plugin authorize`; a forged callback state is refused; the flow
+ * (the `quiver plugin authorize` code path: loopback listener, discovery, registration, code +
+ * PKCE, the provider's pages in headless Chromium) gives Quiver tokens, stored sealed; the plugin
+ * then installs and its calls carry the token, refreshed before expiry (30 s tokens, a 60 s
+ * margin: each call uses a new token, the refresh token rotates); removing the plugin revokes the
+ * grant at the provider (the last refresh token is refused afterwards). Both backends.
+ */
+import { it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { BrowserContext, Page } from 'playwright-core';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { createApp, type App } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { authorizeRemote } from '../../src/plugins/oauth/authorize-flow.ts';
+import { createSecretBox, loadSecretKey } from '../../src/plugins/secret-box.ts';
+import { findRemoteOAuth } from '../../src/store/repositories/remote-oauth.ts';
+import { describeEachBackend } from '../helpers/backends.ts';
+import { browserSkip, closeBrowserTest, openBrowserPage } from '../helpers/browser.ts';
+import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provider.ts';
+import { openTempDir } from '../plugins/helpers.ts';
+
+/** A remote MCP server that requires the provider's tokens for its own URL. */
+async function startProtectedServer(issuer: string): Promise<{ url: string; seen: Array<{ sub: string; jti: string }>; close(): Promise<void> }> {
+  const seen: Array<{ sub: string; jti: string }> = [];
+  const jwks = createRemoteJWKSet(new URL(`${issuer}/jwks`));
+  let base = '';
+  const server: Server = createServer((request, response) => {
+    void (async () => {
+      const path = new URL(request.url ?? '/', base).pathname;
+      const mcpUrl = `${base}/mcp`;
+      if (path === '/.well-known/oauth-protected-resource/mcp') {
+        response.setHeader('content-type', 'application/json');
+        response.end(JSON.stringify({ resource: mcpUrl, authorization_servers: [issuer], scopes_supported: ['mcp'] }));
+        return;
+      }
+      if (path !== '/mcp') return void response.writeHead(404).end();
+      const token = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '')?.[1];
+      let claims: { sub?: string; jti?: string } | undefined;
+      try {
+        claims = token === undefined ? undefined : (await jwtVerify(token, jwks, { issuer, audience: mcpUrl })).payload;
+      } catch {
+        claims = undefined;
+      }
+      if (!claims?.sub) {
+        response.writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`, 'content-type': 'application/json' });
+        response.end(JSON.stringify({ error: 'invalid_token' }));
+        return;
+      }
+      seen.push({ sub: claims.sub, jti: claims.jti ?? '' });
+      const mcp = new McpServer({ name: 'protected', version: '1.0.0' });
+      const sub = claims.sub;
+      mcp.tool('whoami', 'Says which user the call runs for.', async () => ({ content: [{ type: 'text', text: `user ${sub}` }] }));
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      response.on('close', () => void transport.close());
+      await mcp.connect(transport);
+      await transport.handleRequest(request, response);
+    })().catch((error: unknown) => {
+      if (!response.headersSent) response.writeHead(500).end(String(error));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url: `${base}/mcp`,
+    seen,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Goes through the provider's login and consent pages as `login` until the loopback callback is reached. */
+async function signInAndConsent(page: Page, url: URL, login: string): Promise<void> {
+  await page.goto(url.href);
+  for (let step = 0; step < 6; step++) {
+    if (new URL(page.url()).pathname === '/callback') return;
+    const form = page.locator('input[name="login"]');
+    const consent = page.getByRole('button', { name: 'Continue' });
+    const received = page.getByText('Quiver received the authorization');
+    await Promise.race([form.waitFor(), consent.waitFor(), received.waitFor()]);
+    if (await received.count()) return;
+    if (await form.count()) {
+      await form.fill(login);
+      await page.locator('input[name="password"]').fill('any password');
+      await page.getByRole('button', { name: 'Sign-in' }).click();
+    } else {
+      await consent.click();
+    }
+    await page.waitForLoadState();
+  }
+}
+
+describeEachBackend('Quiver as an OAuth client of a remote plugin (issue #27)', (backend) => {
+  let home: string;
+  let provider: TestOidcProvider;
+  let remote: Awaited<ReturnType<typeof startProtectedServer>>;
+  let app: App;
+  let context: BrowserContext | undefined;
+  let page: Page;
+  const resources: string[] = [];
+
+  before(async () => {
+    if (browserSkip) return;
+    home = await openTempDir('remote-oauth');
+    provider = await startOidcProvider({ accounts: { alice: { org: 'acme' } }, resources: () => resources, accessTokenTtl: () => 30, refreshTokens: true });
+    remote = await startProtectedServer(provider.issuer);
+    resources.push(remote.url);
+    app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off' }), { db: await backend.open() });
+    ({ context, page } = await openBrowserPage(home));
+  });
+
+  after(async () => {
+    if (browserSkip) return;
+    await closeBrowserTest({ context, app });
+    await remote?.close();
+    await provider?.close();
+    await closeBrowserTest({ folder: home });
+  });
+
+  /** The sealed state as stored, opened with the hub's key (what the database holds is ciphertext only). */
+  async function storedState(): Promise<{ tokens?: { refresh_token?: string; access_token?: string }; client?: { client_id?: string } } | undefined> {
+    const sealed = await findRemoteOAuth(app.db, remote.url);
+    if (!sealed) return undefined;
+    const box = createSecretBox(loadSecretKey({ homeDir: home }).key);
+    return JSON.parse(box.open(sealed, `quiver/remote-oauth/${remote.url}`)) as never;
+  }
+
+  it('without an authorization, adding the plugin fails with an error naming how to connect', { skip: browserSkip, timeout: 120_000 }, async () => {
+    await assert.rejects(app.plugins.add(remote.url, { name: 'remote' }), (error: Error) => {
+      assert.match(error.message, new RegExp(`quiver plugin authorize ${remote.url.replace(/[.]/g, '\\.')}`));
+      return true;
+    });
+    assert.equal(remote.seen.length, 0, 'no request was accepted');
+  });
+
+  it('refuses a callback whose state is not the one sent', { skip: browserSkip }, async () => {
+    const { authorizationUrl } = await app.remoteOAuth.begin(remote.url, 'http://127.0.0.1:9/callback');
+    assert.ok(authorizationUrl.searchParams.get('state'));
+    await assert.rejects(app.remoteOAuth.complete(remote.url, new URLSearchParams({ state: 'forged', code: 'stolen' })), /does not carry the state Quiver sent/);
+    assert.equal((await app.remoteOAuth.status(remote.url)).authorized, false);
+  });
+
+  it('authorizes in the browser, installs, calls on behalf of the user with refreshed tokens, and revokes on removal', { skip: browserSkip, timeout: 240_000 }, async () => {
+    let browsing: Promise<void> | undefined;
+    await authorizeRemote(app.remoteOAuth, remote.url, {
+      timeoutMs: 120_000,
+      onAuthorizationUrl: (url) => {
+        assert.equal(url.origin, provider.issuer);
+        assert.equal(url.searchParams.get('resource'), remote.url);
+        assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
+        browsing = signInAndConsent(page, url, 'alice');
+      },
+    });
+    await browsing;
+    const status = await app.remoteOAuth.status(remote.url);
+    assert.deepEqual({ authorized: status.authorized, refreshable: status.refreshable, pending: status.pending }, { authorized: true, refreshable: true, pending: false });
+    const first = await storedState();
+    const sealed = JSON.stringify(await findRemoteOAuth(app.db, remote.url));
+    assert.ok(first?.tokens?.access_token && !sealed.includes(first.tokens.access_token), 'the database holds no token in plain text');
+
+    await app.plugins.add(remote.url, { name: 'remote' });
+    const spec = await app.plugins.upstreamSpec('remote');
+    for (let call = 0; call < 2; call++) {
+      const result = await app.supervisor.callTool(spec, 'whoami', {});
+      assert.deepEqual(result.content, [{ type: 'text', text: 'user alice' }]);
+    }
+    assert.ok(remote.seen.every((request) => request.sub === 'alice'));
+    assert.ok(new Set(remote.seen.map((request) => request.jti)).size >= 2, 'tokens expiring within the margin were refreshed before use');
+    const second = await storedState();
+    assert.notEqual(second?.tokens?.refresh_token, first.tokens.refresh_token, 'the refresh token rotated');
+
+    await app.plugins.remove('remote');
+    assert.equal((await app.remoteOAuth.status(remote.url)).authorized, false, 'forgotten');
+    // Revoked at the provider: the last refresh token no longer works (RFC 7009).
+    const refused = await fetch(`${provider.issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: second!.tokens!.refresh_token!, client_id: second!.client!.client_id!, resource: remote.url }),
+    });
+    assert.equal(refused.status, 400);
+    assert.equal(((await refused.json()) as { error: string }).error, 'invalid_grant');
+  });
+});
