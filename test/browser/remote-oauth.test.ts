@@ -4,8 +4,8 @@
  * provider (`oidc-provider`) for its own URL, answers 401 with its protected resource metadata
  * otherwise, and says which user each call ran for. Adding it without an authorization fails
  * with an error naming `quiver plugin authorize`; a forged callback state is refused; the flow
- * (the `quiver plugin authorize` code path: loopback listener, discovery, registration, code +
- * PKCE, the provider's pages in headless Chromium) gives Quiver tokens, stored sealed; the plugin
+ * (`quiver plugin authorize URL`: a loopback listener, discovery, registration, code + PKCE,
+ * the printed URL opened in headless Chromium through the provider's pages) gives Quiver tokens, stored sealed; the plugin
  * then installs and its calls carry the token, refreshed before expiry (30 s tokens, a 60 s
  * margin: each call uses a new token, the refresh token rotates); removing the plugin revokes the
  * grant at the provider (the last refresh token is refused afterwards). Both backends.
@@ -20,7 +20,8 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { authorizeRemote } from '../../src/plugins/oauth/authorize-flow.ts';
+import { runCli } from '../../src/cli/run-cli.ts';
+import { commands } from '../../src/cli/commands/index.ts';
 import { createSecretBox, loadSecretKey } from '../../src/plugins/secret-box.ts';
 import { findRemoteOAuth } from '../../src/store/repositories/remote-oauth.ts';
 import { describeEachBackend } from '../helpers/backends.ts';
@@ -152,19 +153,32 @@ describeEachBackend('Quiver as an OAuth client of a remote plugin (issue #27)', 
   });
 
   it('authorizes in the browser, installs, calls on behalf of the user with refreshed tokens, and revokes on removal', { skip: browserSkip, timeout: 240_000 }, async () => {
+    // `quiver plugin authorize URL` as an admin runs it: the URL to open comes on stderr.
     let browsing: Promise<void> | undefined;
-    await authorizeRemote(app.remoteOAuth, remote.url, {
-      timeoutMs: 120_000,
-      onAuthorizationUrl: (url) => {
+    let stdout = '';
+    let stderr = '';
+    const io = {
+      stdout: (text: string) => void (stdout += text),
+      stderr: (text: string) => {
+        stderr += text;
+        const printed = /\n {2}(http\S+)\n/.exec(text)?.[1];
+        if (printed === undefined || browsing) return;
+        const url = new URL(printed);
         assert.equal(url.origin, provider.issuer);
         assert.equal(url.searchParams.get('resource'), remote.url);
         assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
         browsing = signInAndConsent(page, url, 'alice');
       },
-    });
+    };
+    const code = await runCli(['plugin', 'authorize', remote.url, '--timeout', '120'], commands, io, {}, { app });
     await browsing;
-    const status = await app.remoteOAuth.status(remote.url);
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /^authorized Quiver at /);
+    stdout = '';
+    assert.equal(await runCli(['plugin', 'authorize', remote.url, '--status', '--json'], commands, io, {}, { app }), 0);
+    const status = JSON.parse(stdout) as { authorized: boolean; refreshable: boolean; pending: boolean };
     assert.deepEqual({ authorized: status.authorized, refreshable: status.refreshable, pending: status.pending }, { authorized: true, refreshable: true, pending: false });
+    assert.ok(!/access_token|refresh_token/.test(stdout + stderr), 'no token printed');
     const first = await storedState();
     const sealed = JSON.stringify(await findRemoteOAuth(app.db, remote.url));
     assert.ok(first?.tokens?.access_token && !sealed.includes(first.tokens.access_token), 'the database holds no token in plain text');
