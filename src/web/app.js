@@ -551,6 +551,14 @@ async function loadPlugins(target) {
   });
 }
 
+/** The host folders granted to a plugin (issue #26), with who granted them; none, nothing. */
+function hostPaths(detail) {
+  const mounts = detail?.mounts ?? [];
+  if (mounts.length === 0) return null;
+  const text = mounts.map((mount) => `${mount.path} (${mount.mode === 'rw' ? 'read-write' : 'read-only'}, by ${mount.actor})`).join('; ');
+  return h('div', { className: 'muted small', title: 'quiver plugin mount / unmount' }, `Host paths: ${text}`);
+}
+
 function pluginRow(plugin, detail, reload) {
   const enablement = detail?.enablements?.find((entry) => entry.workspace === state.workspace && entry.project === null);
   const enabled = enablement?.enabled === true;
@@ -566,7 +574,7 @@ function pluginRow(plugin, detail, reload) {
   };
   const adminOnly = isAdmin() ? {} : { disabled: true, title: 'needs an admin key' };
   return h('tr', {},
-    h('th', { scope: 'row' }, plugin.name, plugin.description ? h('div', { className: 'muted small' }, plugin.description) : null),
+    h('th', { scope: 'row' }, plugin.name, plugin.description ? h('div', { className: 'muted small' }, plugin.description) : null, hostPaths(detail)),
     h('td', {}, plugin.version ?? '–'),
     h('td', { className: 'wrap' }, sourceText(plugin)),
     h('td', {}, badge(plugin.status)),
