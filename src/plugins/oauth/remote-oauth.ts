@@ -223,9 +223,11 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
       const returned = callback.get('state');
       if (returned === null || !sameText(returned, pending.state)) throw invalidInput('the authorization callback does not carry the state Quiver sent: refused (possible forgery)');
       // RFC 9207: a response naming another issuer than the one discovered is a mix-up attack.
-      const issuer = (state.discovery as { authorizationServerMetadata?: { issuer?: unknown } } | undefined)?.authorizationServerMetadata?.issuer;
+      const metadata = (state.discovery as { authorizationServerMetadata?: { issuer?: unknown; authorization_response_iss_parameter_supported?: unknown } } | undefined)?.authorizationServerMetadata;
       const iss = callback.get('iss');
-      if (iss !== null && typeof issuer === 'string' && iss !== issuer) throw invalidInput(`the authorization response comes from issuer '${iss}', not '${issuer}': refused`);
+      if (iss !== null && typeof metadata?.issuer === 'string' && iss !== metadata.issuer) throw invalidInput(`the authorization response comes from issuer '${iss.slice(0, 200)}', not '${metadata.issuer}': refused`);
+      // RFC 9207 §2.4: a server that says it sends `iss` must send it.
+      if (iss === null && metadata?.authorization_response_iss_parameter_supported === true) throw invalidInput('the authorization response lacks the iss its server promises (RFC 9207): refused');
       const error = callback.get('error');
       if (error !== null) {
         delete state.pending;
