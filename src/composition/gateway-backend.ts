@@ -40,7 +40,7 @@ export interface GatewayBackendDeps {
   plugins: PluginService;
   supervisor: Supervisor;
   /** Blue-green slots (issue #11): which slot's spec serves a call during a rollout. */
-  slots?: Pick<RolloutService, 'route'> | undefined;
+  slots?: Pick<RolloutService, 'route' | 'routeTarget'> | undefined;
   /** Tool pinning (issue #10): quarantined tools are refused with the reason; a restarted plugin's tools are screened before a call. */
   pinning?: Pick<PinningService, 'quarantineOf' | 'screenServed'> | undefined;
   logger?: Logger;
@@ -91,8 +91,8 @@ export function createGatewayBackend(deps: GatewayBackendDeps): GatewayBackend &
       pinGuard,
     }),
     ...createCapabilityMethods({ plugins: deps.plugins, visibility, caches }),
-    ...createPassthroughMethods({ supervisor: deps.supervisor, visibility, caches }),
-    ...createSurfaceMethods({ supervisor: deps.supervisor, visibility, caches }),
+    ...createPassthroughMethods({ supervisor: deps.supervisor, visibility, caches, slots: deps.slots }),
+    ...createSurfaceMethods({ supervisor: deps.supervisor, visibility, caches, slots: deps.slots }),
     ...createTaskMethods({ supervisor: deps.supervisor, visibility, caches, pinGuard }),
 
     async recordOutcome(eventId, outcome) {

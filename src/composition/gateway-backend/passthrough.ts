@@ -8,6 +8,7 @@
 import type { Prompt, Resource } from '@modelcontextprotocol/sdk/types.js';
 import type { AggregatedList, BackendCallOptions, BackendSession, GatewayBackend } from '../../gateway/backend.ts';
 import type { CallOptions, Supervisor, UpstreamSpec } from '../../runtime/index.ts';
+import type { RolloutService, SlotTarget } from '../../rollouts/index.ts';
 import type { BackendCaches } from './caches.ts';
 import type { SessionVisibility } from './visibility.ts';
 import { screenPromptResult, screenResourceResult } from './result-screen.ts';
@@ -17,6 +18,8 @@ export interface PassthroughDeps {
   supervisor: Pick<Supervisor, 'listResources' | 'readResource' | 'listPrompts' | 'getPrompt' | 'rootsChanged'>;
   visibility: SessionVisibility;
   caches: BackendCaches;
+  /** Blue-green slots (issue #29): during a canary a read or prompt goes to the session's slot, like its tool calls. */
+  slots?: Pick<RolloutService, 'routeTarget'> | undefined;
 }
 
 /**
@@ -46,6 +49,15 @@ export async function fanOutToPlugins<T>(
   return result;
 }
 
+/**
+ * The slot serving this session's request during a rollout (issue #29): the same session bucket
+ * as its tool calls, and only for what the canary serves unchanged, so one client sees one
+ * version for a whole step. Without a rollout (or slots), the stable spec.
+ */
+export function routed(deps: Pick<PassthroughDeps, 'slots'>, session: BackendSession, pluginName: string, stable: UpstreamSpec, target: SlotTarget): UpstreamSpec {
+  return deps.slots?.routeTarget(pluginName, stable, session.sessionId, target) ?? stable;
+}
+
 /** The supervisor options of a read, prompt or completion: cancellation, the session's client for what the plugin sends meanwhile, and its progress (issue #12). */
 export function requestOptions(options: BackendCallOptions = {}): CallOptions {
   return {
@@ -69,14 +81,16 @@ export function createPassthroughMethods(deps: PassthroughDeps): Pick<GatewayBac
     async readResource(session, pluginName, uri, options = {}) {
       await visibility.requireVisiblePlugin(session, pluginName);
       // Issue #23: a resource's text reaches the model like a tool result, so it is screened the same way.
-      return screenResourceResult(await supervisor.readResource(await caches.specFor(pluginName), uri, requestOptions(options)), pluginName, uri);
+      const spec = routed(deps, session, pluginName, await caches.specFor(pluginName), { kind: 'resource', uri });
+      return screenResourceResult(await supervisor.readResource(spec, uri, requestOptions(options)), pluginName, uri);
     },
 
     listPrompts: (session) => fanOut<Prompt>(session, (spec) => supervisor.listPrompts(spec), 'prompts/list'),
 
     async getPrompt(session, pluginName, name, args, options = {}) {
       await visibility.requireVisiblePlugin(session, pluginName);
-      return screenPromptResult(await supervisor.getPrompt(await caches.specFor(pluginName), name, args, requestOptions(options)), pluginName, name);
+      const spec = routed(deps, session, pluginName, await caches.specFor(pluginName), { kind: 'prompt', name });
+      return screenPromptResult(await supervisor.getPrompt(spec, name, args, requestOptions(options)), pluginName, name);
     },
   };
 }

@@ -8,7 +8,8 @@
 import type { ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayBackend } from '../../gateway/backend.ts';
 import type { Supervisor } from '../../runtime/index.ts';
-import { fanOutToPlugins, requestOptions } from './passthrough.ts';
+import type { RolloutService, SlotTarget } from '../../rollouts/index.ts';
+import { fanOutToPlugins, requestOptions, routed } from './passthrough.ts';
 import type { BackendCaches } from './caches.ts';
 import type { SessionVisibility } from './visibility.ts';
 
@@ -17,6 +18,15 @@ export interface SurfaceDeps {
   supervisor: Pick<Supervisor, 'listResourceTemplates' | 'complete' | 'subscribeResource'>;
   visibility: SessionVisibility;
   caches: BackendCaches;
+  /** Blue-green slots (issue #29): completions and subscriptions go to the session's slot during a canary. */
+  slots?: Pick<RolloutService, 'routeTarget'> | undefined;
+}
+
+/** What a completion completes an argument of: a prompt, or a resource template (by its URI template). */
+function completionTarget(request: { ref: { type: string; name?: string; uri?: string } }): SlotTarget | undefined {
+  if (request.ref.type === 'ref/prompt' && typeof request.ref.name === 'string') return { kind: 'prompt', name: request.ref.name };
+  if (request.ref.type === 'ref/resource' && typeof request.ref.uri === 'string') return { kind: 'resource', uri: request.ref.uri };
+  return undefined;
 }
 
 type SurfaceMethods = Required<Pick<GatewayBackend, 'listResourceTemplates' | 'complete' | 'subscribeResource'>>;
@@ -31,12 +41,15 @@ export function createSurfaceMethods(deps: SurfaceDeps): SurfaceMethods {
 
     async complete(session, pluginName, request, options) {
       await visibility.requireVisiblePlugin(session, pluginName);
-      return supervisor.complete(await caches.specFor(pluginName), request, requestOptions(options));
+      const stable = await caches.specFor(pluginName);
+      const target = completionTarget(request);
+      return supervisor.complete(target === undefined ? stable : routed(deps, session, pluginName, stable, target), request, requestOptions(options));
     },
 
     async subscribeResource(session, pluginName, uri, onUpdated, options) {
       await visibility.requireVisiblePlugin(session, pluginName);
-      return supervisor.subscribeResource(await caches.specFor(pluginName), uri, onUpdated, signalOf(options));
+      const spec = routed(deps, session, pluginName, await caches.specFor(pluginName), { kind: 'resource', uri });
+      return supervisor.subscribeResource(spec, uri, onUpdated, signalOf(options));
     },
   };
 }
