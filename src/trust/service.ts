@@ -139,7 +139,9 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
       await decisions.flush();
       const launch = await launchTrustOf(record);
       const [rules, recent] = await Promise.all([listEgressRules(db, record.id), listEgressDecisions(db, record.id, Math.min(Math.max(egressOptions.limit ?? 50, 1), 1000))]);
-      return { plugin: { id: record.id, name: record.name }, rules, decisions: recent, enforced: launch.egress !== undefined };
+      // A remote plugin (a URL, an OpenAPI document, a synced catalog) has no process in Quiver's sandbox.
+      const remote = record.sourceType === 'url' || record.sourceType === 'openapi' || record.sourceType === 'sync';
+      return { plugin: { id: record.id, name: record.name }, rules, decisions: recent, enforced: !remote && launch.egress !== undefined, level: launch.trustLevel, remote };
     },
 
     recordDecision: (decision) => decisions.record(decision),

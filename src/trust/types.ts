@@ -87,7 +87,7 @@ export interface TrustService {
   setTrust(reference: string, change: { kind: 'grant' | 'cap' | 'clear'; level?: TrustLevel | undefined; reason: string; actor: Actor }): Promise<TrustView>;
   allow(reference: string, target: string, options: { reason?: string; actor: Actor }): Promise<{ rule: EgressRuleRow; created: boolean }>;
   deny(reference: string, target: string): Promise<boolean>;
-  egress(reference: string, options?: { limit?: number }): Promise<{ plugin: { id: string; name: string }; rules: EgressRuleRow[]; decisions: EgressDecisionRow[]; enforced: boolean }>;
+  egress(reference: string, options?: { limit?: number }): Promise<{ plugin: { id: string; name: string }; rules: EgressRuleRow[]; decisions: EgressDecisionRow[]; enforced: boolean; level: TrustLevel; remote: boolean }>;
   recordDecision(decision: PluginEgressDecision): void;
   report(reference: string, options: { reason: string; actor: Actor }): Promise<{ report: UserReportRow; runtime: RuntimeTrustRow }>;
   /** Recomputes runtime trust (one plugin or all); crossing the threshold restarts more isolated and queues re-verification. */

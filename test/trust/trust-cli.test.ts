@@ -4,7 +4,7 @@
  */
 import { it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeEachBackend } from '../helpers/backends.ts';
@@ -12,6 +12,7 @@ import { createApp, type App } from '../../src/app.ts';
 import { commands } from '../../src/cli/commands/index.ts';
 import { runCli } from '../../src/cli/run-cli.ts';
 import { loadConfig } from '../../src/config.ts';
+import { writeRawPluginFolder } from '../helpers/raw-mcp-server.ts';
 
 describeEachBackend('quiver plugin trust commands', (backend) => {
   let app: App;
@@ -26,8 +27,15 @@ describeEachBackend('quiver plugin trust commands', (backend) => {
 
   before(async () => {
     home = mkdtempSync(join(tmpdir(), 'quiver-trust-cli-'));
-    app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_LOG_LEVEL: 'silent', QUIVER_TRUST_EVALUATE_INTERVAL_MS: '0' }), { db: await backend.open() });
+    chmodSync(home, 0o755); // the sandbox user reads the plugin folder below
+    app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_LOG_LEVEL: 'silent', QUIVER_TRUST_EVALUATE_INTERVAL_MS: '0', QUIVER_VERIFY_ON_INSTALL: 'off' }), { db: await backend.open() });
+    // A synced catalog entry (no process) and a real plugin run in the sandbox.
     await app.catalog.syncPlugin({ pluginId: 'notes', version: '1.0.0', tools: [{ name: 'add_note', description: 'Add a note' }] });
+    const folder = await writeRawPluginFolder(home, 'runner-src', {
+      description: 'Runs jobs',
+      server: { name: 'runner', tools: [{ name: 'run_job', description: 'Run a job.', inputSchema: { type: 'object', properties: {} } }], callTool: `return reply({ content: [{ type: 'text', text: 'ran' }] });` },
+    });
+    await app.plugins.add(folder, { name: 'runner' });
   });
   after(async () => {
     await app.close();
@@ -52,19 +60,24 @@ describeEachBackend('quiver plugin trust commands', (backend) => {
     assert.match(granted.stdout, /restarts with this isolation on its next call/);
   });
 
-  it('an allow-list on COMMUNITY is enforced; UNVERIFIED is told its rules do not apply', async () => {
-    const allowed = await quiver('plugin', 'allow', 'notes', 'notes.example:8443', '--reason', 'sync');
+  it('an allow-list on COMMUNITY is enforced; UNVERIFIED is told its rules do not apply; a remote plugin that it has no process', async () => {
+    assert.equal((await quiver('plugin', 'trust', 'runner', '--level', 'community', '--reason', 'internal tool')).code, 0);
+    const allowed = await quiver('plugin', 'allow', 'runner', 'notes.example:8443', '--reason', 'sync');
     assert.equal(allowed.code, 0, allowed.stderr);
-    assert.match(allowed.stdout, /^allowed notes → notes\.example:8443/);
+    assert.match(allowed.stdout, /^allowed runner → notes\.example:8443; the plugin restarts with it on its next call/);
     assert.doesNotMatch(allowed.stdout, /note:/);
-    assert.match((await quiver('plugin', 'trust', 'notes')).stdout, /^notes: COMMUNITY \(sandbox, network allow-list\)/);
-    const egress = await quiver('plugin', 'egress', 'notes');
+    assert.match((await quiver('plugin', 'trust', 'runner')).stdout, /^runner: COMMUNITY \(sandbox, network allow-list\)/);
+    const egress = await quiver('plugin', 'egress', 'runner');
     assert.match(egress.stdout, /allow-list enforced\nHOST\s+PORT\s+WHO\s+WHY\s+ADDED\nnotes\.example\s+8443\s+cli\S*\s+sync/);
-    assert.equal((await quiver('plugin', 'trust', 'notes', '--cap', 'UNVERIFIED', '--reason', 'suspicious')).code, 0);
-    assert.match((await quiver('plugin', 'allow', 'notes', '10.0.0.9:5432')).stdout, /note: notes does not run in an allow-list sandbox/);
-    assert.match((await quiver('plugin', 'deny', 'notes', '10.0.0.9:5432')).stdout, /^removed 10\.0\.0\.9:5432/);
-    assert.match((await quiver('plugin', 'deny', 'notes', '10.0.0.9:5432')).stdout, /was not on notes's allow-list/);
-    assert.equal((await quiver('plugin', 'egress', 'notes', '--limit', '0')).code, 2);
+    assert.equal((await quiver('plugin', 'trust', 'runner', '--cap', 'UNVERIFIED', '--reason', 'suspicious')).code, 0);
+    assert.match((await quiver('plugin', 'allow', 'runner', '10.0.0.9:5432')).stdout, /note: runner runs at UNVERIFIED, which has no network at all; the rule takes effect once it runs at COMMUNITY or above/);
+    assert.match((await quiver('plugin', 'deny', 'runner', '10.0.0.9:5432')).stdout, /^removed 10\.0\.0\.9:5432/);
+    assert.match((await quiver('plugin', 'deny', 'runner', '10.0.0.9:5432')).stdout, /was not on runner's allow-list/);
+    assert.equal((await quiver('plugin', 'egress', 'runner', '--limit', '0')).code, 2);
+    // A synced entry has no process in Quiver's sandbox: the rule is kept but said to hold nothing.
+    const remote = await quiver('plugin', 'allow', 'notes', 'notes.example:443');
+    assert.match(remote.stdout, /^allowed notes → notes\.example:443\nnote: notes has no process in Quiver's sandbox \(a remote or synced plugin\), so the rule has nothing to hold/);
+    assert.match((await quiver('plugin', 'egress', 'notes')).stdout, /^notes: allow-list not enforced/);
   });
 
   it('report lowers runtime trust and --evaluate recomputes it', async () => {

@@ -8,7 +8,7 @@
  * apply when the plugin next starts: it restarts with the new isolation on its next call.
  */
 import { invalidInput } from '../../core/errors.ts';
-import { trustLevelSchema } from '../../runtime/types.ts';
+import { trustLevelSchema, type TrustLevel } from '../../runtime/types.ts';
 import type { TrustView } from '../../trust/types.ts';
 import { cliActor, formatTable, printJson, stringOption, type CommandSpec } from '../command.ts';
 
@@ -64,6 +64,12 @@ const trust: CommandSpec = {
   },
 };
 
+/** Why an allow-list rule does not act on this plugin now, and what would make it act. */
+function egressNote(name: string, level: TrustLevel, remote: boolean): string {
+  if (remote) return `${name} has no process in Quiver's sandbox (a remote or synced plugin), so the rule has nothing to hold; rules apply to plugins Quiver runs`;
+  return `${name} runs at ${level}, which has no network at all; the rule takes effect once it runs at COMMUNITY or above ('quiver plugin verify ${name}', or 'quiver plugin trust ${name}')`;
+}
+
 const allow: CommandSpec = {
   path: ['plugin', 'allow'],
   summary: 'Let a sandboxed plugin connect to HOST[:PORT] (default port 443), enforced by its sandbox.',
@@ -75,11 +81,11 @@ const allow: CommandSpec = {
     const service = (await context.openApp()).trust;
     const reason = stringOption(context, 'reason');
     const { rule, created } = await service.allow(name, target, { actor: cliActor(), ...(reason !== undefined ? { reason } : {}) });
-    const { enforced } = await service.egress(name, { limit: 1 });
-    if (context.json) printJson(context.io, { plugin: name, rule, created, enforced });
+    const { enforced, level, remote } = await service.egress(name, { limit: 1 });
+    if (context.json) printJson(context.io, { plugin: name, rule, created, enforced, level, remote });
     else {
-      context.io.stdout(`${created ? 'allowed' : 'already allowed:'} ${name} → ${rule.host}:${rule.port}${created ? '; the plugin restarts with it on its next call' : ''}\n`);
-      if (!enforced) context.io.stdout(`note: ${name} does not run in an allow-list sandbox at its level (UNVERIFIED has no network; OFFICIAL has no sandbox)\n`);
+      context.io.stdout(`${created ? 'allowed' : 'already allowed:'} ${name} → ${rule.host}:${rule.port}${created && !remote ? '; the plugin restarts with it on its next call' : ''}\n`);
+      if (!enforced) context.io.stdout(`note: ${egressNote(name, level, remote)}\n`);
     }
     return 0;
   },
