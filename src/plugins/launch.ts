@@ -1,7 +1,8 @@
 /**
  * @module plugins/launch
  * How an installed plugin starts (seed 003: "we still store how to launch it"). In order:
- * 1. quiver.json `launch` (any command: `python`, `uvx`, `./server`… — never Node-specific);
+ * 1. quiver.json `launch` (any command: `python`, `uvx`, `./server`… — never Node-specific; a
+ *    virtual environment's `bin/python`, a link to the system Python, is allowed: python/venv-link.ts);
  * 2. package.json `bin` (one entry, or the one named like the package, or the one asked for);
  * 3. package.json `main`, run with `node`;
  * else the install fails naming what is missing.
@@ -14,6 +15,7 @@ import { isAbsolute, normalize, posix } from 'node:path';
 import { z } from 'zod';
 import type { LaunchSpec } from '../core/plugin-metadata.ts';
 import { parseSourceJson, readSourceFile, readSourceHead, resolveInsideRoot, SourceFileError } from './source-files.ts';
+import { isVenvInterpreter } from './python/venv-link.ts';
 
 /** A local plugin started as a child process speaking MCP over stdio. */
 export interface StoredStdioLaunch {
@@ -124,7 +126,11 @@ async function assertLaunchInside(root: string, launch: StoredStdioLaunch, plugi
     }
   };
   await check(launch.cwd, 'working folder');
-  if (launch.command.startsWith('./') || launch.command.startsWith('../')) await check(posix.join(launch.cwd, launch.command), 'command');
+  if (launch.command.startsWith('./') || launch.command.startsWith('../')) {
+    const command = posix.join(launch.cwd, launch.command);
+    // A virtual environment's interpreter links to the system Python by design (issue #26).
+    if (!(await isVenvInterpreter(root, command))) await check(command, 'command');
+  }
   for (const arg of pluginArgs) {
     // Options and absolute paths are not files of the plugin (absolute ones are not its to name).
     if (arg.startsWith('-') || isAbsolute(arg) || arg.includes('\0')) continue;

@@ -6,6 +6,7 @@
  * | source                                                      | kind   |
  * |-------------------------------------------------------------|--------|
  * | `npm:<spec>`                                                | npm    |
+ * | `pypi:<name>[==<version>]` (also `name@version`, as uvx writes it) | pypi (a Python package, issue #26) |
  * | `market:<registry name>`                                    | market |
  * | `openapi:<file or http(s) URL>` (with `--base-url URL`)     | openapi (a REST API, issue #14) |
  * | `git+<url>`, `git://…`, `ssh://…`, `git@host:path`, `file://…` | git  |
@@ -25,6 +26,8 @@ import { invalidInput } from '../core/errors.ts';
 export type PluginSource =
   | { kind: 'git'; url: string }
   | { kind: 'npm'; spec: string }
+  /** A package of the Python index pip is configured with (issue #26). */
+  | { kind: 'pypi'; requirement: string; name: string }
   | { kind: 'path'; path: string }
   | { kind: 'url'; url: string }
   | { kind: 'market'; name: string }
@@ -64,6 +67,7 @@ export function parsePluginSource(input: string, cwd: string = process.cwd()): P
     rejectOptionLike(spec, 'an npm package spec');
     return { kind: 'npm', spec };
   }
+  if (text.startsWith('pypi:')) return parsePypiSource(text.slice(5).trim());
   if (text.startsWith('openapi:')) return parseOpenApiSource(text.slice(8).trim(), cwd);
   if (text.startsWith('market:')) {
     const name = text.slice(7).trim();
@@ -103,6 +107,20 @@ export function parsePluginSource(input: string, cwd: string = process.cwd()): P
   );
 }
 
+const PYPI_NAME = /^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$/;
+const PYPI_VERSION = /^[A-Za-z0-9][A-Za-z0-9.+!_-]*$/;
+
+/** `pypi:NAME`, `pypi:NAME==VERSION` or `pypi:NAME@VERSION` → a pinned-or-latest requirement (no URLs, no markers). */
+export function parsePypiSource(text: string): PluginSource {
+  const match = /^([^=@\s]+)(?:(?:==|@)([^\s]+))?$/.exec(text);
+  const name = match?.[1];
+  const version = match?.[2];
+  if (name === undefined || !PYPI_NAME.test(name) || (version !== undefined && !PYPI_VERSION.test(version))) {
+    throw invalidInput(`'pypi:${text}' is not a Python package: use pypi:NAME or pypi:NAME==VERSION, e.g. pypi:mcp-server-time==2025.1.0`);
+  }
+  return { kind: 'pypi', requirement: version === undefined ? name : `${name}==${version}`, name };
+}
+
 /** `openapi:<file or URL>`: a URL as given, a file made absolute against `cwd`. */
 function parseOpenApiSource(location: string, cwd: string): PluginSource {
   if (location === '') throw invalidInput("'openapi:' needs an OpenAPI document, e.g. openapi:./petstore.yaml or openapi:https://api.example.com/openapi.json");
@@ -124,6 +142,8 @@ export function defaultNameHint(source: PluginSource): string {
       const withoutVersion = source.spec.replace(/^(@[^/]+\/[^@]+|[^@]+)@.*$/, '$1');
       return withoutVersion.split('/').pop() ?? withoutVersion;
     }
+    case 'pypi':
+      return source.name;
     case 'git': {
       const last = source.url.replace(/[/\\]+$/, '').split(/[/\\:]/).pop() ?? 'plugin';
       return last.replace(/\.git$/, '');

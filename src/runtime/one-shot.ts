@@ -42,6 +42,8 @@ export interface OneShotRequest {
   egress?: readonly EgressRule[];
   /** Told of every egress decision (allowed or denied). */
   onEgress?: (decision: EgressDecision) => void;
+  /** Host paths the command may read besides /usr and the work folder (e.g. a local package index). */
+  readOnlyPaths?: readonly string[];
 }
 
 /** How the command ended. */
@@ -94,7 +96,7 @@ async function runInSandbox(request: OneShotRequest, context: OneShotContext, po
     command,
     args,
     env: request.env ?? {},
-    readOnlyPaths: proxy ? [dirname(proxy.socketPath)] : [],
+    readOnlyPaths: [...(proxy ? [dirname(proxy.socketPath)] : []), ...(request.readOnlyPaths ?? [])],
     ...(request.cwd !== undefined && request.cwd !== request.workDir ? { cwd: request.cwd } : {}),
   });
   const launch = buildLaunch(

@@ -54,6 +54,14 @@ export async function sourcePinOf(record: Pick<PluginRecord, 'sourceType' | 'sou
         ? { pinned: true, description: `OpenAPI document sha256 ${digest.slice(0, 16)}…` }
         : { pinned: false, description: 'an OpenAPI document without a recorded hash (not pinned)' };
     }
+    case 'pypi': {
+      // The venv of that version is installed once, in its own cache folder, and never re-resolved.
+      const name = str(source['packageName']);
+      const version = str(source['version']);
+      return name !== undefined && version !== undefined
+        ? { pinned: true, description: `Python package ${name}==${version} (installed once into its own cached environment)` }
+        : { pinned: false, description: 'a Python package without a recorded version (not pinned)' };
+    }
     case 'path':
       return { pinned: false, description: `local folder ${str(source['path']) ?? ''} (not pinned: it can change under the grant)`.replace('  ', ' ') };
     case 'url':

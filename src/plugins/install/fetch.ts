@@ -1,8 +1,9 @@
 /**
  * @module plugins/install/fetch
  * Step 1 of an install, one function per source kind: a git repository is cloned at its ref
- * (then its dependencies installed and its build run in the sandbox, source-build.ts), an npm
- * package installed, a folder used in place, a remote URL only checked; a re-install reuses
+ * (then its dependencies installed and its build run in the sandbox, source-build.ts, or for a
+ * Python project its venv made, fetch-python.ts), an npm package installed, a package from the
+ * Python index installed into a venv (fetch-python.ts), a folder used in place, a remote URL only checked; a re-install reuses
  * the installed cache folder. Git and npm land in the staging folder; `finalPath` is where the
  * tree will live (`<cacheDir>/git/<commit>`, `<cacheDir>/npm/<package>@<version>`), and an
  * existing folder there is used as is (another install of the same commit or version).
@@ -15,10 +16,12 @@ import { cloneAtRef, redactUrlCredentials } from '../git.ts';
 import { npmCacheFolderName, npmInstall } from '../npm.ts';
 import { prepareSourceTree, SourceBuildError } from '../source-build.ts';
 import type { InstallerSettings, InstallRequest } from './types.ts';
-import type { FailStep, InstallStep } from './failure.ts';
 import { reuseFolder } from '../cache-folders.ts';
+import type { FailStep, InstallStep } from './failure.ts';
 import type { Staging } from './staging.ts';
 import { fetchOpenApi } from './openapi.ts';
+import { buildPythonCheckout, fetchPypi } from './fetch-python.ts';
+import { detectPythonProject } from '../python/install.ts';
 
 /** What fetching a source produced. */
 export interface FetchedSource {
@@ -111,7 +114,10 @@ async function fetchGit(input: FetchInput, url: string): Promise<FetchedSource> 
   const finalPath = join(settings.cacheDir, 'git', checkout.commit);
   const root = (await reuseFolder(finalPath)) ? finalPath : tree;
   const relativeFolder = request.subfolder ?? '.';
-  const warnings = root === tree ? await buildCheckout(input, tree, relativeFolder) : [];
+  // A Python project gets a venv of its own (issue #26); any other tree its npm install and build.
+  const python = await detectPythonProject(root, relativeFolder);
+  const built = python !== undefined ? await buildPythonCheckout(input, root, relativeFolder, python, root === tree) : undefined;
+  const warnings = built !== undefined ? built.warnings : root === tree ? await buildCheckout(input, tree, relativeFolder) : [];
   return {
     root,
     finalPath,
@@ -124,9 +130,10 @@ async function fetchGit(input: FetchInput, url: string): Promise<FetchedSource> 
       refKind: checkout.refKind,
       commit: checkout.commit,
       ...(relativeFolder !== '.' ? { packageFolder: relativeFolder } : {}),
+      ...(built?.sourceExtras ?? {}),
     },
     revision: checkout.commit.slice(0, 12),
-    packageVersion: undefined,
+    packageVersion: built?.packageVersion,
     warnings,
   };
 }
@@ -186,6 +193,8 @@ export async function fetchSource(input: FetchInput): Promise<FetchedSource> {
       ? await fetchGit(input, source.url)
       : source.kind === 'npm'
         ? await fetchNpm(input, source.spec)
+        : source.kind === 'pypi'
+          ? await fetchPypi(input, source)
         : source.kind === 'path'
           ? await fetchPath(input, source.path)
           : source.kind === 'openapi'

@@ -13,6 +13,8 @@ import { parseSourceJson, readSourceFile, SOURCE_FILE_LIMIT, SourceFileError } f
 import type { FailStep } from './failure.ts';
 import type { FetchedSource } from './fetch.ts';
 import { openApiLaunch } from './openapi.ts';
+import { viaVenv } from '../python/entry-point.ts';
+import { detectPythonProject } from '../python/install.ts';
 
 /** What the plugin's files say about it. */
 export interface PluginFiles {
@@ -79,15 +81,37 @@ export async function resolvePluginLaunch(request: InstallRequest, fetched: Fetc
     return await resolveLaunch({
       root: fetched.root!,
       relativeFolder: fetched.relativeFolder,
-      launch: files.launch,
+      launch: pythonAware(files.launch, sourceRecord),
       packageJson: files.packageJson,
       binName: request.bin ?? (typeof sourceRecord['bin'] === 'string' ? sourceRecord['bin'] : undefined),
       extraArgs: request.reuseCachePath === undefined ? request.args : Array.isArray(sourceRecord['args']) ? (sourceRecord['args'] as string[]) : [],
     });
   } catch (error) {
-    if (error instanceof LaunchResolutionError) throw fail('launch', error.message);
+    if (error instanceof LaunchResolutionError) {
+      const hint = fetched.sourceType === 'path' && files.launch === undefined && (await detectPythonProject(fetched.root!, fetched.relativeFolder)) !== undefined
+        ? ". This folder is a Python project: give it a quiver.json \"launch\" with your environment's interpreter (e.g. {\"command\": \"./.venv/bin/python\", \"args\": [\"-m\", \"your_server\"]}), or install it as a pinned copy with its own environment: 'quiver plugin add file://FOLDER' on a git repository"
+        : '';
+      throw fail('launch', `${error.message}${hint}`);
+    }
     throw error;
   }
+}
+
+/**
+ * A Python plugin's launch (issue #26): quiver.json's, with `python`/`python3` meaning the
+ * plugin's own venv, else the entry point recorded from its package metadata.
+ */
+function pythonAware(launch: LaunchSpec | undefined, sourceRecord: Record<string, unknown>): LaunchSpec | undefined {
+  const recorded = sourceRecord['pythonLaunch'] as { command?: unknown; args?: unknown } | undefined;
+  const hasVenv = typeof sourceRecord['python'] === 'string';
+  if (launch !== undefined) {
+    const venvCommand = hasVenv && launch.transport === 'stdio' && launch.command !== undefined ? viaVenv(launch.command) : undefined;
+    return venvCommand === undefined ? launch : { ...launch, command: venvCommand };
+  }
+  if (recorded !== undefined && typeof recorded.command === 'string' && Array.isArray(recorded.args) && recorded.args.every((arg) => typeof arg === 'string')) {
+    return { transport: 'stdio', command: recorded.command, args: recorded.args as string[] };
+  }
+  return undefined;
 }
 
 /** The plugin's version: quiver.json's, else package.json's or the npm version, plus the git commit; `remote` or `local` when none. */

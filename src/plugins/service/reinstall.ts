@@ -32,6 +32,10 @@ function sourceOf(record: PluginRecord, overrides: ReinstallOverrides): InstallR
       const packageName = String(source['packageName'] ?? source['spec']);
       return { kind: 'npm', spec: overrides.version !== undefined ? `${packageName}@${overrides.version}` : String(source['spec']) };
     }
+    case 'pypi': {
+      const name = String(source['packageName'] ?? source['requirement']);
+      return { kind: 'pypi', name, requirement: overrides.version !== undefined ? `${name}==${overrides.version}` : String(source['requirement'] ?? name) };
+    }
     case 'path':
       return { kind: 'path', path: String(source['path']) };
     case 'url':
@@ -47,7 +51,7 @@ function sourceOf(record: PluginRecord, overrides: ReinstallOverrides): InstallR
 export async function requestOf(context: PluginContext, existing: PluginRecord, mode: 'update' | 'sync', overrides: ReinstallOverrides): Promise<InstallRequest> {
   const previousSource = existing.source;
   // update refetches from the remote; sync (and update of a folder or URL) re-discovers what is installed.
-  const refetch = mode === 'update' && (existing.sourceType === 'git' || existing.sourceType === 'npm' || existing.sourceType === 'openapi');
+  const refetch = mode === 'update' && (existing.sourceType === 'git' || existing.sourceType === 'npm' || existing.sourceType === 'openapi' || existing.sourceType === 'pypi');
   return {
     source: sourceOf(existing, overrides),
     name: existing.name,
@@ -71,7 +75,7 @@ export async function requestOf(context: PluginContext, existing: PluginRecord, 
 export async function reinstallPlugin(context: PluginContext, reference: string, mode: 'update' | 'sync', overrides: ReinstallOverrides = {}): Promise<InstallReport> {
   const existing = await requirePlugin(context, reference);
   if (overrides.ref !== undefined && existing.sourceType !== 'git') throw invalidInput('--ref only applies to plugins installed from git');
-  if (overrides.version !== undefined && existing.sourceType !== 'npm') throw invalidInput('--version only applies to plugins installed from npm');
+  if (overrides.version !== undefined && existing.sourceType !== 'npm' && existing.sourceType !== 'pypi') throw invalidInput('--version only applies to plugins installed from npm or the Python package index');
   const previousSource = existing.source;
   const prepared = await prepareInstall(await requestOf(context, existing, mode, overrides), context.installer);
   const sync = await commitExisting(context, existing, prepared, { status: existing.status === 'disabled' ? 'disabled' : 'active' });

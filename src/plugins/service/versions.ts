@@ -35,7 +35,7 @@ export async function stageVersion(context: PluginContext, reference: string, ov
   const existing = await requirePlugin(context, reference);
   // A folder or URL plugin is re-discovered where it is (as `update` does): its "new version" is what is there now.
   if (overrides.ref !== undefined && existing.sourceType !== 'git') throw invalidInput('--ref only applies to plugins installed from git');
-  if (overrides.version !== undefined && existing.sourceType !== 'npm') throw invalidInput('--version only applies to plugins installed from npm');
+  if (overrides.version !== undefined && existing.sourceType !== 'npm' && existing.sourceType !== 'pypi') throw invalidInput('--version only applies to plugins installed from npm or the Python package index');
   const prepared = await prepareInstall(await requestOf(context, existing, 'update', overrides), context.installer);
   try {
     await prepared.place();

@@ -10,7 +10,8 @@ import { createHash } from 'node:crypto';
 import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
-const SKIPPED = new Set(['node_modules', '.git']);
+// .quiver-venv: a Python plugin's environment (issue #26), made on install like node_modules.
+const SKIPPED = new Set(['node_modules', '.git', '.quiver-venv']);
 
 /** The hash of a folder, or why there is none. */
 export type FolderHash = { hash: string; files: number; bytes: number } | { error: string };

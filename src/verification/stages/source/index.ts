@@ -70,6 +70,13 @@ export const sourceStage: Stage = async (context) => {
     case 'git':
       result = gitSource(subject.source);
       break;
+    case 'pypi':
+      // Issue #26: a version from the index pip is configured with; pip checks the hashes the index serves.
+      result = {
+        score: 60,
+        issues: [{ severity: 'info', code: 'index_version', message: `${String(subject.source['packageName'] ?? 'a package')} ${String(subject.source['version'] ?? '')} from the Python package index (${Array.isArray(subject.source['indexes']) ? subject.source['indexes'].join(' ') : 'as pip is configured'}); no provenance attestation is checked` }],
+      };
+      break;
     case 'path':
       result = { score: 50, issues: [{ severity: 'medium', code: 'unpinned_folder', message: 'installed from a local folder: no pinned origin (no commit, no registry integrity)' }] };
       break;

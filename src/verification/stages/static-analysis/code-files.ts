@@ -39,7 +39,8 @@ export interface SkippedFiles {
 
 const CODE_EXTENSION = /\.(m|c)?(j|t)sx?$/;
 const DECLARATION = /\.d\.(m|c)?ts$/;
-const SKIPPED_DIRS = new Set(['node_modules', '.git']);
+// .quiver-venv: a Python plugin's installed environment (issue #26), dependencies like node_modules.
+const SKIPPED_DIRS = new Set(['node_modules', '.git', '.quiver-venv']);
 /** A dependency's own tests do not run in the plugin (npm packages often ship them anyway). */
 const DEPENDENCY_TEST_DIRS = new Set(['test', 'tests', '__tests__', 'spec', 'benchmark', 'benchmarks', 'example', 'examples']);
 
