@@ -33,7 +33,7 @@ import type { TenantVisibility } from './api/tenancy.ts';
 import { createChangeBroadcast, pluginChangeHandler, pluginServiceSettings, registerPeriodicWork, trustSettings, recoverInstalls, wireSelectionGroup, wireSupervisor, wireVerification } from './composition/app-wiring.ts';
 import type { Embedder } from './retrieval/embedders/embedder.ts';
 import { createOfflineEmbedder } from './retrieval/embedders/offline.ts';
-import { createShippedModelEmbedder } from './retrieval/embedders/shipped-model.ts';
+import { createShippedModelEmbedder, createShippedTableEmbedder } from './retrieval/embedders/shipped-model.ts';
 import type { ReportingEmbedder } from './retrieval/embedders/fallback.ts';
 import { createOpenAICompatibleEmbedder } from './retrieval/embedders/openai-compatible.ts';
 import { createTransformersEmbedder } from './retrieval/embedders/transformers.ts';
@@ -108,9 +108,11 @@ export function createLogger(level: QuiverConfig['logLevel']): Logger {
   ) as unknown as Logger;
 }
 
-/** The embedder the configuration asks for (the shipped model by default, the hashed one as its fallback). */
+/** The embedder the configuration asks for (the table distilled from the shipped model by default, the hashed one as its fallback). */
 export function createEmbedder(config: QuiverConfig['embedder'], logger?: Logger): Embedder {
   switch (config.kind) {
+    case 'table':
+      return createShippedTableEmbedder(logger ? { logger: logger.child({ part: 'embedder' }) } : {});
     case 'model':
       return createShippedModelEmbedder({ modelDir: config.modelPath, ...(logger ? { logger: logger.child({ part: 'embedder' }) } : {}) });
     case 'local':

@@ -41,6 +41,7 @@ export interface QuiverConfig {
   dangerouslyAllowUnsandboxed: boolean;
   embedder:
     | { kind: 'offline' }
+    | { kind: 'table' }
     | { kind: 'model'; modelPath: string | undefined }
     | { kind: 'local'; modelPath: string }
     | { kind: 'openai'; baseUrl: string; model: string; apiKey: string | undefined; dimensions: number | undefined };
@@ -270,7 +271,7 @@ const envSchema = z.object({
   QUIVER_HTTP_MAX_CONNECTIONS_PER_CLIENT: z.coerce.number().int().min(0).max(1_000_000).default(1024),
   QUIVER_LOG_LEVEL: z.enum(logLevels).optional(),
   QUIVER_DANGEROUSLY_ALLOW_UNSANDBOXED: boolish,
-  QUIVER_EMBEDDER: z.enum(['model', 'offline', 'local', 'openai']).optional(),
+  QUIVER_EMBEDDER: z.enum(['table', 'model', 'offline', 'local', 'openai']).optional(),
   QUIVER_EMBEDDER_MODEL_PATH: z.string().optional(),
   QUIVER_EMBEDDER_BASE_URL: z.string().url().optional(),
   QUIVER_EMBEDDER_MODEL: z.string().optional(),
@@ -387,17 +388,17 @@ function oauthConfig(values: z.output<typeof envSchema>, env: Env): OAuthConfig 
   };
 }
 
-// The embedder when QUIVER_EMBEDDER is unset. The shipped sentence-embedding model (issue #25,
-// QUIVER_EMBEDDER=model) ranks better but does not yet meet its cost: measured on this 2-core
-// machine, query embedding p50 66 ms and 300 MetaTool queries in 44 s against 8 s, so `quiver
-// eval` could not keep its contract (5,000 queries over 5,000 tools well under a minute) and
-// every search would wait tens of milliseconds. It becomes the default once it does (a distilled
-// token table is the planned fast path). The test runner's preload (test/setup/cheap-embedder.ts)
-// pins 'offline' here too, so the suite stays on the cheap one whatever this default becomes.
-let defaultEmbedderKind: 'model' | 'offline' = 'offline';
+// The embedder when QUIVER_EMBEDDER is unset (issue #25): the static token table distilled from
+// the shipped model, which embeds a query in well under a millisecond (hashed-like cost) and
+// ranks above the hashed embedder on MetaTool (docs/retrieval.md). The model itself (QUIVER_EMBEDDER=model) ranks
+// better still but costs a model inference per new query (p50 20–66 ms measured on this 2-core
+// machine) and would break `quiver eval`'s contract (5,000 queries over 5,000 tools well under a
+// minute); docs/retrieval.md has the side-by-side figures. The test runner's preload
+// (test/setup/cheap-embedder.ts) pins 'offline' here, so the suite stays on the cheapest one.
+let defaultEmbedderKind: 'table' | 'model' | 'offline' = 'table';
 
 /** Sets the embedder used when QUIVER_EMBEDDER is unset (the test runner's preload sets 'offline'). */
-export function setDefaultEmbedderKind(kind: 'model' | 'offline'): void {
+export function setDefaultEmbedderKind(kind: 'table' | 'model' | 'offline'): void {
   defaultEmbedderKind = kind;
 }
 
@@ -443,7 +444,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
     };
   } else {
     // QUIVER_EMBEDDER_MODEL_PATH may point the shipped model at another copy of its files.
-    embedder = embedderKind === 'model' ? { kind: 'model', modelPath: values.QUIVER_EMBEDDER_MODEL_PATH } : { kind: 'offline' };
+    embedder = embedderKind === 'model' ? { kind: 'model', modelPath: values.QUIVER_EMBEDDER_MODEL_PATH } : embedderKind === 'table' ? { kind: 'table' } : { kind: 'offline' };
   }
 
   // Node refuses a header timeout longer than the whole request's.

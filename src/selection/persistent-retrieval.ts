@@ -9,7 +9,7 @@ import type { Database } from '../store/database.ts';
 import type { Logger } from '../core/logger.ts';
 import { silentLogger } from '../core/logger.ts';
 import { createRetrievalIndex, type RetrievalIndex } from '../retrieval/retrieval-index.ts';
-import type { Embedder } from '../retrieval/embedders/embedder.ts';
+import { embedsInline, type Embedder } from '../retrieval/embedders/embedder.ts';
 import { loadVectors } from '../retrieval/embedding-sync.ts';
 import type { RetrievalDocument } from '../retrieval/document.ts';
 import { adaptRetrievalIndex, type SelectionRetrieval } from './retrieval.ts';
@@ -20,8 +20,8 @@ export interface PersistentRetrievalOptions {
   embedder?: Embedder | undefined;
   logger?: Logger;
   /**
-   * Whether a build embeds the tools that have no stored vector yet (default: only with the
-   * cheap offline embedder). With a model, those tools rank lexically until the background
+   * Whether a build embeds the tools that have no stored vector yet (default: only with an
+   * embedder cheap enough for the request path, `embedsInline`). With a model, those tools rank lexically until the background
    * worker has embedded them: searches never wait for catalog embedding (issue #25).
    */
   embedMissing?: () => boolean;
@@ -46,7 +46,7 @@ export function createPersistentRetrieval(options: PersistentRetrievalOptions): 
     method: options.embedder ? `hybrid:${options.embedder.modelId}` : 'lexical',
     async build(documents: readonly RetrievalDocument[]) {
       const vectors = await storedVectors(documents.map((d) => d.id));
-      const embedMissing = options.embedMissing?.() ?? options.embedder?.provider === 'quiver-offline';
+      const embedMissing = options.embedMissing?.() ?? embedsInline(options.embedder);
       await index.build(documents, { ...(vectors ? { vectors } : {}), embedMissing });
     },
   });

@@ -59,9 +59,10 @@ export function replayTable(report: ReplayReport): string {
 /** The embedder configuration of a replay: `--embedder` over the configured one (issue #25). */
 function replayEmbedder(flag: string | undefined, configured: QuiverConfig['embedder'], env: Record<string, string | undefined>): QuiverConfig['embedder'] {
   if (flag === undefined) return configured;
+  if (flag === 'table') return { kind: 'table' };
   if (flag === 'model') return { kind: 'model', modelPath: undefined };
   if (flag === 'offline') return { kind: 'offline' };
-  if (flag === 'none') throw invalidInput('--replay needs an embedder (learned examples are vectors): use model, offline or openai:URL');
+  if (flag === 'none') throw invalidInput('--replay needs an embedder (learned examples are vectors): use table, model, offline or openai:URL');
   if (flag.startsWith('openai:')) {
     const baseUrl = flag.slice('openai:'.length);
     if (!/^https?:\/\//.test(baseUrl)) throw invalidInput(`--embedder openai:URL needs an http(s) URL, got '${baseUrl}'`);

@@ -54,3 +54,17 @@ export function batches<T>(items: readonly T[], size: number): T[][] {
   for (let i = 0; i < items.length; i += Math.max(1, size)) result.push(items.slice(i, i + Math.max(1, size)));
   return result;
 }
+
+/**
+ * Providers whose embedding costs well under a millisecond per text in this process (the hashed
+ * offline embedder, the distilled token table): they may embed on a request's path, so an index
+ * embeds tools that have no stored vector at build time instead of ranking them lexically
+ * until the background worker catches up (issue #25). Their vectors are static word features,
+ * so fusion gives them a lower weight than a contextual model's (`retrieval-index/settings.ts`).
+ */
+export const inlineProviders: ReadonlySet<string> = new Set(['quiver-offline', 'use-lite-table']);
+
+/** Whether `embedder` is cheap enough to run on the request path (see `inlineProviders`). */
+export function embedsInline(embedder: Embedder | undefined): boolean {
+  return embedder !== undefined && inlineProviders.has(embedder.provider);
+}

@@ -1,7 +1,7 @@
 /**
  * @module retrieval/eval/embedder-choice
  * Which embedder `quiver eval` measures (issue #25): the configured one by default (so eval
- * measures what runs), or `--embedder model|offline|none|openai:URL`. The report names the
+ * measures what runs), or `--embedder table|model|offline|none|openai:URL`. The report names the
  * embedder actually used (a model that fell back says so).
  */
 import { QuiverError } from '../../core/errors.ts';
@@ -9,10 +9,11 @@ import type { Embedder } from '../embedders/embedder.ts';
 import type { ReportingEmbedder } from '../embedders/fallback.ts';
 import { createOfflineEmbedder } from '../embedders/offline.ts';
 import { createOpenAICompatibleEmbedder } from '../embedders/openai-compatible.ts';
-import { createShippedModelEmbedder } from '../embedders/shipped-model.ts';
+import { createShippedModelEmbedder, createShippedTableEmbedder } from '../embedders/shipped-model.ts';
 
 /** The accepted values of `--embedder`. */
-export const embedderFlagHelp = 'model (the shipped USE-Lite), offline (hashed features), none (lexical only), openai:URL (model name from QUIVER_EMBEDDER_MODEL)';
+export const embedderFlagHelp =
+  'table (token table distilled from the shipped model), model (the shipped USE-Lite itself), offline (hashed features), none (lexical only), openai:URL (model name from QUIVER_EMBEDDER_MODEL)';
 
 /** An embedder to evaluate (null: lexical only). */
 export type EvalEmbedder = Embedder | null;
@@ -26,6 +27,7 @@ export function resolveEvalEmbedder(
   if (flag === undefined) return configured();
   if (flag === 'none') return null;
   if (flag === 'offline') return createOfflineEmbedder();
+  if (flag === 'table') return createShippedTableEmbedder();
   if (flag === 'model') return createShippedModelEmbedder();
   if (flag.startsWith('openai:')) {
     const baseURL = flag.slice('openai:'.length);
