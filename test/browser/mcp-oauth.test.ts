@@ -14,7 +14,10 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import type { BrowserContext, Page } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -29,6 +32,11 @@ import { browserSkip, closeBrowserTest, openBrowserPage } from '../helpers/brows
 import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provider.ts';
 import { openTempDir } from '../plugins/helpers.ts';
 import { createTwinPluginFolder } from '../e2e/fixtures/twin-server.ts';
+
+const run = promisify(execFile);
+const inspector = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/inspector-cli/build/index.js', import.meta.url));
+// inspector-cli 1.0.3 looks for its package.json relative to the working directory (as in test/gateway/stdio.test.ts).
+const inspectorCwd = dirname(inspector);
 
 type CallResult = { content?: Array<{ type: string; text?: string }>; structuredContent?: unknown; isError?: boolean };
 const text = (result: CallResult) => (result.content ?? []).map((c) => c.text ?? '').join('');
@@ -149,6 +157,8 @@ describeEachBackend('MCP authorization with an external OpenID provider (issue #
   let context: BrowserContext | undefined;
   let page: Page;
   const resources: string[] = [];
+  /** The access token the SDK 1.x client obtained (for the Inspector CLI case). */
+  let obtainedToken: string | undefined;
 
   before(async () => {
     if (browserSkip) return;
@@ -217,6 +227,7 @@ describeEachBackend('MCP authorization with an external OpenID provider (issue #
     const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth });
     await transport.finishAuth(params.get('code')!);
     assert.ok(oauth.saved?.access_token);
+    obtainedToken = oauth.saved.access_token;
     const client = new Client({ name: 'oauth-v1', version: '1.0.0' });
     await client.connect(transport);
     try {
@@ -271,6 +282,15 @@ describeEachBackend('MCP authorization with an external OpenID provider (issue #
     // The same token with the right audience and time is accepted: the refusals are about those claims.
     const accepted = await postInitialize(mcpUrl, await provider.mint(good, { audience: mcpUrl.href, subject: 'alice', expiresAt: now + 300 }));
     assert.equal(accepted.status, 200);
+  });
+
+  it('the MCP Inspector CLI (1.0.3, headers only, no OAuth flow of its own) lists tools with the obtained token', { skip: browserSkip, timeout: 120_000 }, async () => {
+    assert.ok(obtainedToken, 'the SDK 1.x case obtained a token');
+    const listed = await run(process.execPath, [inspector, mcpUrl.href, '--transport', 'http', '--method', 'tools/list', '--header', `Authorization: Bearer ${obtainedToken}`], { cwd: inspectorCwd, timeout: 60_000 });
+    const names = (JSON.parse(listed.stdout) as { tools: Array<{ name: string }> }).tools.map((tool) => tool.name);
+    assert.ok(names.includes('search_tools') && names.includes('call_tool'), names.join(', '));
+    const refused = await run(process.execPath, [inspector, mcpUrl.href, '--transport', 'http', '--method', 'tools/list'], { cwd: inspectorCwd, timeout: 60_000 }).catch((error: { code: number; stderr: string; stdout: string }) => error);
+    assert.notEqual((refused as { code?: number }).code ?? 0, 0, 'without the token the Inspector is refused');
   });
 
   it('an API key keeps working beside tokens', { skip: browserSkip }, async () => {
