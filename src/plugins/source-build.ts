@@ -4,8 +4,7 @@
  * `package.json` with `@modelcontextprotocol/sdk` and zod as dependencies, a lockfile, and a
  * `build` script that writes the entry point (`dist/index.js`), which is not committed. After the
  * clone, and before anything reads the tree, this step
- * 1. refuses Python servers (`pyproject.toml`, `setup.py` without a `package.json`) with what
- *    they would need, since no Python runtime or package index is provisioned for plugins;
+ * 1. (Python projects get a venv instead, before this step: python/install.ts, issue #26);
  * 2. installs the dependencies from the lockfile the repository has — npm (`package-lock.json`,
  *    `npm ci`), pnpm (`pnpm-lock.yaml`) or yarn classic (`yarn.lock`), with pnpm and yarn run
  *    from the npm registry through `npm exec` — inside the sandbox with the tree writable and
@@ -219,22 +218,14 @@ function installCommand(manager: PackageManager | undefined, pnpmVersion: number
 }
 
 /**
- * Prepares a freshly cloned tree so its server can start: Python refused, dependencies
+ * Prepares a freshly cloned tree so its server can start: dependencies
  * installed from the lockfile, the build run when an entry point is missing.
  */
 export async function prepareSourceTree(root: string, relativeFolder: string, settings: SourceBuildSettings): Promise<SourceBuildReport> {
   const report: SourceBuildReport = { packageManager: undefined, installed: false, built: false, warnings: [] };
   const pkg = await readPackage(root, relativeFolder);
+  // A tree without package.json has nothing to install here (Python projects: python/install.ts).
   if (pkg === undefined) {
-    const python = (await exists(root, posix.join(relativeFolder, 'pyproject.toml'))) || (await exists(root, posix.join(relativeFolder, 'setup.py')));
-    if (python) {
-      throw new SourceBuildError(
-        'dependencies',
-        `${settings.label} is a Python MCP server (pyproject.toml), which Quiver cannot install from git yet: that needs a Python runtime and ` +
-          'access to a Python package index for its dependencies. Install it yourself (e.g. `uv tool install`), then add it as a folder whose ' +
-          'quiver.json has a "launch" with the command, or run it as an HTTP server and add its URL.',
-      );
-    }
     return report;
   }
 

@@ -1,8 +1,8 @@
 /**
  * `quiver import FILE` (issue #15) with real npm servers: a Claude Desktop configuration listing
- * server-memory, server-everything and server-sequential-thinking through `npx`, plus a Python
- * server through `uvx`. The three are installed, discovered in the sandbox and callable; the
- * fourth is reported as refused with its reason; env values arrive as secrets. A dry run
+ * server-memory, server-everything and server-sequential-thinking through `npx`, plus a Deno
+ * server (Python `uvx` entries are installed since issue #26: test/plugins/python-install.test.ts).
+ * The three are installed, discovered in the sandbox and callable; the fourth is reported as refused with its reason; env values arrive as secrets. A dry run
  * installs nothing; importing again refuses each server whose name is taken, with a free name
  * for `--name ENTRY=NAME`, and the dry run says the same as the real run (issue #26).
  */
@@ -28,7 +28,7 @@ const claudeDesktopConfig = {
     memory: { command: 'npx', args: ['-y', `@modelcontextprotocol/server-memory@${versionOf('server-memory')}`] },
     everything: { command: 'npx', args: ['-y', `@modelcontextprotocol/server-everything@${versionOf('server-everything')}`], env: { IMPORTED_LABEL: 'from-claude-desktop' } },
     'sequential-thinking': { command: 'npx', args: [`@modelcontextprotocol/server-sequential-thinking@${versionOf('server-sequential-thinking')}`] },
-    fetch: { command: 'uvx', args: ['mcp-server-fetch'] },
+    deno: { command: 'deno', args: ['run', '-A', 'server.ts'] },
   },
 };
 
@@ -77,22 +77,22 @@ describeEachBackend('quiver import (client configurations)', (backend) => {
     assert.equal(dry.code, 0);
     assert.match(dry.stdout, /^STATUS\s+SERVER\s+PLUGIN\s+DETAIL$/m);
     assert.match(dry.stdout, /^would install\s+memory\s+memory\s+from npm:@modelcontextprotocol\/server-memory@/m);
-    assert.match(dry.stdout, /^refused\s+fetch\s+fetch\s+a Python server run by uvx/m);
+    assert.match(dry.stdout, /^refused\s+deno\s+deno\s+a Deno server: Quiver runs Node servers only/m);
     assert.match(dry.stdout, /3 to install, 1 refused \(dry run: nothing installed\)/);
     assert.ok(opened <= 1, 'the store is read at most once, for the installed names');
     assert.deepEqual(await harness.plugins.list(), []);
   });
 
-  it('installs the three npm servers and reports the Python one as not installed, with the reason', { timeout: INSTALL_TIMEOUT }, async () => {
+  it('installs the three npm servers and reports the Deno one as not installed, with the reason', { timeout: INSTALL_TIMEOUT }, async () => {
     const result = await quiver(file, '--json');
     assert.equal(result.code, 0);
     const byEntry = Object.fromEntries(result.json.servers.map((outcome: { entry: string }) => [outcome.entry, outcome]));
     assert.deepEqual(
       result.json.servers.map((outcome: { entry: string; status: string }) => [outcome.entry, outcome.status]),
-      [['memory', 'installed'], ['everything', 'installed'], ['sequential-thinking', 'installed'], ['fetch', 'skipped']],
+      [['memory', 'installed'], ['everything', 'installed'], ['sequential-thinking', 'installed'], ['deno', 'skipped']],
     );
-    assert.match(byEntry.fetch.reason, /Python server run by uvx: Quiver installs npm, git, folder and http\(s\) servers only/);
-    assert.equal(byEntry.fetch.plugin, 'fetch');
+    assert.match(byEntry.deno.reason, /a Deno server: Quiver runs Node servers only/);
+    assert.equal(byEntry.deno.plugin, 'deno');
     assert.deepEqual([result.json.installed, result.json.skipped, result.json.failed], [3, 1, 0]);
 
     const installed = (await harness.plugins.list()).map((plugin) => [plugin.name, plugin.sourceType]).sort();
