@@ -8,6 +8,8 @@
 #               replicas bench; issue #16)
 #   iproute2    `ip`, and util-linux `unshare`: the network namespace of a sandboxed plugin with an
 #               egress allow-list (src/runtime/sandbox-egress.ts) is made and brought up with them
+#   python3 python3-venv python3-pip  Python plugins (issue #26): a system python3 under /usr (the
+#               sandbox shows nothing else) with venv/ensurepip; pip builds the test's wheel
 # Idempotent: packages already installed are skipped, and apt-get update runs only if
 # something has to be installed (see lib.sh). Progress goes to stderr.
 set -Eeuo pipefail
@@ -15,6 +17,6 @@ QUIVER_PROVISION_TAG=provision:system
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-apt_install bubblewrap chromium git haproxy iproute2 util-linux
+apt_install bubblewrap chromium git haproxy iproute2 util-linux python3 python3-venv python3-pip
 
 log "$(bwrap --version); $(chromium --version 2>/dev/null); $(git --version)"
