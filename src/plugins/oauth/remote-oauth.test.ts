@@ -2,7 +2,8 @@
  * The checks `RemoteOAuth.complete` makes before any code is redeemed (issue #27): a pending
  * authorization must exist and be younger than 10 minutes, the callback's state must be the one
  * sent, and its `iss` must be the discovered issuer (RFC 9207), present when the server promises
- * it. The state is seeded sealed, as `begin` leaves it. Both backends.
+ * it. The state is seeded sealed, as `begin` leaves it. A token that expires within the margin and
+ * cannot be refreshed is an error naming how to connect. Both backends.
  */
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -42,6 +43,11 @@ describeEachBackend('remote OAuth callback checks', (backend) => {
       assert.deepEqual(await remote.status(URL_), { authorized: false, expiresAt: undefined, refreshable: false, pending: true });
       await assert.rejects(remote.status('ftp://x'), /not an http\(s\) URL/);
       assert.equal(await remote.accessToken(URL_), undefined, 'never authorized: no token, no error');
+      // A token past its margin without a refresh token: a clear error naming how to connect, not a hang.
+      await upsertRemoteOAuth(db, URL_, secrets.seal(JSON.stringify({ tokens: { access_token: 'a', token_type: 'Bearer' }, expiresAt: now + 1_000 }), `quiver/remote-oauth/${URL_}`), new Date(now));
+      await assert.rejects(remote.accessToken(URL_), (error: Error) => /has expired and cannot be refreshed: authorize it with 'quiver plugin authorize https:\/\/mcp\.example\.com\/mcp'/.test(error.message));
+      await upsertRemoteOAuth(db, URL_, secrets.seal(JSON.stringify({ tokens: { access_token: 'still-good', token_type: 'Bearer' }, expiresAt: now + 3_600_000 }), `quiver/remote-oauth/${URL_}`), new Date(now));
+      assert.equal(await remote.accessToken(URL_), 'still-good', 'a token far from expiry is used as it is');
     } finally {
       await db.close();
     }
