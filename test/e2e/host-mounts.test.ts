@@ -2,7 +2,8 @@
  * Host folders as a declared permission (issue #26), end to end through the real binary, the
  * real sandbox and the real @modelcontextprotocol/server-filesystem from npm: a Claude Desktop
  * configuration naming a temporary folder is imported; the folder becomes a read-write grant
- * (who and when shown by `plugin show`); an MCP client over `quiver serve --stdio` reads a file
+ * (who and when shown by `plugin show`), its env a credential listed by name, and the API host
+ * its env names an egress rule confirmed with `--allow-egress`; an MCP client over `quiver serve --stdio` reads a file
  * there and writes one that lands on the host. A second plugin (a raw server that reads any
  * path it is given) without the grant cannot read the folder and its error names the grant
  * command; granted read-only while the client is connected, it reads the file at its next call
@@ -76,7 +77,8 @@ describeEachBackend('host folders as a declared permission (issue #26)', (backen
     await writeRawPluginFolder(root, 'reader', { server: READER, description: 'Reads any path' });
     writeFileSync(
       join(root, 'claude_desktop_config.json'),
-      JSON.stringify({ mcpServers: { files: { command: 'npx', args: ['-y', `@modelcontextprotocol/server-filesystem@${filesystemVersion}`, work] } } }, null, 2),
+      // The env names an API host: its value is stored as a credential, the host proposed as egress.
+      JSON.stringify({ mcpServers: { files: { command: 'npx', args: ['-y', `@modelcontextprotocol/server-filesystem@${filesystemVersion}`, work], env: { NOTES_API_URL: 'https://notes.example.com/v1' } } } }, null, 2),
     );
   });
   after(async () => {
@@ -89,14 +91,21 @@ describeEachBackend('host folders as a declared permission (issue #26)', (backen
     const dry = await quiver('import', join(root, 'claude_desktop_config.json'), '--dry-run');
     assert.equal(dry.code, 0, dry.stderr);
     assert.match(dry.stdout, new RegExp(`would install\\s+files\\s+files\\s+from npm:@modelcontextprotocol/server-filesystem@${filesystemVersion.replace(/\./g, '\\.')}; host paths ${work} \\(read-write\\)`));
-    const run = await quiver('import', join(root, 'claude_desktop_config.json'), '--json');
+    assert.match(dry.stdout, /; egress: proposed notes\.example\.com/);
+    const run = await quiver('import', join(root, 'claude_desktop_config.json'), '--allow-egress', '--json');
     assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
-    const outcome = (JSON.parse(run.stdout) as { servers: Array<{ status: string; tools?: number; reason?: string }> }).servers[0]!;
+    const outcome = (JSON.parse(run.stdout) as { servers: Array<{ status: string; tools?: number; reason?: string; egress?: unknown }> }).servers[0]!;
     assert.equal(outcome.status, 'installed', outcome.reason);
     assert.ok((outcome.tools ?? 0) >= 10, `${outcome.tools} tools`);
+    assert.deepEqual(outcome.egress, { proposed: ['notes.example.com'], allowed: true });
     const show = await quiver('plugin', 'show', 'files');
     assert.equal(show.code, 0, show.stderr);
     assert.match(show.stdout, new RegExp(`host paths: ${work} \\(read-write; cli:[^,]+, \\d{4}-\\d\\d-\\d\\dT`));
+    // The imported env is a credential, listed by name only (it was 'credentials: none').
+    assert.match(show.stdout, /credentials: NOTES_API_URL=set/);
+    assert.ok(!show.stdout.includes('notes.example.com/v1'), 'no credential value is printed');
+    const egress = await quiver('plugin', 'egress', 'files');
+    assert.match(egress.stdout, /notes\.example\.com\s+443\s+cli:\S+\s+proposed by quiver import/);
     const added = await quiver('plugin', 'add', join(root, 'reader'), '--name', 'reader', '--json');
     assert.equal(added.code, 0, added.stderr);
   });
