@@ -103,7 +103,7 @@ describeEachBackend('resources, prompts and completions routed by slot (issue #2
     const { tools } = await client.listTools();
     const add = tools.find((tool) => tool.name.endsWith('add'))!;
     const call = (await client.callTool({ name: add.name, arguments: { a: 2, b: 3 } })) as CallToolResult;
-    const textOf = (contents: Array<{ text?: unknown }>) => contents.map((content) => String(content.text ?? '')).join('');
+    const textOf = (contents: ReadonlyArray<object>) => contents.map((content) => ('text' in content ? String(content.text) : '')).join('');
     return {
       resource: version(textOf(read.contents)),
       template: version(textOf(fromTemplate.contents)),
