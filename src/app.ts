@@ -112,7 +112,7 @@ export function createLogger(level: QuiverConfig['logLevel']): Logger {
 export function createEmbedder(config: QuiverConfig['embedder'], logger?: Logger): Embedder {
   switch (config.kind) {
     case 'table':
-      return createShippedTableEmbedder(logger ? { logger: logger.child({ part: 'embedder' }) } : {});
+      return createShippedTableEmbedder({ tablePath: config.tablePath, ...(logger ? { logger: logger.child({ part: 'embedder' }) } : {}) });
     case 'model':
       return createShippedModelEmbedder({ modelDir: config.modelPath, ...(logger ? { logger: logger.child({ part: 'embedder' }) } : {}) });
     case 'local':

@@ -41,7 +41,7 @@ export interface QuiverConfig {
   dangerouslyAllowUnsandboxed: boolean;
   embedder:
     | { kind: 'offline' }
-    | { kind: 'table' }
+    | { kind: 'table'; tablePath: string | undefined }
     | { kind: 'model'; modelPath: string | undefined }
     | { kind: 'local'; modelPath: string }
     | { kind: 'openai'; baseUrl: string; model: string; apiKey: string | undefined; dimensions: number | undefined };
@@ -443,8 +443,9 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
       dimensions: values.QUIVER_EMBEDDER_DIMENSIONS,
     };
   } else {
-    // QUIVER_EMBEDDER_MODEL_PATH may point the shipped model at another copy of its files.
-    embedder = embedderKind === 'model' ? { kind: 'model', modelPath: values.QUIVER_EMBEDDER_MODEL_PATH } : embedderKind === 'table' ? { kind: 'table' } : { kind: 'offline' };
+    // QUIVER_EMBEDDER_MODEL_PATH may point the shipped model at another copy of its files (the
+    // table at another table file).
+    embedder = embedderKind === 'model' ? { kind: 'model', modelPath: values.QUIVER_EMBEDDER_MODEL_PATH } : embedderKind === 'table' ? { kind: 'table', tablePath: values.QUIVER_EMBEDDER_MODEL_PATH } : { kind: 'offline' };
   }
 
   // Node refuses a header timeout longer than the whole request's.

@@ -1,6 +1,6 @@
 /**
  * `quiver eval` measures what runs (issue #25): by default the configured embedder
- * (QUIVER_EMBEDDER), or the one `--embedder` names (model, offline, none, openai:URL), for
+ * (QUIVER_EMBEDDER), or the one `--embedder` names (table, model, offline, none, openai:URL), for
  * plain eval and `--replay`; the report names the embedder it used.
  */
 import { describe, it, before, after } from 'node:test';
@@ -66,10 +66,12 @@ describe('quiver eval --embedder', () => {
 
   it('uses the configured embedder by default', async () => {
     assert.match((await evalWith([])).embedder, /^quiver-offline/);
+    assert.match((await evalWith([], { QUIVER_EMBEDDER: 'table' })).embedder, /^use-lite-table:/);
     assert.match((await evalWith([], { QUIVER_EMBEDDER: 'model' })).embedder, /^use-lite:/);
   });
 
-  it('uses the one --embedder names: offline, none, model, openai:URL', { timeout: 120_000 }, async () => {
+  it('uses the one --embedder names: table, offline, none, model, openai:URL', { timeout: 120_000 }, async () => {
+    assert.match((await evalWith(['--embedder', 'table'])).embedder, /^use-lite-table:/);
     assert.match((await evalWith(['--embedder', 'offline'])).embedder, /^quiver-offline/);
     assert.equal((await evalWith(['--embedder', 'none'])).embedder, 'none (lexical only)');
     const model = await evalWith(['--embedder', 'model']);
@@ -79,10 +81,12 @@ describe('quiver eval --embedder', () => {
     assert.ok(embeddingRequests > before, 'the endpoint was asked');
   });
 
-  it('says which embedder a fallen-back model used', async () => {
+  it('says which embedder a fallen-back model or table used', async () => {
     const report = await evalWith([], { QUIVER_EMBEDDER: 'model', QUIVER_EMBEDDER_MODEL_PATH: join(dir, 'missing') });
     // The configured model path is for the app; plain eval with the configured kind uses it too.
-    assert.match(report.embedder, /^quiver-offline.*fallback: use-lite/);
+    assert.match(report.embedder, /^quiver-offline.*fallback: use-lite:/);
+    const table = await evalWith([], { QUIVER_EMBEDDER: 'table', QUIVER_EMBEDDER_MODEL_PATH: join(dir, 'missing.qtt') });
+    assert.match(table.embedder, /^quiver-offline.*fallback: use-lite-table:/);
   });
 
   it('refuses an unknown embedder with exit 2', async () => {
@@ -95,5 +99,8 @@ describe('quiver eval --embedder', () => {
     const result = await runInProcess(['eval', '--replay', '--tools', tools, '--queries', queries, '--window', '3', '--embedder', 'offline', '--json'], { QUIVER_EMBEDDER: 'model' });
     assert.equal(result.code, 0, result.stderr);
     assert.match((JSON.parse(result.stdout.trim().split('\n').at(-1)!) as { embedder: string }).embedder, /^quiver-offline/);
+    const table = await runInProcess(['eval', '--replay', '--tools', tools, '--queries', queries, '--window', '3', '--embedder', 'table', '--json'], { QUIVER_EMBEDDER: 'offline' });
+    assert.equal(table.code, 0, table.stderr);
+    assert.match((JSON.parse(table.stdout.trim().split('\n').at(-1)!) as { embedder: string }).embedder, /^use-lite-table:/);
   });
 });

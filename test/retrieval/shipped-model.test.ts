@@ -114,11 +114,19 @@ await embedder.close();
     }
   });
 
-  it('the app ranks with the model when QUIVER_EMBEDDER=model; unset, the product default is the hashed embedder until the model meets its cost', async () => {
+  it('the app ranks with the model when QUIVER_EMBEDDER=model; unset, the product default is the distilled table (the test runner pins the hashed one)', async () => {
     assert.equal(loadConfig({ QUIVER_DATABASE_URL: 'memory://', QUIVER_EMBEDDER: 'model' }).embedder.kind, 'model');
     const { setDefaultEmbedderKind } = await import('../../src/config.ts');
-    // What a user gets, outside the test runner's preload: see the note on defaultEmbedderKind.
+    // The preload (test/setup/cheap-embedder.ts) pins 'offline'; a user gets 'table' (the module's own default).
     assert.equal(loadConfig({ QUIVER_DATABASE_URL: 'memory://' }).embedder.kind, 'offline');
+    const fresh = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `import { loadConfig } from ${JSON.stringify(join(root, 'src/config.ts'))}; console.log(loadConfig({ QUIVER_DATABASE_URL: 'memory://' }).embedder.kind);`], {
+      cwd: root,
+      encoding: 'utf8',
+      env: Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'QUIVER_EMBEDDER')),
+      timeout: 60_000,
+    });
+    assert.equal(fresh.status, 0, fresh.stderr);
+    assert.equal(fresh.stdout.trim(), 'table');
     setDefaultEmbedderKind('model');
     try {
       assert.equal(loadConfig({ QUIVER_DATABASE_URL: 'memory://' }).embedder.kind, 'model');

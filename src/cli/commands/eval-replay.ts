@@ -59,7 +59,7 @@ export function replayTable(report: ReplayReport): string {
 /** The embedder configuration of a replay: `--embedder` over the configured one (issue #25). */
 function replayEmbedder(flag: string | undefined, configured: QuiverConfig['embedder'], env: Record<string, string | undefined>): QuiverConfig['embedder'] {
   if (flag === undefined) return configured;
-  if (flag === 'table') return { kind: 'table' };
+  if (flag === 'table') return { kind: 'table', tablePath: undefined };
   if (flag === 'model') return { kind: 'model', modelPath: undefined };
   if (flag === 'offline') return { kind: 'offline' };
   if (flag === 'none') throw invalidInput('--replay needs an embedder (learned examples are vectors): use table, model, offline or openai:URL');
