@@ -31,6 +31,7 @@ export interface AnalysedQuery {
 import { createScopeOverlays } from './scopes.ts';
 import { defaultLearningSettings, orgScopeOf, type LearningSettings } from './settings.ts';
 import { calibrateFloor, shippedCalibrationGroups, type FloorCalibration } from '../../retrieval/calibration.ts';
+import { calibrateAgreementFloor, type AgreementCalibration } from './agreement.ts';
 
 /** Options of `createLearning`. */
 export interface LearningOptions {
@@ -56,6 +57,8 @@ export interface LearningStats {
   minSimilarity?: number;
   /** How the floor was computed for this embedder (issue #25). */
   calibration?: FloorCalibration;
+  /** The lexical floor above which learned requests agree or conflict, and how it was computed. */
+  agreement?: AgreementCalibration;
 }
 
 /** The learning service. */
@@ -103,15 +106,36 @@ export function createLearning(options: LearningOptions): Learning {
   // task that needs it, so every overlay is built with it and nothing ranks with a wrong floor.
   // Only then: a process that never learns or ranks with learned examples (a CLI command, an
   // app that only lists plugins) never loads the model for it.
-  const scoring = { minSimilarity: typeof settings.minSimilarity === 'number' ? settings.minSimilarity : Number.NaN, weight: settings.weight, contributorShare: settings.contributorShare };
+  const scoring = {
+    minSimilarity: typeof settings.minSimilarity === 'number' ? settings.minSimilarity : Number.NaN,
+    weight: settings.weight,
+    contributorShare: settings.contributorShare,
+    lexicalWeight: settings.lexicalWeight,
+    agreementShare: settings.agreementShare,
+    agreementFloor: Number.NaN,
+  };
   let calibration: FloorCalibration | undefined;
-  let calibrationQueued = settings.minSimilarity !== 'calibrated';
+  let agreement: AgreementCalibration | undefined;
+  let calibrationQueued = false;
   const schedule = (task: () => Promise<void>): void => {
     if (!calibrationQueued) {
       calibrationQueued = true;
       enqueue(async () => {
+        let groups: string[][] = [];
         try {
-          calibration = await calibrateFloor(embedder, shippedCalibrationGroups(), { maxGroups: 40 });
+          groups = shippedCalibrationGroups();
+          // Lexical, so no embedder: when learned requests count as alike (agreement.ts).
+          agreement = calibrateAgreementFloor(groups, contentTerms, { maxGroups: 80 });
+          scoring.agreementFloor = agreement.floor;
+        } catch (error) {
+          // Without the public data only near-repeats agree or conflict.
+          scoring.agreementFloor = 0.9;
+          logger.warn({ err: error }, 'learning: could not calibrate the agreement floor; using 0.9 (near-repeats only)');
+        }
+        if (settings.minSimilarity !== 'calibrated') return;
+        try {
+          if (groups.length === 0) throw new Error('no public calibration requests');
+          calibration = await calibrateFloor(embedder, groups, { maxGroups: 40 });
           scoring.minSimilarity = calibration.floor;
           logger.info({ model: calibration.model, floor: calibration.floor, sameToolAbove: calibration.sameToolAbove }, 'learning: similarity floor calibrated');
         } catch (error) {
@@ -218,6 +242,7 @@ export function createLearning(options: LearningOptions): Learning {
       ...(({ scopes: n, examples }) => ({ scopes: n, examples }))(scopes.stats()),
       ...(Number.isNaN(scoring.minSimilarity) ? {} : { minSimilarity: scoring.minSimilarity }),
       ...(calibration ? { calibration } : {}),
+      ...(agreement ? { agreement } : {}),
     }),
     async close() {
       if (sweepTimer) clearInterval(sweepTimer);

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { createOfflineEmbedder } from '../../retrieval/embedders/offline.ts';
 import { buildOverlay, contentTerms, PREFILTER_ABOVE, type OverlayExample } from './overlay.ts';
 
-const scoring = { minSimilarity: 0.35, weight: 2, contributorShare: 0.34 };
+// Agreement and the lexical field off: the vector boost alone, as issue #13 built it.
+const scoring = { minSimilarity: 0.35, weight: 2, contributorShare: 0.34, lexicalWeight: 0, agreementShare: 1, agreementFloor: 0.2 };
 const embedder = createOfflineEmbedder();
 
 async function examples(rows: Array<{ toolId: string; text: string; contributor: string }>): Promise<OverlayExample[]> {
@@ -43,5 +44,47 @@ describe('learned example overlay (issue #13)', () => {
     const large = buildOverlay([...filler(PREFILTER_ABOVE + 1), ...(await examples([{ toolId: 'convert', text: 'how many yen will my dollars buy', contributor: 'a' }]))], embedder.dimensions, scoring);
     assert.deepEqual([...large.boosts(request).keys()], ['convert']);
     assert.equal(large.boosts({ vector: request.vector, terms: [] }).size, 0);
+  });
+
+  it('adds the lexical example field: a reworded request reaches the tool through shared words (issue #25)', async () => {
+    const withField = { ...scoring, weight: 0, lexicalWeight: 1.5, agreementShare: 0.5 };
+    const overlay = buildOverlay(
+      await examples([
+        { toolId: 'plants', text: 'how often should I water my fiddle leaf fig', contributor: 'a' },
+        { toolId: 'plants', text: 'my fiddle leaf fig has brown spots', contributor: 'b' },
+        { toolId: 'plants', text: 'repotting a fiddle leaf fig in spring', contributor: 'c' },
+        { toolId: 'weather', text: 'forecast for Oslo tomorrow', contributor: 'a' },
+      ]),
+      embedder.dimensions,
+      withField,
+    );
+    const boosts = overlay.boosts(await query('fiddle leaf fig care'));
+    assert.ok(boosts.get('plants')! > 0.2, String(boosts.get('plants')));
+    assert.equal(boosts.has('weather'), false, 'no shared word: nothing');
+  });
+
+  it('noisy feedback does not let a wrong tool overtake: examples other contributors contradict fade (issue #25)', async () => {
+    const noisy = { ...scoring, lexicalWeight: 1.5, agreementShare: 0.5 };
+    const rows = [
+      { toolId: 'convert', text: 'how many yen will my dollars buy', contributor: 'a' },
+      { toolId: 'convert', text: 'how many yen do I get for 100 dollars', contributor: 'b' },
+      { toolId: 'convert', text: 'dollars to yen exchange today', contributor: 'c' },
+      // A model credited the wrong tool once for the same kind of request.
+      { toolId: 'email', text: 'how many yen would my dollars buy', contributor: 'd' },
+    ];
+    const request = await query('how many yen can I buy with my dollars');
+    const overlay = buildOverlay(await examples(rows), embedder.dimensions, noisy);
+    const boosts = overlay.boosts(request);
+    assert.ok(boosts.get('convert')! > 3 * (boosts.get('email') ?? 0), `convert ${boosts.get('convert')} vs email ${boosts.get('email')}`);
+    // Without the agreement rule the wrongly credited example, a near repeat, weighs like the rest.
+    const naive = buildOverlay(await examples(rows), embedder.dimensions, { ...noisy, agreementShare: 1 }).boosts(request);
+    assert.ok(boosts.get('email')! < naive.get('email')! / 3, `email ${boosts.get('email')} vs ${naive.get('email')} without agreement`);
+    // Even a majority of noisy contributors for one request cannot outweigh the agreeing ones.
+    const flooded = buildOverlay(
+      await examples([...rows, { toolId: 'email', text: 'how many yen will my dollars buy', contributor: 'e' }]),
+      embedder.dimensions,
+      noisy,
+    ).boosts(request);
+    assert.ok(flooded.get('convert')! > flooded.get('email')!, `convert ${flooded.get('convert')} vs email ${flooded.get('email')}`);
   });
 });

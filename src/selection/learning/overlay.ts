@@ -6,9 +6,16 @@
  * their Tool2Vec mean (seed 001 §5.4), and a request's boost for a tool is added to the shared
  * index's score at query time. The similarity is absolute (cosine), not normalised by the best
  * hit, so a scope whose examples are all unrelated to a request changes nothing.
+ *
+ * Issue #25: the scope's requests also form a lexical example field (lexical-field.ts), whose
+ * coverage of a request adds `lexicalWeight` at most, and every example counts by its
+ * agreement weight (agreement.ts), so a request other contributors taught to another tool
+ * fades instead of pulling its wrongly credited tool up.
  */
-import { dot, meanVector } from '../../retrieval/embedders/embedder.ts';
+import { dot } from '../../retrieval/embedders/embedder.ts';
 import { functionWords, terms } from '../../retrieval/tokenizer.ts';
+import { exampleWeights } from './agreement.ts';
+import { buildLexicalField } from './lexical-field.ts';
 
 /**
  * Above this many examples a scope scores only tools whose examples share a content word with
@@ -38,6 +45,8 @@ interface ToolEntry {
   start: number;
   end: number;
   mean: Float32Array;
+  /** Mean agreement weight of its examples (scales the mean's cosine). */
+  weight: number;
   contributors: number;
 }
 
@@ -46,6 +55,12 @@ export interface OverlayScoring {
   minSimilarity: number;
   weight: number;
   contributorShare: number;
+  /** Full boost of the lexical example field (issue #25); 0 turns it off. */
+  lexicalWeight: number;
+  /** Weight of an example no other contributor agrees with (agreement.ts); 1 turns agreement off. */
+  agreementShare: number;
+  /** Idf-weighted cosine above which two learned requests count as alike (calibrated). */
+  agreementFloor: number;
 }
 
 /** A scope's learned examples, ready to score. Immutable: a change builds a new one. */
@@ -56,28 +71,42 @@ export interface ScopeOverlay {
   boosts(query: { vector: Float32Array; terms: readonly string[] }, candidateIds?: ReadonlySet<string>): Map<string, number>;
 }
 
-/** Largest dot product of `query` with rows [start, end) of a row-major matrix. */
-function nearestRow(matrix: Float32Array, dimensions: number, start: number, end: number, query: Float32Array): number {
+/** Largest weighted dot product of `query` with rows [start, end) of a row-major matrix. */
+function nearestRow(matrix: Float32Array, weights: readonly number[], dimensions: number, start: number, end: number, query: Float32Array): number {
   let best = -1;
   for (let row = start; row < end; row++) {
     const offset = row * dimensions;
     let sum = 0;
     for (let i = 0; i < dimensions; i++) sum += matrix[offset + i]! * query[i]!;
-    if (sum > best) best = sum;
+    if (weights[row]! * sum > best) best = weights[row]! * sum;
   }
   return best;
 }
 
+/** Weighted mean of vectors, unit length (zero when every weight is 0). */
+function weightedMean(vectors: readonly Float32Array[], weights: readonly number[], dimensions: number): Float32Array {
+  const mean = new Float32Array(dimensions);
+  vectors.forEach((vector, v) => {
+    const weight = weights[v]!;
+    if (weight > 0) for (let i = 0; i < dimensions; i++) mean[i]! += weight * vector[i]!;
+  });
+  let norm = 0;
+  for (let i = 0; i < dimensions; i++) norm += mean[i]! * mean[i]!;
+  if (norm > 0) for (let i = 0; i < dimensions; i++) mean[i]! /= Math.sqrt(norm);
+  return mean;
+}
+
 /**
  * A tool's similarity to a request: the mean of the nearest example's cosine (a repeat of a
- * known request) and the Tool2Vec mean's cosine (the tool's learned region). Its boost rises
- * linearly from 0 at `minSimilarity` to `weight` at 1, scaled by how many distinct
+ * known request) and the Tool2Vec mean's cosine (the tool's learned region), each times the
+ * agreement weight of what it comes from. Its boost rises linearly from 0 at `minSimilarity`
+ * to `weight` at 1; with the lexical field's, it is then scaled by how many distinct
  * contributors taught the tool (min(1, contributors × share)).
  */
-function boostOf(similarity: number, contributors: number, scoring: OverlayScoring): number {
+function boostOf(similarity: number, scoring: OverlayScoring): number {
   if (similarity <= scoring.minSimilarity) return 0;
   const strength = Math.min(1, (similarity - scoring.minSimilarity) / (1 - scoring.minSimilarity));
-  return scoring.weight * strength * Math.min(1, contributors * scoring.contributorShare);
+  return scoring.weight * strength;
 }
 
 /** Term → tools whose examples contain it. */
@@ -95,6 +124,10 @@ function termPostings(examples: readonly OverlayExample[]): Map<string, Set<stri
 
 /** Builds a scope's overlay: its example vectors in one row-major matrix, grouped by tool. */
 export function buildOverlay(examples: readonly OverlayExample[], dimensions: number, scoring: OverlayScoring): ScopeOverlay {
+  const weightOf =
+    scoring.agreementShare >= 1 ? new Map(examples.map((example) => [example.id, 1])) : exampleWeights(examples, { similarityFloor: scoring.agreementFloor, agreementShare: scoring.agreementShare });
+  const field = scoring.lexicalWeight > 0 ? buildLexicalField(examples.map((example) => ({ toolId: example.toolId, terms: example.terms, weight: weightOf.get(example.id) ?? 0 }))) : undefined;
+  const rowWeights: number[] = [];
   const grouped = new Map<string, OverlayExample[]>();
   for (const example of examples) {
     const list = grouped.get(example.toolId) ?? [];
@@ -107,8 +140,13 @@ export function buildOverlay(examples: readonly OverlayExample[], dimensions: nu
   let row = 0;
   for (const [toolId, list] of grouped) {
     const start = row;
-    for (const example of list) matrix.set(example.vector, row++ * dimensions);
-    tools.set(toolId, { start, end: row, mean: meanVector(list.map((example) => example.vector), dimensions), contributors: new Set(list.map((example) => example.contributor)).size });
+    for (const example of list) {
+      rowWeights.push(weightOf.get(example.id) ?? 0);
+      matrix.set(example.vector, row++ * dimensions);
+    }
+    const mean = weightedMean(list.map((example) => example.vector), rowWeights.slice(start, row), dimensions);
+    const weights = rowWeights.slice(start, row);
+    tools.set(toolId, { start, end: row, mean, weight: weights.reduce((sum, w) => sum + w, 0) / weights.length, contributors: new Set(list.map((example) => example.contributor)).size });
   }
   const postings = examples.length > PREFILTER_ABOVE ? termPostings(examples) : undefined;
   const scored = (queryTerms: readonly string[]): Iterable<[string, ToolEntry]> => {
@@ -122,10 +160,12 @@ export function buildOverlay(examples: readonly OverlayExample[], dimensions: nu
     toolCount: tools.size,
     boosts(query, candidateIds) {
       const out = new Map<string, number>();
+      const lexical = field?.scores(query.terms, candidateIds);
       for (const [toolId, entry] of scored(query.terms)) {
         if (candidateIds && !candidateIds.has(toolId)) continue;
-        const similarity = 0.5 * nearestRow(matrix, dimensions, entry.start, entry.end, query.vector) + 0.5 * dot(query.vector, entry.mean);
-        const boost = boostOf(similarity, entry.contributors, scoring);
+        // The nearest example counts by its agreement weight; the mean is already weighted.
+        const similarity = 0.5 * nearestRow(matrix, rowWeights, dimensions, entry.start, entry.end, query.vector) + 0.5 * entry.weight * dot(query.vector, entry.mean);
+        const boost = (boostOf(similarity, scoring) + scoring.lexicalWeight * (lexical?.get(toolId) ?? 0)) * Math.min(1, entry.contributors * scoring.contributorShare);
         if (boost > 0) out.set(toolId, boost);
       }
       return out;

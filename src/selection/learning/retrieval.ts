@@ -11,15 +11,26 @@ import type { Learning } from './learning.ts';
 
 type Found = { results: RetrievalHit[]; warnings?: string[] };
 
-/** Adds boosted tools' base scores when the pool missed them (their base score, else 0). */
+/**
+ * Adds boosted tools' base scores when the pool missed them. A search restricted to a few ids
+ * normalises its scores by the best of *those* ids, so the pool's tools are searched with them
+ * (the same normalisers) and the result rescaled to the pool's scale; and since the pool held
+ * the best k + boosted tools, a tool outside it scores at most the pool's lowest.
+ */
 async function baseScores(base: SelectionRetrieval, query: string, found: Found, boosted: Iterable<string>, options: RetrievalSearchOptions): Promise<Map<string, number>> {
   const scores = new Map(found.results.map((hit) => [hit.id, hit.score]));
   const missing = new Set([...boosted].filter((id) => !scores.has(id)));
-  if (missing.size > 0) {
-    const extra = await base.search(query, { k: missing.size, candidateIds: missing, includeRanks: false, ...(options.orgId === undefined ? {} : { orgId: options.orgId }) });
-    for (const hit of extra.results) if (missing.has(hit.id)) scores.set(hit.id, hit.score);
-    for (const id of missing) if (!scores.has(id)) scores.set(id, 0);
+  if (missing.size === 0) return scores;
+  const lowest = found.results.length > 0 ? Math.min(...found.results.map((hit) => hit.score)) : 0;
+  const reference = found.results[0];
+  if (reference) {
+    const ids = new Set([...missing, ...scores.keys()]);
+    const extra = await base.search(query, { k: ids.size, candidateIds: ids, includeRanks: false, ...(options.orgId === undefined ? {} : { orgId: options.orgId }) });
+    const again = extra.results.find((hit) => hit.id === reference.id)?.score;
+    const scale = again !== undefined && again > 0 ? reference.score / again : 0;
+    for (const hit of extra.results) if (missing.has(hit.id)) scores.set(hit.id, Math.min(lowest, hit.score * scale));
   }
+  for (const id of missing) if (!scores.has(id)) scores.set(id, 0);
   return scores;
 }
 

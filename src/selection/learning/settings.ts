@@ -28,8 +28,19 @@ export interface LearningSettings {
    * different-tool request pairs on public data (retrieval/calibration.ts).
    */
   minSimilarity: number | 'calibrated';
-  /** Full learned boost, as a multiple of the best base score of the request. */
+  /** Full learned boost of the vector similarity, as a multiple of the best base score of the request. */
   weight: number;
+  /**
+   * Full boost of the lexical example field (issue #25): the organisation's learned requests as
+   * a per-tool BM25 field; a tool gets this × its coverage of the request's terms (0: off).
+   */
+  lexicalWeight: number;
+  /**
+   * Weight of a learned example no other contributor agrees with (issue #25); it carries full
+   * weight once 1 / share contributors taught similar requests for the same tool, and fades
+   * as contributors teach similar requests to other tools. 1 turns the agreement rule off.
+   */
+  agreementShare: number;
   /** How often a scope's examples are re-read from the database (other replicas' learning). */
   refreshMs: number;
   /** How often expired examples are swept (0: only on demand). */
@@ -44,6 +55,8 @@ export const defaultLearningSettings: LearningSettings = {
   retentionDays: 90,
   minSimilarity: 'calibrated',
   weight: 2,
+  lexicalWeight: 1.5,
+  agreementShare: 0.5,
   refreshMs: 60_000,
   sweepIntervalMs: 3_600_000,
 };
