@@ -13,7 +13,7 @@
 import { z } from 'zod';
 import { invalidInput } from '../core/errors.ts';
 import { formatIssues } from '../core/validation.ts';
-import { circuitBreakerConfigSchema, executionSchema, type CircuitBreakerConfig, type Execution, type RetryPolicy } from './types.ts';
+import { circuitBreakerConfigSchema, executionSchema, RETRY_CLASSES, type CircuitBreakerConfig, type Execution, type RetryPolicy } from './types.ts';
 
 /** What applies when neither the call, the PID nor an admin says otherwise (runtime README "Per call"). */
 export const EXECUTION_DEFAULTS = Object.freeze({
@@ -24,12 +24,28 @@ export const EXECUTION_DEFAULTS = Object.freeze({
   circuitBreaker: Object.freeze(circuitBreakerConfigSchema.parse({})) as Readonly<CircuitBreakerConfig>,
 });
 
+/**
+ * The call timeout a latency bucket implies when the PID names no `timeoutRecommendation`
+ * (issue #29): room for about ten times the bucket's upper end plus a process start, never
+ * below the 30 s default for `moderate`; `slow` plugins get two minutes.
+ */
+export const TIMEOUT_BY_LATENCY = Object.freeze({ instant: 10_000, fast: 15_000, moderate: 30_000, slow: 120_000 } as const);
+
+/**
+ * The plugin-wide concurrency cap a resource level implies when neither `maxConcurrent` nor the
+ * concurrency model gives one (issue #29): a `high` plugin runs two calls at a time, a `medium`
+ * one eight; `low` is uncapped.
+ */
+export const CONCURRENCY_BY_INTENSITY = Object.freeze({ low: undefined, medium: 8, high: 2 } as const);
+
 const positiveInt = (max: number) => z.number().int().min(1).max(max);
 const nonNegativeInt = (max: number) => z.number().int().min(0).max(max);
 
 /** The PID fields the runtime applies, with the runtime's ranges; other fields pass through untouched. */
 const pidExecutionSchema = z.looseObject({
   timeoutRecommendation: positiveInt(3_600_000).optional(),
+  typicalLatency: z.string().optional(),
+  resourceIntensity: z.string().optional(),
   concurrencyModel: z.string().optional(),
   retryPolicy: z
     .looseObject({
@@ -38,6 +54,8 @@ const pidExecutionSchema = z.looseObject({
       backoffMs: nonNegativeInt(60_000).optional(),
       backoffMultiplier: z.number().min(1).max(10).optional(),
       maxBackoffMs: nonNegativeInt(300_000).optional(),
+      // Names the runtime cannot match would never retry anything: refused with the known ones.
+      retryOn: z.array(z.enum(RETRY_CLASSES, { error: `expected one of ${RETRY_CLASSES.join(', ')}` })).min(1).optional(),
     })
     .optional(),
   circuitBreakerConfig: z
@@ -84,14 +102,26 @@ function retryPolicyOf(retry: NonNullable<z.output<typeof pidExecutionSchema>['r
     initialDelayMs,
     maxDelayMs: Math.max(initialDelayMs, retry.maxBackoffMs ?? EXECUTION_DEFAULTS.retryPolicy.maxDelayMs),
     backoffMultiplier: retry.backoffMultiplier ?? EXECUTION_DEFAULTS.retryPolicy.backoffMultiplier,
+    ...(retry.retryOn === undefined ? {} : { retryOn: [...new Set(retry.retryOn)] }),
   };
 }
 
-/** The plugin-wide concurrency cap: `maxConcurrent`, and 1 for a `sequential` or `exclusive` plugin. */
-function concurrencyCapOf(model: string | undefined, maxConcurrent: number | undefined): number | undefined {
+/**
+ * The plugin-wide concurrency cap: `maxConcurrent`, and 1 for a `sequential` or `exclusive`
+ * plugin; with neither, what its resource intensity implies.
+ */
+function concurrencyCapOf(model: string | undefined, maxConcurrent: number | undefined, intensity: string | undefined): number | undefined {
   const modelCap = model === 'sequential' || model === 'exclusive' ? 1 : undefined;
   const caps = [modelCap, maxConcurrent].filter((cap): cap is number => cap !== undefined);
-  return caps.length === 0 ? undefined : Math.min(...caps);
+  if (caps.length > 0) return Math.min(...caps);
+  return intensity !== undefined && Object.hasOwn(CONCURRENCY_BY_INTENSITY, intensity) ? CONCURRENCY_BY_INTENSITY[intensity as keyof typeof CONCURRENCY_BY_INTENSITY] : undefined;
+}
+
+/** The call timeout: the PID's recommendation, else what its latency bucket implies, else none (the default applies). */
+function timeoutOf(execution: { timeoutRecommendation?: number | undefined; typicalLatency?: string | undefined }): number | undefined {
+  if (execution.timeoutRecommendation !== undefined) return execution.timeoutRecommendation;
+  const latency = execution.typicalLatency;
+  return latency !== undefined && Object.hasOwn(TIMEOUT_BY_LATENCY, latency) ? TIMEOUT_BY_LATENCY[latency as keyof typeof TIMEOUT_BY_LATENCY] : undefined;
 }
 
 /**
@@ -111,10 +141,11 @@ export function executionFromPid(pid: unknown): Execution {
   const execution = parsed.data.execution ?? {};
   const rate = parsed.data.safety?.rateLimits ?? {};
   const requestsPerMinute = requestsPerMinuteOf(rate);
-  const cap = concurrencyCapOf(execution.concurrencyModel, rate.maxConcurrent);
+  const cap = concurrencyCapOf(execution.concurrencyModel, rate.maxConcurrent, execution.resourceIntensity);
+  const timeout = timeoutOf(execution);
   const breaker = execution.circuitBreakerConfig;
   return executionSchema.parse({
-    ...(execution.timeoutRecommendation === undefined ? {} : { timeoutRecommendation: execution.timeoutRecommendation }),
+    ...(timeout === undefined ? {} : { timeoutRecommendation: timeout }),
     ...(execution.retryPolicy === undefined ? {} : { retryPolicy: retryPolicyOf(execution.retryPolicy) }),
     ...(breaker === undefined
       ? {}

@@ -23,12 +23,21 @@ export const circuitBreakerConfigSchema = z.object({
 });
 export type CircuitBreakerConfig = z.output<typeof circuitBreakerConfigSchema>;
 
+/**
+ * Failures a retry policy may name in `retryOn` (issue #29): the call timed out, the process was
+ * gone or crashed, the plugin answered with a protocol error, or the tool answered `isError`.
+ */
+export const RETRY_CLASSES = ['timeout', 'unavailable', 'upstream_error', 'tool_error'] as const;
+export type RetryClass = (typeof RETRY_CLASSES)[number];
+
 /** Retry policy of seed 000 §3.2.3; `maxAttempts` counts the first attempt (1 = no retry). */
 export const retryPolicySchema = z.object({
   maxAttempts: z.number().int().min(1).max(10).default(1),
   initialDelayMs: z.number().int().min(0).max(60_000).default(100),
   maxDelayMs: z.number().int().min(0).max(300_000).default(2_000),
   backoffMultiplier: z.number().min(1).max(10).default(2),
+  /** Only these failures are retried; absent: timeouts, crashes and protocol errors (not tool errors). */
+  retryOn: z.array(z.enum(RETRY_CLASSES)).min(1).optional(),
 });
 export type RetryPolicy = z.output<typeof retryPolicySchema>;
 

@@ -10,7 +10,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCodes, QuiverError, isQuiverError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import { sleep } from '../process-tree.ts';
-import { retryPolicySchema, type CallEvent, type CallOutcome, type Clock, type UpstreamSpecInput } from '../types.ts';
+import { retryPolicySchema, type CallEvent, type CallOutcome, type Clock, type RetryClass, type RetryPolicy, type UpstreamSpecInput } from '../types.ts';
 import type { CallOptions } from './api.ts';
 import { admitCall, type CallPermits } from './admission.ts';
 import { classifyFailure } from './classify.ts';
@@ -39,9 +39,18 @@ export interface ToolCallerOptions {
 
 const noRetry = retryPolicySchema.parse({ maxAttempts: 1 });
 
-/** Errors worth another attempt: the plugin was slow, gone or failed, not the input. */
-function retryable(error: QuiverError): boolean {
-  return error.code === ErrorCodes.timeout || error.code === ErrorCodes.unavailable || error.code === 'upstream_error';
+/** The retry class of a failure: the plugin was slow, gone or failed (not the input, not Quiver's own refusals). */
+function retryClassOf(error: QuiverError): RetryClass | undefined {
+  if (error.code === ErrorCodes.timeout) return 'timeout';
+  if (error.code === ErrorCodes.unavailable) return 'unavailable';
+  if (error.code === 'upstream_error') return 'upstream_error';
+  return undefined;
+}
+
+/** Whether the policy retries this class: the PID's `retryOn` when it names some (issue #29), else every class but tool errors. */
+function retries(policy: RetryPolicy, retryClass: RetryClass | undefined): boolean {
+  if (retryClass === undefined) return false;
+  return policy.retryOn === undefined ? retryClass !== 'tool_error' : policy.retryOn.includes(retryClass);
 }
 
 function outcomeOf(error: QuiverError): CallOutcome {
@@ -102,8 +111,17 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
     const { toolName, args, callOptions, deadline, permits } = call;
     const policy = entry.spec.execution.retryPolicy ?? noRetry;
     let delayMs = policy.initialDelayMs;
+    // Another attempt only for a class the policy retries, attempts left, time for the delay, and a tool a repeat cannot harm.
+    const mayRetry = async (retryClass: RetryClass | undefined, attempts: number) =>
+      retries(policy, retryClass) && attempts < policy.maxAttempts && !deadline.signal.aborted && deadline.remaining() > delayMs && (await isIdempotent(entry, toolName, callOptions, deadline));
+    const backOff = async (attempts: number, code: string) => {
+      logger.debug({ pluginId: entry.spec.pluginId, tool: toolName, attempt: attempts, code }, 'retrying idempotent tool call');
+      await sleep(delayMs, deadline.signal);
+      delayMs = Math.min(policy.maxDelayMs, delayMs * policy.backoffMultiplier);
+    };
     for (;;) {
       const attempts = call.countAttempt();
+      let toolError = false;
       try {
         const claim = claimFor(callOptions.caller, deadline);
         const result = (await requests.onConnection(
@@ -114,27 +132,24 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
           claim,
         )) as CallToolResult;
         entry.crashes.succeeded();
-        // A tool-level error (isError) is the tool failing, not the plugin: it only moves the tool's breaker.
-        permits.release('success', result.isError ? 'failure' : 'success');
-        return result;
+        // A tool error is retried only when the policy names `tool_error` (issue #29).
+        toolError = result.isError === true && (await mayRetry('tool_error', attempts));
+        if (!toolError) {
+          // A tool-level error (isError) is the tool failing, not the plugin: it only moves the tool's breaker.
+          permits.release('success', result.isError ? 'failure' : 'success');
+          return result;
+        }
       } catch (error) {
         const quiverError = error as QuiverError;
         const userFault = quiverError.code === ErrorCodes.invalidInput || quiverError.code === 'cancelled';
-        const canRetry =
-          !userFault &&
-          retryable(quiverError) &&
-          attempts < policy.maxAttempts &&
-          !deadline.signal.aborted &&
-          deadline.remaining() > delayMs &&
-          (await isIdempotent(entry, toolName, callOptions, deadline));
-        if (!canRetry) {
+        if (userFault || !(await mayRetry(retryClassOf(quiverError), attempts))) {
           permits.release(userFault ? 'ignored' : 'failure', userFault ? 'ignored' : 'failure');
           throw quiverError;
         }
-        logger.debug({ pluginId: entry.spec.pluginId, tool: toolName, attempt: attempts, code: quiverError.code }, 'retrying idempotent tool call');
-        await sleep(delayMs, deadline.signal);
-        delayMs = Math.min(policy.maxDelayMs, delayMs * policy.backoffMultiplier);
+        await backOff(attempts, quiverError.code);
+        continue;
       }
+      if (toolError) await backOff(attempts, 'tool_error');
     }
   }
 
