@@ -33,8 +33,8 @@ export interface RetrievalOptions {
   vectorWeight?: number;
   /**
    * How many lexical hits per query text the vectors rerank, or 'all' to score every
-   * candidate. Default: 30 for the offline embedder (10 to 100 measured the same), 'all' for
-   * neural ones.
+   * candidate. Default: 30 for the offline embedder and the token table (10 to 100 measured
+   * the same), 'all' for contextual models.
    */
   vectorDepth?: number | 'all';
   /** Rank each clause of a multi-intent request separately and merge (default true). */
@@ -81,7 +81,6 @@ const defaultFields: Record<FieldName, FieldParameters> = {
 
 /** Fills in the defaults for this embedder; throws `invalid_config` on a bad field weight or b. */
 export function resolveSettings(options: RetrievalOptions, embedder: Embedder | undefined): RetrievalSettings {
-  const offline = embedder?.provider === 'quiver-offline';
   // Static word vectors (hashed features, the distilled token table) add to the lexical
   // evidence at a lower weight than a contextual model's: the token table measured MetaTool dev
   // cold R@5 0.762 at 0.3, 0.766 at 0.5, 0.751 at 1, and R@1 0.567 / 0.558 / 0.530 (issue #25).
@@ -92,7 +91,10 @@ export function resolveSettings(options: RetrievalOptions, embedder: Embedder | 
       throw new QuiverError('invalid_config', 'field weights must be ≥ 0 and b in [0, 1]');
     }
   }
-  const depth = options.vectorDepth ?? (offline ? 30 : 'all');
+  // Static vectors rerank the 30 best lexical hits per text: for the token table the same
+  // quality as scoring every candidate (Seal-Tools R@5 0.9531 vs 0.9528, MetaTool cold 0.762 both)
+  // at a fraction of the cost (Seal-Tools p50 4.6 vs 60 ms under load; 4,076 × 512 per text).
+  const depth = options.vectorDepth ?? (staticVectors ? 30 : 'all');
   return {
     fields,
     k1: options.k1 ?? 1.2,
