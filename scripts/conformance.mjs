@@ -4,7 +4,8 @@
 // Fetches Node 22 (the suite needs it; Quiver runs on 20) and @modelcontextprotocol/conformance
 // from the npm registry into a cache folder (once; later runs reuse it), installs Quiver's own
 // test plugin (test/fixtures/conformance-plugin, its SDK dependency from the registry) into a
-// fresh temporary home, sets the default workspace to exposure `all` with native names (the
+// fresh temporary home with its 2026-era twin (test/fixtures/conformance-modern-plugin, the
+// input-required scenarios' tools on the v2 SDK), sets the default workspace to exposure `all` with native names (the
 // suite calls the reference server's names unprefixed), creates an `mcp` key and serves HTTP
 // on loopback. The suite's client cannot send headers, so a loopback-only proxy in this script
 // adds the key to every request: Quiver's /mcp keeps requiring its key, nothing is fenced off.
@@ -85,13 +86,13 @@ function ensureSuite() {
   return entry;
 }
 
-/** The test plugin with its dependencies, refreshed from the repository (dependencies installed once). */
-function ensurePlugin() {
-  const source = join(repo, 'test', 'fixtures', 'conformance-plugin');
-  const folder = join(cache, 'conformance-plugin');
+/** A test plugin with its dependencies, refreshed from the repository (dependencies installed once). */
+function ensurePlugin(name, marker) {
+  const source = join(repo, 'test', 'fixtures', name);
+  const folder = join(cache, name);
   mkdirSync(folder, { recursive: true });
   for (const file of readdirSync(source)) cpSync(join(source, file), join(folder, file));
-  if (!existsSync(join(folder, 'node_modules', '@modelcontextprotocol', 'sdk'))) {
+  if (!existsSync(join(folder, 'node_modules', ...marker.split('/')))) {
     run('npm', ['install', '--omit=dev', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error'], { cwd: folder });
   }
   // The sandboxed plugin user must reach and read the folder.
@@ -189,7 +190,9 @@ function findFiles(dir, name) {
 async function main() {
   const node = ensureNode22();
   const suite = ensureSuite();
-  const plugin = ensurePlugin();
+  // Issue #24: the 2025-era plugin (SDK 1.x) and, for the input-required scenarios, a 2026-era one (SDK v2).
+  const plugin = ensurePlugin('conformance-plugin', '@modelcontextprotocol/sdk');
+  const modernPlugin = ensurePlugin('conformance-modern-plugin', '@modelcontextprotocol/server');
   const home = mkdtempSync(join(tmpdir(), 'quiver-conformance-'));
   chmodSync(home, 0o755);
   const env = { QUIVER_HOME: join(home, 'home'), QUIVER_DATA_DIR: join(home, 'home', 'data'), QUIVER_LOG_LEVEL: 'silent' };
@@ -197,6 +200,7 @@ async function main() {
   let proxy;
   try {
     quiver(env, ['plugin', 'add', plugin, '--name', 'conformance']);
+    quiver(env, ['plugin', 'add', modernPlugin, '--name', 'conformance-modern']);
     quiver(env, ['workspace', 'set', 'default', '--exposure', 'all', '--native-names', 'on']);
     const key = JSON.parse(quiver(env, ['keys', 'create', 'conformance', '--scope', 'mcp', '--json'])).key;
     serve = await startServe(env);
@@ -213,9 +217,13 @@ async function main() {
       for (const scenario of scenarios) {
         const failed = await runScenario(node, suite, url, revision, scenario, outDir);
         const expected = baseline.has(scenario);
+        // A baseline reason starting with "timing:" names a check bound by the suite's own short
+        // time budget: it may pass on a quiet machine, so a pass is no surprise there.
+        const timingBound = expected && /^timing:/.test(baseline.get(scenario));
         if (failed.length === 0) passed += 1;
-        const verdict = failed.length === 0 ? (expected ? 'UNEXPECTED PASS (remove it from the baseline)' : 'pass') : expected ? 'fail (expected)' : 'FAIL';
-        if ((failed.length === 0) === expected) problems += 1;
+        const verdict =
+          failed.length === 0 ? (timingBound ? 'pass (timing-bound, in the baseline)' : expected ? 'UNEXPECTED PASS (remove it from the baseline)' : 'pass') : expected ? 'fail (expected)' : 'FAIL';
+        if ((failed.length === 0) === expected && !timingBound) problems += 1;
         console.log(`${scenario.padEnd(46)} ${verdict}`);
         for (const check of failed) console.log(`    ${check.id}: ${String(check.reason).split('\n')[0].slice(0, 240)}`);
       }

@@ -25,6 +25,8 @@ import { createResourceServer } from './resource-server.ts';
 import { createHttpGuard } from './http-limits.ts';
 import { META_TOOL_NAMES, SEARCH_TOOLS } from '../gateway/meta-tools.ts';
 import { createAppSessionStore, registerSessionJobs } from './stored-sessions.ts';
+import { loadSecretKey } from '../plugins/secret-box.ts';
+import { requestStateKey } from '../gateway/mrtr/request-state.ts';
 import { assertBindAllowed } from './server-flags.ts';
 
 // The session flags of `quiver serve --stdio`, for the CLI that parses them.
@@ -47,6 +49,9 @@ export async function createAppGateway(app: App, options: { defaultExposureMode?
     backend,
     logger,
     storedSessions: options.storedSessions === true,
+    // Issue #24: input_required request states are sealed with a key derived from the hub's secret
+    // key, so a retry that reaches another replica is still checked (and none can be forged).
+    requestStateKey: requestStateKey(loadSecretKey({ configured: app.config.secretKey, homeDir: app.config.homeDir }).key),
     options: {
       serverInfo: { name: 'quiver', version: QUIVER_VERSION },
       ...(options.defaultExposureMode ? { defaultExposureMode: options.defaultExposureMode } : {}),

@@ -174,7 +174,7 @@ export interface ClientLink {
   logLevel(): LoggingLevel | undefined;
   /** Sends a request to the client; resolves with its result, validated against the method's schema. */
   request(
-    request: { method: 'sampling/createMessage' | 'elicitation/create' | 'roots/list'; params?: Record<string, unknown> | undefined },
+    request: { method: 'sampling/createMessage' | 'elicitation/create' | 'roots/list'; params?: Record<string, unknown> | undefined; key?: string },
     options: { signal: AbortSignal },
   ): Promise<Record<string, unknown>>;
   /**

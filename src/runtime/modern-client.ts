@@ -176,6 +176,9 @@ export class ModernUpstreamClient extends Client {
       const extra = {
         signal: context.mcpReq.signal,
         requestId: context.mcpReq.id,
+        // The plugin's own key of this input request (the driver dispatches each under it): kept
+        // when Quiver relays it to a 2026-07-28 client (issue #24).
+        inputKey: String(context.mcpReq.id),
         sendNotification: async () => undefined,
         sendRequest: async () => {
           throw new McpError(ErrorCode.InvalidRequest, 'a 2026-07-28 plugin cannot be sent requests from an input request');

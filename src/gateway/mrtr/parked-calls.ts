@@ -65,7 +65,11 @@ export class ParkedCall {
 
   /** The plugin asks: waits for the client's answer (or the call's end). */
   ask(request: InputRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
-    const key = `${request.method.split('/')[0]}-${++this.#counter}`;
+    // A 2026 plugin's own key is kept (the client sees the plugin's inputRequests as it made them);
+    // a 2025 push has none, and gets one of Quiver's.
+    this.#counter += 1;
+    const own = request.key !== undefined && /^[\w.:-]{1,128}$/.test(request.key) && !this.#waiting.has(request.key) ? request.key : undefined;
+    const key = own ?? `${request.method.split('/')[0]}-${this.#counter}`;
     return new Promise((resolve, reject) => {
       const stop = (): void => {
         if (this.#waiting.delete(key)) reject(signal.reason ?? new McpError(ErrorCode.RequestTimeout, 'the call ended before the client answered'));
@@ -115,7 +119,7 @@ export class ParkedCall {
     const requests: Record<string, InputRequest> = {};
     for (const [key, entry] of this.#waiting) {
       entry.asked = true;
-      requests[key] = entry.request.params === undefined ? { method: entry.request.method } : entry.request;
+      requests[key] = entry.request.params === undefined ? { method: entry.request.method } : { method: entry.request.method, params: entry.request.params };
     }
     return requests;
   }

@@ -13,7 +13,7 @@ import { sleep } from '../process-tree.ts';
 import { untilAborted } from './deadline.ts';
 import type { InstanceLifecycle } from './lifecycle.ts';
 import type { EntryRegistry } from './registry.ts';
-import { claimReleased, claimsOf, compatible, registerClaim, type CallClaim } from './session-routing.ts';
+import { claimReleased, claimsOf, compatible, onCallPaused, registerClaim, type CallClaim } from './session-routing.ts';
 import type { SupervisorSettings } from './settings.ts';
 import { inUse, type Entry, type Gate, type Instance } from './state.ts';
 
@@ -62,7 +62,20 @@ export function createPool(options: PoolOptions): Pool {
     return [...claimsOf(instance)].some((held) => held.exclusive && held.caller?.pauses === true && (held.waitingOnClient ?? 0) > 0);
   }
 
+  /** Room for one more process of `entry` beyond its pool (paused calls hold theirs). */
+  function roomBeyondPool(entry: Entry, usable: Instance[]): boolean {
+    return usable.length < settings.maxPoolSize && registry.live().length < settings.maxProcesses && usable.every((instance) => instance.state !== 'ready' || heldByPausedCall(instance));
+  }
+
+  /** A call paused on a 2026 client's input: one process kept ready for whoever it blocks (no wait for a start). */
+  function standBy(entry: Entry): void {
+    const usable = entry.instances.filter((instance) => !instance.retire && instance.state !== 'stopping');
+    if (usable.some((instance) => instance.state === 'starting') || !roomBeyondPool(entry, usable)) return;
+    lifecycle.start(entry);
+  }
+
   async function acquire(entry: Entry, signal: AbortSignal, claim?: CallClaim): Promise<Instance> {
+    onCallPaused(entry, () => standBy(entry));
     // The claim is registered before returning, in the same turn as the decision: a concurrent
     // caller already sees it (issue #12, a session that answers requests has its connection alone).
     const take = (instance: Instance): Instance => {
@@ -105,7 +118,7 @@ export function createPool(options: PoolOptions): Pool {
       // Issue #24: a connection held by a call paused on a 2026 client's input may stay held until
       // that client retries (minutes, or never): callers it blocks get another process, up to
       // maxPoolSize, instead of waiting on a client that may not come back.
-      if (usable.length < settings.maxPoolSize && registry.live().length < settings.maxProcesses && usable.every((instance) => instance.state !== 'ready' || heldByPausedCall(instance))) {
+      if (roomBeyondPool(entry, usable)) {
         const started = lifecycle.start(entry);
         await untilAborted(started.ready, signal);
         if (started.state === 'ready' && compatible(started, claim)) return take(started);

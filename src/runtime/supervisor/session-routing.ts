@@ -43,6 +43,8 @@ export const CLIENT_ANSWER_TIMEOUT_MS = 600_000;
 export interface ForwardedRequest {
   method: 'sampling/createMessage' | 'elicitation/create' | 'roots/list';
   params?: Record<string, unknown> | undefined;
+  /** The key a 2026-07-28 plugin gave this input request in its `inputRequests` (absent for a 2025 push). */
+  key?: string;
 }
 
 /** The client capabilities that decide what may be forwarded to a caller (MCP `ClientCapabilities` subset). */
@@ -99,6 +101,15 @@ export interface CallClaim {
 }
 
 const claims = new WeakMap<Instance, Set<CallClaim>>();
+const pauseListeners = new WeakMap<Entry, () => void>();
+
+/**
+ * Issue #24: `listener` runs when a call on one of `entry`'s connections pauses on a client that
+ * answers by retrying (the pool keeps a process ready for the callers that connection blocks).
+ */
+export function onCallPaused(entry: Entry, listener: () => void): void {
+  pauseListeners.set(entry, listener);
+}
 const progressRoutes = new WeakMap<Client, Map<string, (progress: Progress) => void>>();
 const connectionLevels = new WeakMap<Client, LoggingLevel>();
 
@@ -240,6 +251,7 @@ export async function forwardRequest(instance: Instance, request: ForwardedReque
   if (typeof elicitationId === 'string') rememberUrlElicitation(instance, elicitationId, claim.caller);
   claim.waitingOnClient = (claim.waitingOnClient ?? 0) + 1;
   claim.deadline.pause();
+  if (claim.caller.pauses) pauseListeners.get(instance.entry)?.();
   const both = AbortSignal.any([signal, claim.deadline.signal]);
   try {
     return await claim.caller.request(request, { signal: both });
@@ -289,14 +301,19 @@ export async function syncLogLevel(client: Client, caller: CallerLink | undefine
 export function attachSessionRouting(instance: Instance, logger: Logger): void {
   const client = instance.connection?.client;
   if (!client) return;
+  // A 2026-07-28 plugin's input request carries its own key (modern-client.ts puts it in `extra`).
+  const keyOf = (extra: object): { key?: string } => {
+    const key = (extra as { inputKey?: unknown }).inputKey;
+    return typeof key === 'string' ? { key } : {};
+  };
   client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) =>
-    (await forwardRequest(instance, { method: request.method, params: request.params }, extra.signal)) as never,
+    (await forwardRequest(instance, { method: request.method, params: request.params, ...keyOf(extra) }, extra.signal)) as never,
   );
   client.setRequestHandler(ElicitRequestSchema, async (request, extra) =>
-    (await forwardRequest(instance, { method: request.method, params: request.params }, extra.signal)) as never,
+    (await forwardRequest(instance, { method: request.method, params: request.params, ...keyOf(extra) }, extra.signal)) as never,
   );
   client.setRequestHandler(ListRootsRequestSchema, async (request, extra) =>
-    (await forwardRequest(instance, { method: request.method, params: request.params }, extra.signal)) as never,
+    (await forwardRequest(instance, { method: request.method, params: request.params, ...keyOf(extra) }, extra.signal)) as never,
   );
   client.setNotificationHandler(LoggingMessageNotificationSchema, async (notification) => forwardLog(instance, notification.params, logger));
   client.setNotificationHandler(ElicitationCompleteNotificationSchema, async (notification) => relayElicitationComplete(instance, notification.params, logger));
