@@ -61,6 +61,9 @@ async function sandboxUserWarnings(path: string, mode: MountMode, isDirectory: b
 /** Checks one grant before it is stored or used for discovery: absolute, existing, clear of the hub's paths. */
 export async function checkMount(context: PluginContext, path: string, mode: MountMode): Promise<CheckedMount> {
   if (!isAbsolute(path)) throw invalidInput(`host path '${path}' must be absolute`);
+  // The hub's paths first: a path inside them is refused as such, whether it exists or not.
+  const given = protectedOverlap(resolve(path), context.protectedPaths);
+  if (given !== undefined) throw protectedPathRefusal(resolve(path), given);
   let real: string;
   let isDirectory: boolean;
   try {
@@ -69,10 +72,8 @@ export async function checkMount(context: PluginContext, path: string, mode: Mou
   } catch {
     throw invalidInput(`cannot grant ${path}: no such file or folder on this host`);
   }
-  for (const candidate of [resolve(path), real]) {
-    const hub = protectedOverlap(candidate, context.protectedPaths);
-    if (hub !== undefined) throw protectedPathRefusal(candidate, hub);
-  }
+  const hub = protectedOverlap(real, context.protectedPaths);
+  if (hub !== undefined) throw protectedPathRefusal(real, hub);
   const warnings = await sandboxUserWarnings(real, mode, isDirectory);
   if (real !== resolve(path)) warnings.unshift(`${path} is a symbolic link: granted its real path ${real}`);
   return { path: real, mode, warnings };
