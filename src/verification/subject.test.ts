@@ -15,6 +15,9 @@ it('forces UNVERIFIED and drops any egress allow-list (no network at all)', () =
   });
   assert.equal(launch.trustLevel, 'UNVERIFIED');
   assert.equal('egress' in launch, false);
+  // Issue #26: granted host folders stay visible, read-only, so generated calls never write to them.
+  const granted = strictestLaunch({ pluginId: 'p', pluginName: 'p', version: '1', trustLevel: 'COMMUNITY', transport: 'stdio', command: 'node', mounts: [{ path: '/srv/notes', mode: 'rw' }] });
+  assert.deepEqual(granted.transport === 'stdio' ? granted.mounts : undefined, [{ path: '/srv/notes', mode: 'ro' }]);
   const remote = strictestLaunch({ pluginId: 'p', pluginName: 'p', version: '1', trustLevel: 'OFFICIAL', transport: 'http', url: 'https://example.org/mcp' });
   assert.equal(remote.trustLevel, 'UNVERIFIED');
 });

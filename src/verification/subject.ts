@@ -15,11 +15,16 @@ import type { SubjectTool, VerificationSubject } from './types.ts';
 /** The slice of the plugins service a subject is read from. */
 export type SubjectSource = Pick<PluginService, 'show' | 'tools' | 'list' | 'upstreamSpec' | 'getIntelligence'>;
 
-/** The launch spec of the strictest sandbox: UNVERIFIED, and no egress list (no network at all). */
+/**
+ * The launch spec of the strictest sandbox: UNVERIFIED, no egress list (no network at all), and
+ * the admin's host-folder grants read-only (issue #26): the plugin starts as it would (a
+ * filesystem server needs its folder), but tools exercised with generated arguments never
+ * write into the user's real folders.
+ */
 export function strictestLaunch(spec: UpstreamSpecInput): UpstreamSpecInput {
   if (spec.transport === 'stdio') {
     const { egress: _egress, ...rest } = spec;
-    return { ...rest, trustLevel: 'UNVERIFIED' };
+    return { ...rest, trustLevel: 'UNVERIFIED', ...(rest.mounts === undefined ? {} : { mounts: rest.mounts.map((mount) => ({ ...mount, mode: 'ro' as const })) }) };
   }
   return { ...spec, trustLevel: 'UNVERIFIED' };
 }
