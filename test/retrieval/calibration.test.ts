@@ -6,6 +6,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { calibrateFloor, shippedCalibrationGroups } from '../../src/retrieval/calibration.ts';
+import { calibrateAgreementFloor } from '../../src/selection/learning/agreement.ts';
+import { contentTerms } from '../../src/selection/learning/overlay.ts';
 import { createOfflineEmbedder } from '../../src/retrieval/embedders/offline.ts';
 import type { Embedder } from '../../src/retrieval/embedders/embedder.ts';
 import { createLearning } from '../../src/selection/learning/learning.ts';
@@ -64,6 +66,8 @@ describe('similarity floor calibration', () => {
     const expected = await calibrateFloor(embedder, shippedCalibrationGroups(), { maxGroups: 40 });
     assert.equal(learning.stats().minSimilarity, expected.floor);
     assert.equal(learning.stats().calibration?.model, embedder.modelId);
+    // The agreement floor of learned requests (issue #25) is computed on the same public data.
+    assert.equal(learning.stats().agreement?.floor, calibrateAgreementFloor(shippedCalibrationGroups(), contentTerms, { maxGroups: 80 }).floor);
     await learning.close();
     const fixedFloor = createLearning({ db: {} as Database, embedder, settings: { sweepIntervalMs: 0, minSimilarity: 0.5 } });
     await fixedFloor.flush();
