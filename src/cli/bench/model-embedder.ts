@@ -1,13 +1,15 @@
 /**
  * @module cli/bench/model-embedder
- * The cost of the shipped model (issue #25), measured on this machine: USE-Lite's query
- * embedding (uncached, in the worker thread, round trip included) and a repeated query (the
+ * The cost of a shipped embedder (issue #25), measured on this machine: the model (USE-Lite in
+ * its worker thread) or the token table distilled from it (in process). Query
+ * embedding (uncached, round trip included) and a repeated query (the
  * index's query-vector cache), the time to embed 1,000 tools in the background, end-to-end
  * selection latency at 1,000 tools with the model (every query new, so every one is embedded),
  * the same while the 1,000 tools are re-embedded in the background, and the process RSS.
  */
 import { performance } from 'node:perf_hooks';
 import { createUseLiteEmbedder } from '../../retrieval/embedders/use-lite.ts';
+import { createTokenTableEmbedder } from '../../retrieval/embedders/token-table.ts';
 import { recomputeStale } from '../../retrieval/embedding-sync.ts';
 import { markStaleForModel } from '../../store/repositories/embeddings.ts';
 import { createPersistentRetrieval } from '../../selection/persistent-retrieval.ts';
@@ -22,15 +24,25 @@ const summary = (values: number[]) => {
   return { n: sorted.length, p50Ms: round(percentile(sorted, 0.5) ?? 0), p99Ms: round(percentile(sorted, 0.99) ?? 0) };
 };
 
-/** Measures the shipped model's costs at `tools` tools (default 1,000). */
-export async function benchModelEmbedder(options: { tools?: number; queries?: number; dataDir?: URL } = {}) {
+/** The embedder to measure and how to wait for its load. */
+function shippedEmbedder(kind: 'model' | 'table') {
+  if (kind === 'table') {
+    const embedder = createTokenTableEmbedder();
+    return { embedder, ready: async () => embedder.load() };
+  }
+  const embedder = createUseLiteEmbedder();
+  return { embedder, ready: () => embedder.ready() };
+}
+
+/** Measures a shipped embedder's costs at `tools` tools (default 1,000): the model, or its distilled table. */
+export async function benchModelEmbedder(options: { tools?: number; queries?: number; dataDir?: URL; kind?: 'model' | 'table' } = {}) {
   const toolCount = options.tools ?? 1_000;
   const { tools, queries: allQueries } = loadSeal(options.dataDir);
   const queries = [...new Set(allQueries)].slice(0, options.queries ?? 300);
-  const embedder = createUseLiteEmbedder();
+  const { embedder, ready } = shippedEmbedder(options.kind ?? 'model');
   const rssBefore = process.memoryUsage().rss;
   const loadStarted = performance.now();
-  await embedder.ready();
+  await ready();
   const loadMs = performance.now() - loadStarted;
   const db = await seededStore(tools, toolCount);
   try {

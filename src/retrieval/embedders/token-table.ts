@@ -19,6 +19,11 @@ import { normalizeInPlace, type Embedder } from './embedder.ts';
 import { createPieceTokenizer } from './sentencepiece.ts';
 import { decodeTokenTable, type TokenTable } from './token-table-file.ts';
 
+/** Up to this many texts is a request (the whole query and its clauses), embedded at once. */
+const requestTexts = 8;
+/** Texts embedded between two yields to the event loop in a catalog batch. */
+const sliceTexts = 8;
+
 /** Version of the shipped table's rows (part of the model id). */
 const tableVersion = 1;
 
@@ -99,7 +104,16 @@ export function createTokenTableEmbedder(options: TokenTableEmbedderOptions = {}
     async embed(texts) {
       const state = load();
       const { dimensions } = state.table.header;
-      return texts.map((text) => embedOne(state, text, dimensions));
+      // A request's few texts are embedded at once. A catalog batch runs on the same event loop
+      // as searches, so it yields between slices: a search waits for one slice (a few ms), not
+      // for the batch (measured before: selection p99 5.9 s while 1,000 tools were embedded).
+      if (texts.length <= requestTexts) return texts.map((text) => embedOne(state, text, dimensions));
+      const vectors: Float32Array[] = [];
+      for (let at = 0; at < texts.length; at += sliceTexts) {
+        if (at > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        for (const text of texts.slice(at, at + sliceTexts)) vectors.push(embedOne(state, text, dimensions));
+      }
+      return vectors;
     },
   };
 }
