@@ -49,6 +49,7 @@ import { createTrustEnforcement, type TrustEnforcement } from './trust/enforceme
 import type { TrustService } from './trust/types.ts';
 import { createTelemetry, type Telemetry } from './telemetry/index.ts';
 import { wireRollouts } from './composition/rollout-wiring.ts';
+import { withSlotReconcile } from './composition/slot-reconcile.ts';
 import { rolloutRoutes } from './api/routes/plugins/rollouts.ts';
 import type { RolloutService } from './rollouts/index.ts';
 import { wirePidGeneration } from './composition/intelligence-wiring.ts';
@@ -282,7 +283,8 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       apiKeys,
       catalog,
       supervisor,
-      plugins,
+      // Issue #29: removal and update reconcile the slots (the rollout service runs on the plain service).
+      plugins: withSlotReconcile(plugins, rollouts, logger.child({ part: 'rollouts' })),
       remoteOAuth,
       callEvents,
       pluginHealth,
