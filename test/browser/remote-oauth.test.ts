@@ -205,4 +205,17 @@ describeEachBackend('Quiver as an OAuth client of a remote plugin (issue #27)', 
     assert.equal(refused.status, 400);
     assert.equal(((await refused.json()) as { error: string }).error, 'invalid_grant');
   });
+
+  it('--no-wait (as a server runs it for another process) prints the URL at once and completes in the background', { skip: browserSkip, timeout: 180_000 }, async () => {
+    let stdout = '';
+    const io = { stdout: (text: string) => void (stdout += text), stderr: () => undefined };
+    assert.equal(await runCli(['plugin', 'authorize', remote.url, '--no-wait', '--json'], commands, io, {}, { app }), 0);
+    const answer = JSON.parse(stdout) as { authorizationUrl: string; waiting: boolean };
+    assert.equal(answer.waiting, true);
+    assert.equal((await app.remoteOAuth.status(remote.url)).pending, true);
+    await signInAndConsent(page, new URL(answer.authorizationUrl), 'alice');
+    // The redemption runs after the browser's redirect; wait for it (no timing asserted).
+    for (let attempt = 0; attempt < 600 && !(await app.remoteOAuth.status(remote.url)).authorized; attempt++) await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.deepEqual(await app.remoteOAuth.status(remote.url).then((status) => ({ authorized: status.authorized, pending: status.pending })), { authorized: true, pending: false });
+  });
 });

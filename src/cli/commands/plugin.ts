@@ -13,7 +13,7 @@ import type { PluginHealthSource } from '../../plugins/health.ts';
 import type { InstallReport, PluginDetails, PluginService } from '../../plugins/service.ts';
 import { parsePluginSource } from '../../plugins/sources.ts';
 import { parseMountArgument } from '../../runtime/host-mounts.ts';
-import { authorizeRemote } from '../../plugins/oauth/authorize-flow.ts';
+import { authorizeRemote, startRemoteAuthorization } from '../../plugins/oauth/authorize-flow.ts';
 import { EXIT_CODES, cliActor, formatTable, printJson, type CliContext, type CommandOptions, type CommandSpec } from '../command.ts';
 import { noMarketplaceMatchMessage, noPluginsMessage } from '../empty-results.ts';
 
@@ -300,9 +300,14 @@ const remove: CommandSpec = {
 const authorize: CommandSpec = {
   path: ['plugin', 'authorize'],
   summary: "Authorize Quiver at a remote MCP server that requires OAuth: open the printed URL, sign in, and Quiver keeps the tokens (encrypted, refreshed; revoked when the plugin is removed).",
-  usage: 'URL [--timeout SECONDS] | URL --status',
+  usage: 'URL [--timeout SECONDS] [--no-wait] | URL --status',
   options: {
     timeout: { type: 'string', valueName: 'SECONDS', description: 'how long to wait for the browser (default 300)' },
+    'no-wait': {
+      type: 'boolean',
+      default: false,
+      description: 'print the URL and return; the process keeps listening for the redirect (use it while `quiver serve` runs on the same data folder: the server runs the command and completes it; check with --status)',
+    },
     status: { type: 'boolean', default: false, description: 'show whether Quiver holds an authorization for URL (no tokens shown)' },
   },
   async run(context) {
@@ -317,6 +322,14 @@ const authorize: CommandSpec = {
     }
     const seconds = Number(text(context, 'timeout') ?? '300');
     if (!Number.isFinite(seconds) || seconds <= 0) throw invalidInput('--timeout must be a positive number of seconds');
+    if (context.args.values['no-wait'] === true) {
+      const started = await startRemoteAuthorization(app.remoteOAuth, url, { timeoutMs: seconds * 1000 });
+      // The outcome shows in --status; a failure is not lost silently in the serving process either.
+      started.completion.catch((error: unknown) => app.logger.warn({ url, err: error instanceof Error ? error.message : String(error) }, 'remote authorization did not complete'));
+      if (context.json) printJson(context.io, { url, authorizationUrl: started.authorizationUrl.href, waiting: true });
+      else context.io.stdout(`Open this URL in a browser and sign in to authorize Quiver at ${url}:\n\n  ${started.authorizationUrl.href}\n\nthen check with 'quiver plugin authorize ${url} --status'\n`);
+      return 0;
+    }
     await authorizeRemote(app.remoteOAuth, url, {
       timeoutMs: seconds * 1000,
       // stderr: stdout stays machine-readable with --json.

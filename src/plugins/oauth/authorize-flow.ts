@@ -23,8 +23,19 @@ export interface AuthorizeOptions {
 const PAGE = (message: string) =>
   `<!doctype html><meta charset="utf-8"><title>Quiver</title><p>${message}</p>`;
 
-/** Runs the whole flow for the server at `url`; resolves once Quiver holds its tokens. */
-export async function authorizeRemote(remoteOAuth: RemoteOAuth, url: string, options: AuthorizeOptions): Promise<void> {
+/** A started authorization: the URL to open, and its completion (the callback redeemed, or an error). */
+export interface StartedAuthorization {
+  authorizationUrl: URL;
+  completion: Promise<void>;
+}
+
+/**
+ * Starts the flow for the server at `url`: the listener is up and the URL ready when this
+ * resolves; `completion` settles when the callback was redeemed, refused or timed out (the
+ * listener is closed then). A server running `quiver plugin authorize --no-wait` for another
+ * process returns the URL at once and completes in the background.
+ */
+export async function startRemoteAuthorization(remoteOAuth: RemoteOAuth, url: string, options: { timeoutMs?: number } = {}): Promise<StartedAuthorization> {
   let deliver: (params: URLSearchParams) => void = () => undefined;
   const arrived = new Promise<URLSearchParams>((resolve) => (deliver = resolve));
   let answered = false;
@@ -44,18 +55,32 @@ export async function authorizeRemote(remoteOAuth: RemoteOAuth, url: string, opt
     server.listen(0, '127.0.0.1', () => resolve());
   });
   let timer: NodeJS.Timeout | undefined;
-  try {
-    const redirectUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
-    const { authorizationUrl } = await remoteOAuth.begin(url, redirectUri);
-    options.onAuthorizationUrl(authorizationUrl);
-    const timeoutMs = options.timeoutMs ?? 5 * 60_000;
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new QuiverError(ErrorCodes.timeout, `no authorization arrived within ${Math.round(timeoutMs / 1000)} s; run the command again`)), timeoutMs);
-    });
-    await remoteOAuth.complete(url, await Promise.race([arrived, timedOut]));
-  } finally {
+  const stop = async () => {
     clearTimeout(timer);
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  let authorizationUrl: URL;
+  try {
+    const redirectUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
+    ({ authorizationUrl } = await remoteOAuth.begin(url, redirectUri));
+  } catch (error) {
+    await stop();
+    throw error;
   }
+  const timeoutMs = options.timeoutMs ?? 5 * 60_000;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new QuiverError(ErrorCodes.timeout, `no authorization arrived within ${Math.round(timeoutMs / 1000)} s; run the command again`)), timeoutMs);
+  });
+  const completion = Promise.race([arrived, timedOut])
+    .then((params) => remoteOAuth.complete(url, params))
+    .finally(stop);
+  return { authorizationUrl, completion };
+}
+
+/** Runs the whole flow for the server at `url`; resolves once Quiver holds its tokens. */
+export async function authorizeRemote(remoteOAuth: RemoteOAuth, url: string, options: AuthorizeOptions): Promise<void> {
+  const started = await startRemoteAuthorization(remoteOAuth, url, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
+  options.onAuthorizationUrl(started.authorizationUrl);
+  await started.completion;
 }
