@@ -10,7 +10,9 @@
  *    and strength c (default 8), tool i's sample is θ_i ~ Beta(α_i + c·r_i, β_i + c·(1 − r_i)),
  *    where (α_i, β_i) is its posterior from `tool_bandit_stats` (Beta(1, 1) when it has none).
  *    Cold, the order follows retrieval with a little noise; as outcomes accumulate, observed
- *    success outweighs the c pseudo-observations and the ranking follows what worked.
+ *    success moves the ranking towards what worked. Issue #25: the relevance evidence grows
+ *    with the arm's own (c + n pseudo-observations for n observed), so success can reorder
+ *    close candidates but never outweighs relevance by more than half its scale.
  * 3. Exploitation: the k − 1 highest θ. Exploration (one slot, when the pool is larger than
  *    k): among the rest of the pool, the highest draw from the tool's own posterior
  *    Beta(α_i, β_i), relevance left out, so untried tools (Beta(1, 1)) get their chance.
@@ -86,7 +88,14 @@ export function thompsonRerank(ranked: readonly RankedCandidate[], options: Thom
   const scored = pool.map((candidate) => {
     const arm = options.arm(candidate.id) ?? UNIFORM_PRIOR;
     const relevance = best > 0 ? Math.max(0, Math.min(1, candidate.score / best)) : 1;
-    const sample = options.sampler.beta(safeShape(arm.alpha) + strength * relevance, safeShape(arm.beta) + strength * (1 - relevance));
+    // Issue #25: relevance keeps at least half the evidence. An organisation's context pools
+    // every request, and calls nearly always succeed, so an arm's count says how often a tool
+    // was called, whatever was asked; at a fixed c that count soon outweighed relevance and
+    // pulled often-called (or, under noisy feedback, wrongly credited) tools over the right
+    // one. With c + n pseudo-observations (n: the arm's own), observed success moves a tool by
+    // at most half the relevance scale; plain Thompson (c = 0) is unchanged.
+    const evidence = strength > 0 ? strength + Math.max(0, safeShape(arm.alpha) + safeShape(arm.beta) - 2) : 0;
+    const sample = options.sampler.beta(safeShape(arm.alpha) + evidence * relevance, safeShape(arm.beta) + evidence * (1 - relevance));
     return { candidate, arm, sample };
   });
   const order = [...scored].sort((a, b) => b.sample - a.sample);
