@@ -5,6 +5,7 @@
  */
 import { QUIVER_VERSION } from '../core/version.ts';
 import type { AdmissionOptions } from './admission.ts';
+import { DEFAULT_TOOLS_PAGE_SIZE } from './list-pages.ts';
 import type { ExposureMode, SessionIdentity } from './backend.ts';
 import { DEFAULT_GUARD_OPTIONS, type IterationGuardOptions } from './iteration-guard.ts';
 import { DEFAULT_SEARCH_HISTORY_OPTIONS, type SearchHistoryOptions } from './search-history.ts';
@@ -50,6 +51,8 @@ export interface GatewayOptions {
   admission?: Partial<AdmissionOptions>;
   /** A search's outcome is recorded at the next search, at close, or after this long (default 5 min). */
   outcomeWindowMs?: number;
+  /** Tools per `tools/list` page (default 500); a longer list comes with `nextCursor` (issue #24). */
+  toolsPageSize?: number;
 }
 
 /** Defaults of the session limits and the admission bounds. */
@@ -71,6 +74,7 @@ export interface GatewaySettings {
   /** Tool-specific loop guidance by qualified name. */
   specificGuidance: Record<string, string>;
   outcomeWindowMs: number;
+  toolsPageSize: number;
   sessions: { idleTtlMs: number; maxSessions: number; maxSessionsPerKey: number; maxSessionsPerOrg: number; sweepIntervalMs: number };
   admission: AdmissionOptions;
   /** The exposure mode of a new session: the connection's, then its workspace's, then the default. */
@@ -95,6 +99,7 @@ export function resolveGatewaySettings(settings: GatewayOptions = {}): GatewaySe
     guardOptions: { ...DEFAULT_GUARD_OPTIONS, ...guardSettings },
     specificGuidance,
     outcomeWindowMs: settings.outcomeWindowMs ?? 5 * 60_000,
+    toolsPageSize: Math.max(1, settings.toolsPageSize ?? DEFAULT_TOOLS_PAGE_SIZE),
     sessions: {
       idleTtlMs,
       maxSessions: settings.sessions?.maxSessions ?? DEFAULT_SESSION_LIMITS.maxSessions,

@@ -67,9 +67,9 @@ export function createModernServer(core: GatewayCore, state: SessionState, instr
     instructions,
     cacheHints: MODERN_CACHE_HINTS,
   });
-  server.setRequestHandler('tools/list', async () => {
-    const { tools } = await answerListTools(core, state);
-    return { tools: tools.map(withHeaderParameters) } as never;
+  server.setRequestHandler('tools/list', async (request) => {
+    const { tools, nextCursor } = await answerListTools(core, state, request.params?.cursor);
+    return { tools: tools.map(withHeaderParameters), ...(nextCursor ? { nextCursor } : {}) } as never;
   });
   // Issue #24: a plugin that asks the user something pauses the call; the client gets input_required (MRTR).
   server.setRequestHandler('tools/call', async (request, ctx) => {

@@ -37,6 +37,7 @@ import { installSubscriptionHandlers } from './resource-subscriptions.ts';
 import { installTemplateHandler } from './resource-templates.ts';
 import { showPromptResultUris } from './result-uris.ts';
 import { createToolTask, installTaskHandlers } from './task-handlers.ts';
+import { pageOf } from './list-pages.ts';
 import type { GatewayCore, SendNotification, SessionState } from './session-state.ts';
 import { callThroughCallTool, proxyCall } from './tool-proxy.ts';
 
@@ -63,20 +64,24 @@ async function admitted<T>(core: GatewayCore, work: () => Promise<T>): Promise<T
 }
 
 function installToolHandlers(core: GatewayCore, state: SessionState): void {
-  state.server.setRequestHandler(ListToolsRequestSchema, () => answerListTools(core, state));
+  state.server.setRequestHandler(ListToolsRequestSchema, (request) => answerListTools(core, state, request.params?.cursor));
   state.server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
     answerCallTool(core, state, request.params, extra.signal, (notification) => extra.sendNotification(notification), forwardingFor(state, request, extra)),
   );
 }
 
 /** `tools/list` for a session (either era: the 2026-07-28 server calls it too, issue #24). */
-export async function answerListTools(core: GatewayCore, state: SessionState): Promise<{ tools: Tool[] }> {
+export async function answerListTools(core: GatewayCore, state: SessionState, cursor?: string): Promise<{ tools: Tool[]; nextCursor?: string }> {
   core.registry.touch(state.id);
+  let tools: Tool[];
   try {
-    return { tools: await listTools(core, state) };
+    tools = await listTools(core, state);
   } catch (error) {
     throw requestFailure('tools/list', error, core.logger);
   }
+  // Issue #24: a long list comes in pages; a bad cursor is the caller's mistake (-32602).
+  const page = pageOf(tools, cursor, core.settings.toolsPageSize);
+  return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
 }
 
 /** `tools/call` for a session: a meta-tool of its mode, a task-augmented call, or a plugin tool. */
