@@ -48,6 +48,12 @@ export interface CliContext {
   cwd: string;
   /** Standard input, read once; undefined when there is none (a terminal). */
   readStdin(): Promise<string | undefined>;
+  /**
+   * The command list this invocation was dispatched from (`runCli` sets it): a server runs the
+   * commands other processes forward to it with the same list, without importing it (the list
+   * includes `serve` itself).
+   */
+  commands?: readonly CommandSpec[];
 }
 
 /** How `node:util` parseArgs declares one option. */

@@ -191,6 +191,7 @@ export async function runCli(
       config: loadOnce,
       cwd,
       readStdin,
+      commands,
       async openApp() {
         if (borrowed) return borrowed;
         // The app (store, services, servers) loads only for a command that opens it (issue #28):

@@ -5,13 +5,26 @@
  * processes), the selection caches' own hit and miss totals, the gateway's live sessions,
  * the call-event recorder's losses, and the process (memory, heap, CPU).
  */
-import type { PluginHealth } from '../runtime/supervisor/api.ts';
-import type { BreakerState } from '../runtime/breaker.ts';
 import type { QuiverInstruments } from './quiver-metrics.ts';
+
+/** The breaker states the metrics label (the runtime's breakers report these). */
+const BREAKER_STATES = ['closed', 'open', 'half-open'] as const;
+type BreakerState = (typeof BREAKER_STATES)[number];
+
+/**
+ * What the metrics read of one plugin's health: the slice of the supervisor's `PluginHealth`
+ * they use, declared here so telemetry sits below the runtime it observes (issue #28).
+ */
+export interface PluginHealthReading {
+  pluginName: string;
+  state: string;
+  breaker: BreakerState;
+  toolBreakers: Record<string, BreakerState>;
+}
 
 /** Where the scrape-time values come from; each optional (a one-shot command has no gateway). */
 export interface MetricSources {
-  supervisor?: { health(): PluginHealth[]; processes(): unknown[] };
+  supervisor?: { health(): PluginHealthReading[]; processes(): unknown[] };
   /** Cache totals by cache name (`SelectionEngine.cacheStats`). */
   caches?: () => Record<string, { hits: number; misses: number; size: number }>;
   /** Live MCP sessions, per gateway front (HTTP, stdio) that registered one. */
@@ -19,9 +32,7 @@ export interface MetricSources {
   callEvents?: () => { dropped: number; failed: number };
 }
 
-const BREAKER_STATES: readonly BreakerState[] = ['closed', 'open', 'half-open'];
-
-function collectSupervisor(instruments: QuiverInstruments, health: PluginHealth[], processes: number): void {
+function collectSupervisor(instruments: QuiverInstruments, health: PluginHealthReading[], processes: number): void {
   instruments.pluginProcesses.set(undefined, processes);
   instruments.plugins.reset();
   instruments.breakers.reset();

@@ -17,7 +17,6 @@ import type { Logger } from '../core/logger.ts';
 import type { Queryable } from '../store/database.ts';
 import { loadMigrations } from '../store/migrator.ts';
 import type { SelectionEngine } from '../selection/index.ts';
-import type { CallEvent } from '../runtime/types.ts';
 import { MetricsRegistry } from './metrics/registry.ts';
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from './metrics/exposition.ts';
 import { declareQuiverMetrics, errorCodeOf, type QuiverInstruments } from './quiver-metrics.ts';
@@ -44,6 +43,17 @@ export interface TelemetrySettings {
   drainMs: number;
 }
 
+/**
+ * What the metrics read of one finished tool call: the slice of the runtime's `CallEvent`
+ * they use, declared here so telemetry sits below the runtime it observes (issue #28).
+ */
+export interface ToolCallReading {
+  pluginName: string;
+  latencyMs: number;
+  outcome: string;
+  errorClass?: string | undefined;
+}
+
 /** The telemetry of one app. */
 export interface Telemetry {
   readonly settings: TelemetrySettings;
@@ -53,7 +63,7 @@ export interface Telemetry {
   /** One HTTP request, as the API middleware saw it. */
   observeHttp(method: string, route: string, status: number, seconds: number, code?: string): void;
   /** One upstream tool call (the supervisor's `onCall`). */
-  recordToolCall(event: Pick<CallEvent, 'pluginName' | 'latencyMs' | 'outcome' | 'errorClass'>): void;
+  recordToolCall(event: ToolCallReading): void;
   /** Adds scrape-time sources; returns a function that removes the session counter it added. */
   watch(sources: MetricSources): () => void;
   /** The engine, measured and traced. */

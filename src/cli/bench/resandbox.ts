@@ -16,7 +16,8 @@ import { createApp, type App } from '../../app.ts';
 import { loadConfig } from '../../config.ts';
 import { percentile } from '../../core/stats.ts';
 import { detectHost } from '../../runtime/sandbox.ts';
-import { commands } from '../commands/index.ts';
+import { pluginCommands } from '../commands/plugin.ts';
+import { trustCommands } from '../commands/trust.ts';
 import { runCli } from '../run-cli.ts';
 
 /** The phrase that wakes the dormant plugin. */
@@ -96,7 +97,8 @@ export interface ResandboxRun {
 async function cli(app: App, cwd: string, argv: string[]): Promise<string> {
   let stdout = '';
   let stderr = '';
-  const code = await runCli(argv, commands, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) }, { QUIVER_LOG_LEVEL: 'silent' }, { app, cwd });
+  // The two command groups it runs, not the whole list: that list includes bench, which includes this (issue #28: no cycles).
+  const code = await runCli(argv, [...pluginCommands, ...trustCommands], { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) }, { QUIVER_LOG_LEVEL: 'silent' }, { app, cwd });
   if (code !== 0) throw new Error(`quiver ${argv.join(' ')} exited ${code}: ${stderr}`);
   return stdout;
 }

@@ -21,7 +21,7 @@ import { describeOptions, EXIT_CODES, type CliContext, type CommandSpec } from '
 import { bridgeStdio } from '../stdio-bridge.ts';
 import { watchParent } from '../parent-watch.ts';
 import { parseHostPort } from './host-port.ts';
-import { ErrorCodes, isQuiverError } from '../../core/errors.ts';
+import { ErrorCodes, isQuiverError, QuiverError } from '../../core/errors.ts';
 
 /**
  * The servers, loaded when this command serves (issue #28): the command list, and with it
@@ -31,13 +31,14 @@ const loadServers = () => import('../../composition/server.ts');
 
 /** Runs a command another `quiver` forwards to this server: the CLI itself, against this app (issue #15). */
 function forwardedRunner(app: App, context: CliContext): ForwardedRunner {
+  const commands = context.commands;
+  if (commands === undefined) throw new QuiverError(ErrorCodes.internal, 'quiver serve runs through runCli, which hands it the command list');
   return async ({ argv, cwd, stdin }) => {
-    // Imported here: the command list includes this very command.
-    const [{ runCli }, { commands }] = await Promise.all([import('../run-cli.ts'), import('./index.ts')]);
+    const { runCli } = await import('../run-cli.ts');
     let stdout = '';
     let stderr = '';
     const io = { stdout: (text: string) => void (stdout += text), stderr: (text: string) => void (stderr += text) };
-    const exitCode = await runCli(argv, commands, io, context.env, { app, cwd, ...(stdin !== undefined ? { stdin } : {}) });
+    const exitCode = await runCli(argv, [...commands], io, context.env, { app, cwd, ...(stdin !== undefined ? { stdin } : {}) });
     return { exitCode, stdout, stderr };
   };
 }

@@ -20,7 +20,8 @@
  * Which surface the text is on matters: parameter descriptions are what the model fills in,
  * results are what it reads next.
  */
-import type { PoisoningKind } from './poisoning.ts';
+/** The kinds of tool poisoning the rules name (here, beneath the detector that reports them). */
+export type PoisoningKind = 'hidden-instruction' | 'invisible-unicode' | 'confusable-name' | 'sensitive-file' | 'exfiltration' | 'shadowing' | 'secret-request';
 
 /** Where the text was found. */
 export type PoisoningSurface = 'tool' | 'parameter' | 'prompt' | 'resource' | 'result';

@@ -28,9 +28,9 @@
  * the matched text (it is attacker-controlled and may itself be an injection).
  */
 
-import { structuralFindings, type PoisoningSurface, type SignalContext } from './poisoning-signals.ts';
+import { structuralFindings, type PoisoningKind, type PoisoningSurface, type SignalContext } from './poisoning-signals.ts';
 
-export type { PoisoningSurface } from './poisoning-signals.ts';
+export type { PoisoningKind, PoisoningSurface } from './poisoning-signals.ts';
 
 /** A tool definition as served by a plugin (the subset poisoning looks at). */
 export interface PoisoningToolInput {
@@ -42,8 +42,6 @@ export interface PoisoningToolInput {
   /** MCP tool annotations (`title`, hints): clients show them, models read them. */
   annotations?: unknown;
 }
-
-export type PoisoningKind = 'hidden-instruction' | 'invisible-unicode' | 'confusable-name' | 'sensitive-file' | 'exfiltration' | 'shadowing' | 'secret-request';
 
 /** One poisoning finding: which tool, where in it (`description`, `inputSchema.properties.q.description`…), which rule. */
 export interface PoisoningFinding {

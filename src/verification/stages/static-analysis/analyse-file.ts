@@ -9,41 +9,14 @@
  */
 import type ts from 'typescript';
 import { lazyRequire } from '../../../core/lazy-require.ts';
+import type { FileFinding } from './file-finding.ts';
 import { analysePython } from './python-scan.ts';
 import { namesSecretPath } from './secret-paths.ts';
 
 // The compiler loads on the first parse, not when this module is imported (issue #28).
 const compiler = lazyRequire<typeof ts>('typescript');
 
-/** What can be found in one file. */
-export type FileFindingCode =
-  | 'dynamic-process'
-  | 'process-spawn'
-  | 'eval'
-  | 'dynamic-code'
-  | 'dynamic-require'
-  | 'dynamic-import'
-  | 'network'
-  | 'fs-write'
-  | 'minified'
-  | 'high-entropy-string'
-  | 'encoded-blob'
-  | 'escaped-identifier'
-  | 'obfuscated-identifiers'
-  | 'raw-socket'
-  | 'secret-path'
-  | 'env-enumeration'
-  | 'env-serialisation'
-  | 'unsafe-deserialise';
-
-/** One finding: code, 1-based line, and a short non-content detail (a module name, an API name). */
-export interface FileFinding {
-  code: FileFindingCode;
-  line: number;
-  detail?: string;
-  /** Code execution whose code or command is computed at run time (it runs whatever data reaches it): caps the verdict. */
-  fromData?: true;
-}
+export type { FileFinding, FileFindingCode } from './file-finding.ts';
 
 const PROCESS_MODULES = new Set(['child_process', 'node:child_process']);
 const PROCESS_CALLS = new Set(['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork']);

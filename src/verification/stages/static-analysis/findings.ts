@@ -7,7 +7,7 @@
  * kind, with the first location and the count, so a large dependency cannot flood the report.
  */
 import type { IssueSeverity, StageIssue } from '../../types.ts';
-import type { FileFindingCode } from './analyse-file.ts';
+import type { FileFindingCode } from './file-finding.ts';
 
 interface Rule {
   own: IssueSeverity;

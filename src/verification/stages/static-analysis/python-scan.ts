@@ -14,7 +14,7 @@
  * scanned as code, and `getattr(module, name)` style indirection is reported only when its
  * name argument is computed. Findings use the JavaScript analyser's codes and rules.
  */
-import type { FileFinding } from './analyse-file.ts';
+import type { FileFinding } from './file-finding.ts';
 import { namesSecretPath } from './secret-paths.ts';
 
 /** One token: a name, a string literal (value without quotes or prefix), a number, or an operator character. */
