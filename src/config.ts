@@ -36,8 +36,6 @@ export interface QuiverConfig {
   secretKey: string | undefined;
   /** Where QUIVER_SECRET_KEY_FILE keeps the key, when it does: hidden from plugins like the home (issue #26). */
   secretKeyFile: string | undefined;
-  /** Where QUIVER_SECRET_KEY_FILE keeps the key, when it does: hidden from plugins like the home (issue #26). */
-  secretKeyFile: string | undefined;
   dangerouslyAllowUnsandboxed: boolean;
   embedder:
     | { kind: 'offline' }
@@ -480,7 +478,6 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
     },
     logLevel: logLevel as QuiverConfig['logLevel'],
     secretKey: readSecret(env, 'QUIVER_SECRET_KEY'),
-    secretKeyFile: env.QUIVER_SECRET_KEY_FILE || undefined,
     secretKeyFile: env.QUIVER_SECRET_KEY_FILE || undefined,
     dangerouslyAllowUnsandboxed: values.QUIVER_DANGEROUSLY_ALLOW_UNSANDBOXED,
     embedder,
