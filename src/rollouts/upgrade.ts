@@ -135,7 +135,8 @@ export async function startUpgrade(context: RolloutContext, reference: string, r
             message: `${outgoing.version} (${outgoing.status}) left the ${slot} slot; its folder ${outgoing.folder} is released`,
             details: { action: 'released', folder: outgoing.folder, labels: [outgoing.runtimeVersion, outgoing.version], version: outgoing.version, slot, status: outgoing.status },
           },
-          at,
+          // Just before `started`: the history reads in order (the old version left, then the new one came).
+          new Date(at.getTime() - 1),
         );
       }
       return { rollout, canary };

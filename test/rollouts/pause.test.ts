@@ -103,7 +103,8 @@ describeEachBackend('a paused rollout holds its traffic and is still judged (iss
         },
         20_000,
       );
-      assert.deepEqual(kindsOf(view), ['started', 'paused', 'rolled_back'], 'judged after the pause, never stepped');
+      // The failed v2 left the slot v3 took: its folder is recorded as released first (issue #29).
+      assert.deepEqual(kindsOf(view), ['folder', 'started', 'paused', 'rolled_back'], 'judged after the pause, never stepped');
       assert.match(view.rollout?.reason ?? '', /error rate/);
       assert.equal(view.rollout?.step, 0);
       const rolledBack = view.history.find((event) => event.rolloutId === started.rollout.id && event.kind === 'rolled_back')!;
