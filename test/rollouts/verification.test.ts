@@ -122,13 +122,14 @@ describeEachBackend('a rollout verifies the staged version before it takes traff
     const view = await waitFor('rejected', async () => {
       const current = await app.rollouts.status('calc');
       // The view reads the rollout and its history in two queries: wait for both to show the end.
-      const ended = current.history.some((event) => event.rolloutId === started.rollout.id && event.kind !== 'started');
+      const ended = current.history.some((event) => event.rolloutId === started.rollout.id && event.kind !== 'started' && event.kind !== 'folder');
       return current.rollout?.id === started.rollout.id && current.rollout.status !== 'verifying' && ended ? current : undefined;
     }, 45_000);
     assert.equal(view.rollout?.status, 'rolled_back', `not rejected: ${view.rollout?.reason ?? ''}`);
     assert.match(view.rollout?.reason ?? '', /^rejected by verification: .*UNVERIFIED.*poison/i);
     const kinds = view.history.filter((event) => event.rolloutId === started.rollout.id).map((event) => event.kind).reverse();
-    assert.deepEqual(kinds, ['started', 'rolled_back'], 'rejected once: no re-verification queued yet');
+    // The slot's previous version (v2, rolled back above) left it first: its folder is recorded as released (issue #29).
+    assert.deepEqual(kinds, ['folder', 'started', 'rolled_back'], 'rejected once: no re-verification queued yet');
     const rolledBack = view.history.find((event) => event.rolloutId === started.rollout.id && event.kind === 'rolled_back')!;
     assert.equal((rolledBack.details['verification'] as { trustLevel?: string }).trustLevel, 'UNVERIFIED');
     const failed = view.slots.find((slot) => slot.status === 'failed');
