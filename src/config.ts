@@ -332,11 +332,17 @@ const envSchema = z.object({
   QUIVER_ROLLOUT_MAX_ERROR_RATE_DELTA: z.coerce.number().min(0).max(1).default(0.1),
   QUIVER_ROLLOUT_MAX_P95_RATIO: z.coerce.number().min(1).max(1000).default(2),
   QUIVER_ROLLOUT_MIN_P95_DELTA_MS: z.coerce.number().min(0).max(600_000).default(100),
-  QUIVER_ROLLOUT_FOLDER_RETENTION_MS: z.coerce.number().int().min(0).max(31_536_000_000).default(604_800_000),
-  QUIVER_ROLLOUT_RECENT_CALL_MS: z.coerce.number().int().min(0).max(86_400_000).default(900_000),
-  QUIVER_ROLLOUT_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(3_600_000),
   QUIVER_ROLLOUT_TICK_MS: z.coerce.number().int().min(50).max(600_000).default(1000),
   QUIVER_ROLLOUT_REVERIFY_AFTER: z.coerce.number().int().min(1).max(1000).default(2),
+  QUIVER_ROLLOUT_FOLDER_RETENTION_MS: z.coerce.number().int().min(0).max(31_536_000_000).default(604_800_000),
+  QUIVER_ROLLOUT_RECENT_CALL_MS: z.coerce.number().int().min(0).max(86_400_000).default(900_000),
+  QUIVER_ROLLOUT_SWEEP_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(86_400_000)
+    .refine((value) => value === 0 || value >= 1000, 'expected 0 (no sweep) or at least 1000 ms')
+    .default(3_600_000),
   QUIVER_OAUTH_ISSUER: z.string().url().optional(),
   QUIVER_OAUTH_RESOURCE: z.string().url().optional(),
   QUIVER_OAUTH_JWKS_URL: z.string().url().optional(),
