@@ -123,8 +123,10 @@ console.log(JSON.stringify({ status: embedder.status(), dimensions: vectors[0].l
     try {
       const report = await app.telemetry.readiness.check();
       assert.equal(report.ready, true);
-      assert.equal(report.warnings?.length, 1);
-      assert.match(report.warnings![0]!, /use-lite-table.*could not load .*fallback quiver-offline/);
+      // Only the embedder's warning is asserted: a loaded machine may add others (e.g. a slow check).
+      const embedderWarnings = (report.warnings ?? []).filter((warning) => /embedding model/.test(warning));
+      assert.equal(embedderWarnings.length, 1, JSON.stringify(report.warnings));
+      assert.match(embedderWarnings[0]!, /use-lite-table.*could not load .*fallback quiver-offline/);
       assert.match((await app.embeddings.status()).model, /^quiver-offline/);
     } finally {
       await app.close();
@@ -134,7 +136,8 @@ console.log(JSON.stringify({ status: embedder.status(), dimensions: vectors[0].l
   it('the app embeds with the table when QUIVER_EMBEDDER=table', async () => {
     const app = await createApp(loadConfig({ QUIVER_DATABASE_URL: 'memory://', QUIVER_LOG_LEVEL: 'silent', QUIVER_HOME: join(scratch, 'home2'), QUIVER_EMBEDDER: 'table' }));
     try {
-      assert.deepEqual(await app.telemetry.readiness.check().then((r) => r.warnings ?? []), []);
+      const warnings = await app.telemetry.readiness.check().then((r) => r.warnings ?? []);
+      assert.deepEqual(warnings.filter((warning) => /embedding model/.test(warning)), [], JSON.stringify(warnings));
       assert.match((await app.embeddings.status()).model, /^use-lite-table:/);
     } finally {
       await app.close();

@@ -9,7 +9,8 @@
  * Apache-2.0), with the same output, its quirks included (a piece's length counted in code
  * points while matching and in UTF-16 units while walking back; a tie goes to the later
  * start). What changed is speed: the trie is walked from each position in place instead of
- * over a copied suffix, so a long tool text costs O(n × longest piece), not O(n²).
+ * over a copied suffix, and the lattice is solved in one forward pass without storing it, so a
+ * long tool text costs O(n × longest piece), not O(n²).
  */
 
 /** `[piece, log-probability]` pairs, the layout of the package's vocab.json. */
@@ -20,7 +21,8 @@ const separator = '\u2581';
 const reservedSymbols = 6;
 
 interface TrieNode {
-  children: Map<string, TrieNode>;
+  /** Children by code point. */
+  children: Map<number, TrieNode>;
   /** Vocabulary id when a piece ends here, else -1. */
   id: number;
   score: number;
@@ -41,8 +43,9 @@ export function createPieceTokenizer(vocabulary: Vocabulary): PieceTokenizer {
     const [piece, score] = vocabulary[id]!;
     let node = root;
     for (const symbol of piece) {
-      let child = node.children.get(symbol);
-      if (!child) node.children.set(symbol, (child = newNode()));
+      const code = symbol.codePointAt(0)!;
+      let child = node.children.get(code);
+      if (!child) node.children.set(code, (child = newNode()));
       node = child;
     }
     node.id = id;
@@ -53,44 +56,39 @@ export function createPieceTokenizer(vocabulary: Vocabulary): PieceTokenizer {
     encode(text) {
       const normalized = text.normalize('NFKC');
       if (normalized.length === 0) return [];
-      const symbols = Array.from(separator + normalized.replace(/ /g, separator));
-      const n = symbols.length;
-      // Per end position, the best path's score and its last piece (as in the package:
-      // score 0 means "none yet", and a later candidate with an equal score wins).
+      const marked = separator + normalized.replace(/ /g, separator);
+      // Code points (a symbol is one code point, as in the package's stringToChars).
+      const symbols = new Int32Array(marked.length);
+      let n = 0;
+      for (let at = 0; at < marked.length; ) {
+        const code = marked.codePointAt(at)!;
+        symbols[n++] = code;
+        at += code > 0xffff ? 2 : 1;
+      }
+      // Per end position, the best path's score and its last piece. The package visits the
+      // candidates ending at each position in order of their start and takes one when no path
+      // is known yet (score 0) or its score is at least the best so far. A forward pass over
+      // start positions visits them in that same order, and a position's best is final before
+      // any candidate starts there, so it gives the same choices without storing candidates.
       const best = new Float64Array(n + 1);
       const words = new Int32Array(n + 1);
-      // Candidates grouped by end position, visited in order of their start (ascending),
-      // which is the package's object-key order.
-      const starts: number[][] = Array.from({ length: n + 1 }, () => []);
-      const ids: number[][] = Array.from({ length: n + 1 }, () => []);
-      const scores: number[][] = Array.from({ length: n + 1 }, () => []);
+      const offer = (end: number, id: number, score: number): void => {
+        if (best[end] === 0 || score >= best[end]!) {
+          best[end] = score;
+          words[end] = id;
+        }
+      };
       for (let i = 0; i < n; i++) {
         let node = root.children.get(symbols[i]!);
         let found = false;
         for (let j = i; j < n && node; j++) {
           if (node.id >= 0) {
-            starts[j + 1]!.push(i);
-            ids[j + 1]!.push(node.id);
-            scores[j + 1]!.push(node.score);
+            offer(j + 1, node.id, node.score + best[i]!);
             found = true;
           }
-          node = node.children.get(symbols[j + 1]!);
+          node = j + 1 < n ? node.children.get(symbols[j + 1]!) : undefined;
         }
-        if (!found) {
-          starts[i + 1]!.push(i);
-          ids[i + 1]!.push(0);
-          scores[i + 1]!.push(0);
-        }
-      }
-      for (let end = 0; end <= n; end++) {
-        const endStarts = starts[end]!;
-        for (let c = 0; c < endStarts.length; c++) {
-          const score = scores[end]![c]! + best[endStarts[c]!]!;
-          if (best[end] === 0 || score >= best[end]!) {
-            best[end] = score;
-            words[end] = ids[end]![c]!;
-          }
-        }
+        if (!found) offer(i + 1, 0, best[i]!);
       }
       const reversed: number[] = [];
       let at = n;
