@@ -49,6 +49,18 @@ describe('bounded memo', () => {
     memo.clear();
     assert.equal(memo.get('b'), undefined);
   });
+
+  it('evicts the least recently used entry, so a request that keeps coming back stays (fails with oldest-first)', () => {
+    const memo = createBoundedMemo<number>(2);
+    memo.set('weather', 1);
+    memo.set('email', 2);
+    assert.equal(memo.get('weather'), 1, 'used again: now the most recent');
+    memo.set('pdf', 3);
+    assert.equal(memo.get('email'), undefined, 'the least recently used went');
+    assert.deepEqual([memo.get('weather'), memo.get('pdf'), memo.size], [1, 3, 2]);
+    memo.set('pdf', 4);
+    assert.deepEqual([memo.get('weather'), memo.get('pdf'), memo.size], [1, 4, 2], 'replacing a key evicts nothing');
+  });
 });
 
 describe('candidate mask', () => {
