@@ -102,9 +102,10 @@ describe('plugins of the 2026-07-28 era (issue #24)', () => {
   it('refuses the input request of a caller that cannot answer it, with the reason', { timeout: 120_000 }, async () => {
     const supervisor = make();
     try {
+      // The plugin is told the caller's own capabilities (none), so its SDK refuses to ask (-32021).
       const caller: CallerLink = { ...callerAnswering([]), capabilities: {} };
       await assert.rejects(supervisor.callTool(modernSpec('modern-incapable'), 'place_order', { item: 'tea' }, { caller }), (error: Error) => {
-        assert.match(error.message, /did not declare the 'elicitation' capability/);
+        assert.match(error.message, /Cannot request input 'confirm' \(elicitation\/create\): the request's client capabilities do not declare the required capability/);
         return true;
       });
     } finally {

@@ -17,7 +17,7 @@ import { classifyFailure } from './classify.ts';
 import { createDeadline, type Deadline } from './deadline.ts';
 import type { EntryRegistry } from './registry.ts';
 import type { Requests } from './requests.ts';
-import { answerRoomMs, claimFor, progressMeta, syncLogLevel, withProgressToken, type CallClaim } from './session-routing.ts';
+import { answerRoomMs, claimFor, progressMeta, syncLogLevel, withCallerCapabilities, withProgressToken, type CallClaim } from './session-routing.ts';
 import type { UpstreamConnection } from '../upstream-client.ts';
 import { requestTimeoutMs, type SupervisorSettings } from './settings.ts';
 import type { Entry, Gate } from './state.ts';
@@ -71,7 +71,7 @@ async function forwardedCall(
   const { toolName, args, callOptions, claim } = call;
   await syncLogLevel(connection.client, callOptions.caller, { signal, timeout: remaining() });
   return withProgressToken(connection.client, callOptions.onProgress, async (progressToken) => {
-    const params = { name: toolName, arguments: args, ...progressMeta(progressToken) };
+    const params = withCallerCapabilities({ name: toolName, arguments: args, ...progressMeta(progressToken) }, claim.caller, connection.era);
     // W3C trace context for the plugin in `_meta` when this call is traced (issue #16).
     return (await connection.client.callTool(withTraceMeta(params), undefined, {
       signal,

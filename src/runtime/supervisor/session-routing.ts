@@ -348,6 +348,25 @@ export function progressMeta(token: string | undefined): { _meta?: { progressTok
   return token ? { _meta: { progressToken: token } } : {};
 }
 
+/** The `_meta` key of the client capabilities a 2026-07-28 request carries. */
+const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
+
+/**
+ * Issue #24: a request to a 2026-07-28 plugin carries the capabilities of the client that made
+ * the call (what the plugin may ask it: its input requests come back to that client), not
+ * Quiver's own; a 2025 plugin learns capabilities at `initialize` only, so its params stay.
+ */
+export function withCallerCapabilities<P extends { _meta?: Record<string, unknown> }>(params: P, caller: CallerLink | undefined, era: 'legacy' | 'modern'): P {
+  if (era !== 'modern') return params;
+  const declared = caller?.capabilities ?? {};
+  const capabilities = {
+    ...(declared.sampling ? { sampling: declared.sampling } : {}),
+    ...(declared.elicitation ? { elicitation: declared.elicitation } : {}),
+    ...(declared.roots ? { roots: declared.roots } : {}),
+  };
+  return { ...params, _meta: { ...params._meta, [CLIENT_CAPABILITIES_KEY]: capabilities } };
+}
+
 /** Tells every connection a session has used that its client's roots changed (`notifications/roots/list_changed`). */
 export async function notifyRootsChanged(instances: readonly Instance[], sessionId: string, logger: Logger): Promise<void> {
   const targets = instances.filter((instance) => rootsUsers.get(instance)?.has(sessionId) && instance.connection?.isOpen());
