@@ -7,13 +7,14 @@ import { mkdirSync } from 'node:fs';
 import pino from 'pino';
 import type { QuiverConfig } from './config.ts';
 import type { Logger } from './core/logger.ts';
+import { ErrorCodes, QuiverError } from './core/errors.ts';
 import type { Database } from './store/database.ts';
 import { openStore } from './store/open.ts';
 import type { MigrationResult } from './store/migrator.ts';
 import { createApiKeyService, type ApiKeyService } from './access/api-keys.ts';
 import { createCatalogService, type CatalogService } from './catalog/index.ts';
 import type { Supervisor } from './runtime/index.ts';
-import { createRemoteOAuth, type RemoteOAuth } from './plugins/oauth/remote-oauth.ts';
+import { createRemoteOAuth, parseOwnerLabel, type RemoteOAuth } from './plugins/oauth/remote-oauth.ts';
 import { withRemoteRevocation } from './plugins/oauth/revoke-on-removal.ts';
 import { createCallEventRecorder, type CallEventRecorder } from './runtime/call-event-recorder.ts';
 import { createPluginService, type PluginService } from './plugins/service.ts';
@@ -222,11 +223,18 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     const secrets = createLazySecretBox(() => loadSecretKey({ configured: config.secretKey, homeDir: config.homeDir }).key);
     // Issue #27: Quiver as an OAuth client of remote plugins; their calls carry its tokens, refreshed before expiry.
     const remoteOAuth = createRemoteOAuth({ db, secrets });
+    // A spec bound to an owner (a per-user or per-organisation server) carries that owner's token, never the hub's.
+    const remoteToken = (url: string, owner: string | undefined) => {
+      if (owner === undefined) return remoteOAuth.accessToken(url);
+      const parsed = parseOwnerLabel(owner);
+      if (!parsed) throw new QuiverError(ErrorCodes.missingCredential, 'a remote connection names an unknown authorization owner: refused');
+      return remoteOAuth.accessToken(url, parsed);
+    };
     const supervisor = wireSupervisor({
       db,
       config,
       logger,
-      remoteAuthorization: (url) => remoteOAuth.accessToken(url),
+      remoteAuthorization: remoteToken,
       onCall: (event) => (callEvents.record(event), telemetry.recordToolCall(event)),
       onEgressDecision: (decision) => (trust.recordDecision(decision), enforcement?.observe(decision)),
     });

@@ -231,7 +231,7 @@ export function wireSupervisor(input: {
   onCall: (event: CallEvent) => void;
   onEgressDecision: NonNullable<SandboxOptions['onEgressDecision']>;
   /** OAuth access tokens of remote plugins by URL (issue #27). */
-  remoteAuthorization?: (url: string) => Promise<string | undefined>;
+  remoteAuthorization?: (url: string, owner: string | undefined) => Promise<string | undefined>;
 }): Supervisor {
   const { config } = input;
   return createSupervisor({

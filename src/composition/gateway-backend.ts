@@ -30,6 +30,8 @@ import { createPassthroughMethods } from './gateway-backend/passthrough.ts';
 import { createSurfaceMethods } from './gateway-backend/surface-methods.ts';
 import { createTaskMethods } from './gateway-backend/task-methods.ts';
 import { createToolMethods } from './gateway-backend/tools.ts';
+import { createRemoteOwnership } from './gateway-backend/remote-owner.ts';
+import type { RemoteOAuth } from '../plugins/oauth/remote-oauth.ts';
 import { createPinGuard } from './gateway-backend/pin-guard.ts';
 import { createSessionVisibility } from './gateway-backend/visibility.ts';
 
@@ -44,6 +46,8 @@ export interface GatewayBackendDeps {
   /** Tool pinning (issue #10): quarantined tools are refused with the reason; a restarted plugin's tools are screened before a call. */
   pinning?: Pick<PinningService, 'quarantineOf' | 'screenServed'> | undefined;
   logger?: Logger;
+  /** Issue #27: whose authorization a remote plugin's requests carry (per user or organisation when the admin says so). */
+  remoteOAuth?: Pick<RemoteOAuth, 'ownerKind' | 'accessToken'> | undefined;
   /** How long launch specs and plugin metadata are reused (ms, default 10 s); changes clear them at once. */
   cacheTtlMs?: number;
   now?: () => number;
@@ -74,6 +78,7 @@ export function createGatewayBackend(deps: GatewayBackendDeps): GatewayBackend &
     logger,
   );
 
+  const owned = deps.remoteOAuth === undefined ? undefined : createRemoteOwnership(deps.remoteOAuth);
   const pinGuard = deps.pinning === undefined ? undefined : createPinGuard({ supervisor: deps.supervisor, pinning: deps.pinning });
 
   return {
@@ -89,11 +94,12 @@ export function createGatewayBackend(deps: GatewayBackendDeps): GatewayBackend &
       slots: deps.slots,
       pinning: deps.pinning,
       pinGuard,
+      owned,
     }),
     ...createCapabilityMethods({ plugins: deps.plugins, visibility, caches }),
-    ...createPassthroughMethods({ supervisor: deps.supervisor, visibility, caches, slots: deps.slots }),
-    ...createSurfaceMethods({ supervisor: deps.supervisor, visibility, caches, slots: deps.slots }),
-    ...createTaskMethods({ supervisor: deps.supervisor, visibility, caches, pinGuard }),
+    ...createPassthroughMethods({ supervisor: deps.supervisor, visibility, caches, slots: deps.slots, owned }),
+    ...createSurfaceMethods({ supervisor: deps.supervisor, visibility, caches, slots: deps.slots, owned }),
+    ...createTaskMethods({ supervisor: deps.supervisor, visibility, caches, pinGuard, owned }),
 
     async recordOutcome(eventId, outcome) {
       // Queued and written in batches (issue #18): the gateway reports one after every search,

@@ -41,7 +41,7 @@ export interface AppGateway {
 /** The MCP gateway of an app: its backend, exposure modes and the configured session limits. */
 export async function createAppGateway(app: App, options: { defaultExposureMode?: ExposureMode; storedSessions?: boolean } = {}): Promise<AppGateway> {
   const logger = app.logger.child({ part: 'gateway' });
-  const backend = createGatewayBackend({ db: app.db, selection: app.selection, plugins: app.plugins, supervisor: app.supervisor, pinning: app.pinning, slots: app.rollouts, logger });
+  const backend = createGatewayBackend({ db: app.db, selection: app.selection, plugins: app.plugins, supervisor: app.supervisor, pinning: app.pinning, slots: app.rollouts, remoteOAuth: app.remoteOAuth, logger });
   await backend.refreshExposureModes();
   // Issue #16: the backend's launch-spec and plugin-list caches beside the selection caches in /metrics.
   const unwatch = app.telemetry.watch({ caches: () => backend.cacheStats() });

@@ -139,6 +139,12 @@ export const httpSpecSchema = z.object({
   url: z.url(),
   /** Request headers, credentials included (already decrypted). */
   headers: z.record(z.string(), z.string()).default({}),
+  /**
+   * Whose OAuth authorization the connection carries (issue #27): an owner label such as
+   * 'user:alice' or 'organisation:acme' when the admin set the server's authorizations per user
+   * or organisation; absent, the hub's. Connections of different owners are never shared.
+   */
+  authorizationOwner: z.string().min(1).max(600).optional(),
 });
 
 /**

@@ -62,7 +62,7 @@ export interface ConnectOptions {
    * every request so a token is refreshed before it expires; undefined: the server was never
    * authorized (static headers only).
    */
-  authorization?: ((url: string) => Promise<string | undefined>) | undefined;
+  authorization?: ((url: string, owner: string | undefined) => Promise<string | undefined>) | undefined;
 }
 
 const clientInfo = { name: 'quiver', version: QUIVER_VERSION };
@@ -298,6 +298,13 @@ export async function connectStdio(
   };
 }
 
+/** The `quiver plugin authorize` flag naming an owner label ('user:alice' -> ' --user alice'); '' for the hub's. */
+function ownerFlag(owner: string | undefined): string {
+  if (owner === undefined) return '';
+  const colon = owner.indexOf(':');
+  return `${owner.startsWith('user:') ? ' --user' : ' --org'} ${owner.slice(colon + 1)}`;
+}
+
 /**
  * Connects to a remote plugin. A plugin not known to be legacy is first tried in the 2026-07-28
  * era the v2 SDK's `auto` way (a modern request; a `400` without a recognised modern error means
@@ -314,7 +321,7 @@ export async function connectHttp(spec: HttpSpec, options: ConnectOptions): Prom
     for (const [name, value] of Object.entries(headers)) merged.set(name, value);
     let token: string | undefined;
     try {
-      token = await options.authorization?.(spec.url);
+      token = await options.authorization?.(spec.url, spec.authorizationOwner);
     } catch (error) {
       authorizationFailure = error; // an expired authorization that cannot be refreshed says how to connect
       throw error;
@@ -371,7 +378,7 @@ export async function connectHttp(spec: HttpSpec, options: ConnectOptions): Prom
     throw new QuiverError(
       ErrorCodes.missingCredential,
       `remote plugin '${spec.pluginName}' at ${url.origin}${url.pathname} requires an OAuth authorization Quiver does not hold (it answered 401); ` +
-        `authorize it with 'quiver plugin authorize ${spec.url}' (opens the server's sign-in in a browser)`,
+        `authorize it with 'quiver plugin authorize ${spec.url}${ownerFlag(spec.authorizationOwner)}' (opens the server's sign-in in a browser)`,
       { kind: 'user', details: { reason: 'unauthorized', pluginId: spec.pluginId } },
     );
   }

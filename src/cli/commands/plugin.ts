@@ -13,6 +13,7 @@ import type { PluginHealthSource } from '../../plugins/health.ts';
 import type { InstallReport, PluginDetails, PluginService } from '../../plugins/service.ts';
 import { parsePluginSource } from '../../plugins/sources.ts';
 import { parseMountArgument } from '../../runtime/host-mounts.ts';
+import { HUB_OWNER, type RemoteOwner, type RemoteOwnerKind } from '../../plugins/oauth/remote-oauth.ts';
 import { authorizeRemote, startRemoteAuthorization } from '../../plugins/oauth/authorize-flow.ts';
 import { EXIT_CODES, cliActor, formatTable, printJson, type CliContext, type CommandOptions, type CommandSpec } from '../command.ts';
 import { noMarketplaceMatchMessage, noPluginsMessage } from '../empty-results.ts';
@@ -297,11 +298,24 @@ const remove: CommandSpec = {
   },
 };
 
+/** The owner `--user` or `--org` names (at most one); the hub without either. */
+function ownerOption(context: CliContext): RemoteOwner {
+  const user = text(context, 'user');
+  const org = text(context, 'org');
+  if (user !== undefined && org !== undefined) throw invalidInput('give --user or --org, not both');
+  if (user !== undefined) return { kind: 'user', id: user };
+  if (org !== undefined) return { kind: 'organisation', id: org };
+  return HUB_OWNER;
+}
+
 const authorize: CommandSpec = {
   path: ['plugin', 'authorize'],
-  summary: "Authorize Quiver at a remote MCP server that requires OAuth: open the printed URL, sign in, and Quiver keeps the tokens (encrypted, refreshed; revoked when the plugin is removed).",
-  usage: 'URL [--timeout SECONDS] [--no-wait] | URL --status',
+  summary: "Authorize Quiver at a remote MCP server that requires OAuth: open the printed URL, sign in, and Quiver keeps the tokens (encrypted, refreshed; revoked when the plugin is removed). Per user or organisation with --per, --user, --org.",
+  usage: 'URL [--user ID | --org ID] [--timeout SECONDS] [--no-wait] | URL [--user ID | --org ID] --status | URL --per hub|user|organisation',
   options: {
+    user: { type: 'string', valueName: 'ID', description: "authorize on behalf of this Quiver user (the server's calls for that user carry it); hand the printed URL to the user, who signs in with their own account" },
+    org: { type: 'string', valueName: 'ID', description: 'authorize on behalf of this organisation (calls of its members carry it)' },
+    per: { type: 'string', valueName: 'KIND', description: "whose authorization the server's calls carry: hub (one for everyone, the default), user or organisation" },
     timeout: { type: 'string', valueName: 'SECONDS', description: 'how long to wait for the browser (default 300)' },
     'no-wait': {
       type: 'boolean',
@@ -314,28 +328,39 @@ const authorize: CommandSpec = {
     const [url] = context.args.positionals;
     if (!url) throw invalidInput('usage: quiver plugin authorize URL [--timeout SECONDS]');
     const app = await context.openApp();
+    const per = text(context, 'per');
+    if (per !== undefined) {
+      await app.remoteOAuth.setOwnerKind(url, per as RemoteOwnerKind);
+      if (context.json) printJson(context.io, { url, per });
+      else context.io.stdout(per === 'hub' ? `calls to ${url} carry the hub's authorization\n` : `calls to ${url} carry each ${per}'s own authorization; connect one with 'quiver plugin authorize ${url} --${per === 'user' ? 'user' : 'org'} ID'\n`);
+      return 0;
+    }
+    const owner = ownerOption(context);
+    const ownerFlag = owner.kind === 'hub' ? '' : ` --${owner.kind === 'user' ? 'user' : 'org'} ${owner.id}`;
     if (context.args.values['status'] === true) {
-      const status = await app.remoteOAuth.status(url);
-      if (context.json) printJson(context.io, { url, ...status });
-      else context.io.stdout(status.authorized ? `authorized${status.expiresAt ? `; the access token expires ${status.expiresAt.toISOString()}` : ''}${status.refreshable ? ' (refreshable)' : ''}\n` : `not authorized; run 'quiver plugin authorize ${url}'\n`);
+      const status = await app.remoteOAuth.status(url, owner);
+      const per = await app.remoteOAuth.ownerKind(url);
+      if (context.json) printJson(context.io, { url, per, owner: owner.kind === 'hub' ? 'hub' : { kind: owner.kind, id: owner.id }, ...status });
+      else context.io.stdout(status.authorized ? `authorized${status.expiresAt ? `; the access token expires ${status.expiresAt.toISOString()}` : ''}${status.refreshable ? ' (refreshable)' : ''}; calls carry the ${per === 'hub' ? "hub's" : `${per}'s own`} authorization\n` : `not authorized; run 'quiver plugin authorize ${url}${ownerFlag}'\n`);
       return 0;
     }
     const seconds = Number(text(context, 'timeout') ?? '300');
     if (!Number.isFinite(seconds) || seconds <= 0) throw invalidInput('--timeout must be a positive number of seconds');
     if (context.args.values['no-wait'] === true) {
-      const started = await startRemoteAuthorization(app.remoteOAuth, url, { timeoutMs: seconds * 1000 });
+      const started = await startRemoteAuthorization(app.remoteOAuth, url, { timeoutMs: seconds * 1000, owner });
       // The outcome shows in --status; a failure is not lost silently in the serving process either.
       started.completion.catch((error: unknown) => app.logger.warn({ url, err: error instanceof Error ? error.message : String(error) }, 'remote authorization did not complete'));
       if (context.json) printJson(context.io, { url, authorizationUrl: started.authorizationUrl.href, waiting: true });
-      else context.io.stdout(`Open this URL in a browser and sign in to authorize Quiver at ${url}:\n\n  ${started.authorizationUrl.href}\n\nthen check with 'quiver plugin authorize ${url} --status'\n`);
+      else context.io.stdout(`Open this URL in a browser and sign in to authorize Quiver at ${url}:\n\n  ${started.authorizationUrl.href}\n\nthen check with 'quiver plugin authorize ${url}${ownerFlag} --status'\n`);
       return 0;
     }
     await authorizeRemote(app.remoteOAuth, url, {
       timeoutMs: seconds * 1000,
+      owner,
       // stderr: stdout stays machine-readable with --json.
       onAuthorizationUrl: (authorizationUrl) => context.io.stderr(`Open this URL in a browser and sign in to authorize Quiver at ${url}:\n\n  ${authorizationUrl.href}\n\nWaiting for the authorization…\n`),
     });
-    if (context.json) printJson(context.io, { url, authorized: true });
+    if (context.json) printJson(context.io, { url, authorized: true, ...(owner.kind === 'hub' ? {} : { owner: { kind: owner.kind, id: owner.id } }) });
     else context.io.stdout(`authorized Quiver at ${url}; add it with 'quiver plugin add ${url}'\n`);
     return 0;
   },

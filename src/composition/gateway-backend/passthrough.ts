@@ -12,6 +12,7 @@ import type { RolloutService, SlotTarget } from '../../rollouts/index.ts';
 import type { BackendCaches } from './caches.ts';
 import type { SessionVisibility } from './visibility.ts';
 import { screenPromptResult, screenResourceResult } from './result-screen.ts';
+import type { OwnedSpec } from './remote-owner.ts';
 
 /** What the passthrough methods are built from. */
 export interface PassthroughDeps {
@@ -20,6 +21,13 @@ export interface PassthroughDeps {
   caches: BackendCaches;
   /** Blue-green slots (issue #29): during a canary a read or prompt goes to the session's slot, like its tool calls. */
   slots?: Pick<RolloutService, 'routeTarget'> | undefined;
+  /** Issue #27: a remote plugin authorized per user or organisation is asked with the session's owner's authorization. */
+  owned?: OwnedSpec | undefined;
+}
+
+/** The spec bound to the session's owner where the remote plugin's authorization is per user or organisation. */
+export function ownedFor(deps: Pick<PassthroughDeps, 'owned'>, spec: UpstreamSpec, session: BackendSession): Promise<UpstreamSpec> {
+  return deps.owned ? deps.owned(spec, session) : Promise.resolve(spec);
 }
 
 /**
@@ -27,7 +35,7 @@ export interface PassthroughDeps {
  * is kept with its plugin, each failure becomes a warning (also used by `surface-methods.ts`).
  */
 export async function fanOutToPlugins<T>(
-  deps: Pick<PassthroughDeps, 'visibility' | 'caches'>,
+  deps: Pick<PassthroughDeps, 'visibility' | 'caches' | 'owned'>,
   session: BackendSession,
   list: (spec: UpstreamSpec) => Promise<T[]>,
   what: string,
@@ -37,7 +45,7 @@ export async function fanOutToPlugins<T>(
   const known = await caches.plugins();
   // Plugins that registered through sync have no process to ask.
   const launchable = names.filter((name) => known.get(name)?.launch);
-  const settled = await Promise.allSettled(launchable.map(async (name) => ({ name, items: await list(await caches.specFor(name)) })));
+  const settled = await Promise.allSettled(launchable.map(async (name) => ({ name, items: await list(await ownedFor(deps, await caches.specFor(name), session)) })));
   const result: AggregatedList<T> = { items: [], warnings: [] };
   settled.forEach((outcome, i) => {
     if (outcome.status === 'fulfilled') {
@@ -81,7 +89,7 @@ export function createPassthroughMethods(deps: PassthroughDeps): Pick<GatewayBac
     async readResource(session, pluginName, uri, options = {}) {
       await visibility.requireVisiblePlugin(session, pluginName);
       // Issue #23: a resource's text reaches the model like a tool result, so it is screened the same way.
-      const spec = routed(deps, session, pluginName, await caches.specFor(pluginName), { kind: 'resource', uri });
+      const spec = await ownedFor(deps, routed(deps, session, pluginName, await caches.specFor(pluginName), { kind: 'resource', uri }), session);
       return screenResourceResult(await supervisor.readResource(spec, uri, requestOptions(options)), pluginName, uri);
     },
 
@@ -89,7 +97,7 @@ export function createPassthroughMethods(deps: PassthroughDeps): Pick<GatewayBac
 
     async getPrompt(session, pluginName, name, args, options = {}) {
       await visibility.requireVisiblePlugin(session, pluginName);
-      const spec = routed(deps, session, pluginName, await caches.specFor(pluginName), { kind: 'prompt', name });
+      const spec = await ownedFor(deps, routed(deps, session, pluginName, await caches.specFor(pluginName), { kind: 'prompt', name }), session);
       return screenPromptResult(await supervisor.getPrompt(spec, name, args, requestOptions(options)), pluginName, name);
     },
   };

@@ -9,7 +9,8 @@ import type { ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayBackend } from '../../gateway/backend.ts';
 import type { Supervisor } from '../../runtime/index.ts';
 import type { RolloutService, SlotTarget } from '../../rollouts/index.ts';
-import { fanOutToPlugins, requestOptions, routed } from './passthrough.ts';
+import { fanOutToPlugins, ownedFor, requestOptions, routed } from './passthrough.ts';
+import type { OwnedSpec } from './remote-owner.ts';
 import type { BackendCaches } from './caches.ts';
 import type { SessionVisibility } from './visibility.ts';
 
@@ -20,6 +21,8 @@ export interface SurfaceDeps {
   caches: BackendCaches;
   /** Blue-green slots (issue #29): completions and subscriptions go to the session's slot during a canary. */
   slots?: Pick<RolloutService, 'routeTarget'> | undefined;
+  /** Issue #27: the session's owner's authorization for a remote plugin authorized per user or organisation. */
+  owned?: OwnedSpec | undefined;
 }
 
 /** What a completion completes an argument of: a prompt, or a resource template (by its URI template). */
@@ -43,12 +46,13 @@ export function createSurfaceMethods(deps: SurfaceDeps): SurfaceMethods {
       await visibility.requireVisiblePlugin(session, pluginName);
       const stable = await caches.specFor(pluginName);
       const target = completionTarget(request);
-      return supervisor.complete(target === undefined ? stable : routed(deps, session, pluginName, stable, target), request, requestOptions(options));
+      const spec = await ownedFor(deps, target === undefined ? stable : routed(deps, session, pluginName, stable, target), session);
+      return supervisor.complete(spec, request, requestOptions(options));
     },
 
     async subscribeResource(session, pluginName, uri, onUpdated, options) {
       await visibility.requireVisiblePlugin(session, pluginName);
-      const spec = routed(deps, session, pluginName, await caches.specFor(pluginName), { kind: 'resource', uri });
+      const spec = await ownedFor(deps, routed(deps, session, pluginName, await caches.specFor(pluginName), { kind: 'resource', uri }), session);
       return supervisor.subscribeResource(spec, uri, onUpdated, signalOf(options));
     },
   };

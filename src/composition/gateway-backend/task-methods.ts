@@ -10,6 +10,7 @@ import type { Supervisor } from '../../runtime/index.ts';
 import type { BackendCaches } from './caches.ts';
 import type { PinGuard } from './pin-guard.ts';
 import type { SessionVisibility } from './visibility.ts';
+import type { OwnedSpec } from './remote-owner.ts';
 
 /** What the task methods are built from. */
 export interface TaskMethodsDeps {
@@ -17,6 +18,8 @@ export interface TaskMethodsDeps {
   visibility: SessionVisibility;
   caches: Pick<BackendCaches, 'specFor'>;
   pinGuard?: PinGuard | undefined;
+  /** Issue #27: the session's owner's authorization for a remote plugin authorized per user or organisation. */
+  owned?: OwnedSpec | undefined;
 }
 
 const signalOf = (options: BackendCallOptions = {}) => (options.signal ? { signal: options.signal } : {});
@@ -29,7 +32,9 @@ export function createTaskMethods(deps: TaskMethodsDeps): Required<Pick<GatewayB
       const tool = (await visibility.visible(session)).find((candidate) => candidate.qualifiedName === qualifiedName);
       if (!tool) throw notFound('tool', qualifiedName);
       if (!tool.pluginName) throw new QuiverError(ErrorCodes.unavailable, `tool '${qualifiedName}' has no plugin process to run it`);
-      const spec = await caches.specFor(tool.pluginName);
+      const stable = await caches.specFor(tool.pluginName);
+      // Issue #27: the caller's own authorization for a per-user remote plugin, screening included.
+      const spec = deps.owned ? await deps.owned(stable, session) : stable;
       await deps.pinGuard?.beforeCall(spec, tool.name, qualifiedName);
       // Issue #12: the plugin's status notifications for the task go to the session that created it.
       const upstream = await supervisor.createToolTask(spec, tool.name, args, task, { ...signalOf(options), ...(options?.onStatus ? { onStatus: options.onStatus } : {}) });

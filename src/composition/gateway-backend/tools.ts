@@ -19,6 +19,7 @@ import { quarantinedError, type PinningService } from '../../trust/pinning/index
 import type { PinGuard } from './pin-guard.ts';
 import { screenToolResult } from './result-screen.ts';
 import type { RolloutService } from '../../rollouts/index.ts';
+import type { OwnedSpec } from './remote-owner.ts';
 
 /** What the tool methods are built from. */
 export interface ToolMethodsDeps {
@@ -32,6 +33,8 @@ export interface ToolMethodsDeps {
   pinning?: Pick<PinningService, 'quarantineOf'> | undefined;
   /** Tool pinning at run time: screens a restarted plugin's tools before a call reaches it. */
   pinGuard?: PinGuard | undefined;
+  /** Issue #27: a remote plugin authorized per user or organisation is called with the session's owner's authorization. */
+  owned?: OwnedSpec | undefined;
 }
 
 /**
@@ -100,9 +103,13 @@ export function createToolMethods(deps: ToolMethodsDeps): Pick<GatewayBackend, '
         throw new QuiverError(ErrorCodes.unavailable, `tool '${qualifiedName}' has no plugin process to run it (it was registered through the catalog API)`);
       }
       const stable = await deps.caches.specFor(tool.pluginName);
-      await deps.pinGuard?.beforeCall(stable, tool.name, qualifiedName);
+      // Issue #27: bound to the session's owner first, so even the pin screening's tool listing
+      // of a per-user remote plugin runs on the caller's own authorization (or fails closed).
+      const ownedStable = deps.owned ? await deps.owned(stable, session) : stable;
+      await deps.pinGuard?.beforeCall(ownedStable, tool.name, qualifiedName);
       // During a rollout the session's slot serves it (only tools the canary serves unchanged go there).
-      const spec = deps.slots?.route(tool.pluginName, stable, session.sessionId, tool.name) ?? stable;
+      const routedSpec = deps.slots?.route(tool.pluginName, stable, session.sessionId, tool.name) ?? stable;
+      const spec = routedSpec === stable ? ownedStable : deps.owned ? await deps.owned(routedSpec, session) : routedSpec;
       const annotations = tool.annotations as { readOnlyHint?: boolean; idempotentHint?: boolean };
       const result = await deps.supervisor.callTool(spec, tool.name, args, {
         ...(options.signal ? { signal: options.signal } : {}),

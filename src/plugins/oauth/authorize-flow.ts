@@ -10,7 +10,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { QuiverError, ErrorCodes } from '../../core/errors.ts';
-import type { RemoteOAuth } from './remote-oauth.ts';
+import type { RemoteOAuth, RemoteOwner } from './remote-oauth.ts';
 
 /** Options of `authorizeRemote`. */
 export interface AuthorizeOptions {
@@ -18,6 +18,8 @@ export interface AuthorizeOptions {
   onAuthorizationUrl(url: URL): void;
   /** How long to wait for the browser (default 5 minutes). */
   timeoutMs?: number;
+  /** Whose authorization it is (default the hub's). */
+  owner?: RemoteOwner;
 }
 
 const PAGE = (message: string) =>
@@ -35,7 +37,7 @@ export interface StartedAuthorization {
  * listener is closed then). A server running `quiver plugin authorize --no-wait` for another
  * process returns the URL at once and completes in the background.
  */
-export async function startRemoteAuthorization(remoteOAuth: RemoteOAuth, url: string, options: { timeoutMs?: number } = {}): Promise<StartedAuthorization> {
+export async function startRemoteAuthorization(remoteOAuth: RemoteOAuth, url: string, options: { timeoutMs?: number; owner?: RemoteOwner } = {}): Promise<StartedAuthorization> {
   let deliver: (params: URLSearchParams) => void = () => undefined;
   const arrived = new Promise<URLSearchParams>((resolve) => (deliver = resolve));
   let answered = false;
@@ -63,7 +65,7 @@ export async function startRemoteAuthorization(remoteOAuth: RemoteOAuth, url: st
   let authorizationUrl: URL;
   try {
     const redirectUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
-    ({ authorizationUrl } = await remoteOAuth.begin(url, redirectUri));
+    ({ authorizationUrl } = await remoteOAuth.begin(url, redirectUri, options.owner));
   } catch (error) {
     await stop();
     throw error;
@@ -73,14 +75,17 @@ export async function startRemoteAuthorization(remoteOAuth: RemoteOAuth, url: st
     timer = setTimeout(() => reject(new QuiverError(ErrorCodes.timeout, `no authorization arrived within ${Math.round(timeoutMs / 1000)} s; run the command again`)), timeoutMs);
   });
   const completion = Promise.race([arrived, timedOut])
-    .then((params) => remoteOAuth.complete(url, params))
+    .then((params) => remoteOAuth.complete(url, params, options.owner))
     .finally(stop);
   return { authorizationUrl, completion };
 }
 
 /** Runs the whole flow for the server at `url`; resolves once Quiver holds its tokens. */
 export async function authorizeRemote(remoteOAuth: RemoteOAuth, url: string, options: AuthorizeOptions): Promise<void> {
-  const started = await startRemoteAuthorization(remoteOAuth, url, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
+  const started = await startRemoteAuthorization(remoteOAuth, url, {
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.owner === undefined ? {} : { owner: options.owner }),
+  });
   options.onAuthorizationUrl(started.authorizationUrl);
   await started.completion;
 }

@@ -14,6 +14,9 @@
  *   a usable token it says how to connect (`missing_credential`);
  * - `revoke` revokes the refresh and access tokens at the authorization server (RFC 7009) when
  *   it offers revocation, and forgets the state.
+ * - each authorization belongs to an owner: the hub (one account for every caller, the default),
+ *   a Quiver user or an organisation, as the admin sets per server URL (`setOwnerKind`); a state
+ *   is sealed bound to its URL and owner, so one owner's row can never be opened as another's.
  * Tokens are never logged and never appear in errors.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
@@ -22,7 +25,16 @@ import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from '@model
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { QuiverError, ErrorCodes, invalidInput } from '../../core/errors.ts';
 import type { Database } from '../../store/database.ts';
-import { deleteRemoteOAuth, findRemoteOAuth, upsertRemoteOAuth } from '../../store/repositories/remote-oauth.ts';
+import {
+  deleteRemoteOAuth,
+  findRemoteOAuth,
+  findRemoteOwnerKind,
+  listRemoteOAuthOwners,
+  setRemoteOwnerKind,
+  upsertRemoteOAuth,
+  type RemoteOwnerKey,
+  type RemoteOwnerKind,
+} from '../../store/repositories/remote-oauth.ts';
 import type { SecretBox } from '../secret-box.ts';
 
 /** A pending authorization is redeemable for this long (ms). */
@@ -41,6 +53,24 @@ const stateSchema = z.object({
 });
 type StoredState = z.output<typeof stateSchema>;
 
+export type { RemoteOwnerKey as RemoteOwner, RemoteOwnerKind } from '../../store/repositories/remote-oauth.ts';
+
+/** The hub's own authorization (every caller acts as one account at the server). */
+export const HUB_OWNER: RemoteOwnerKey = Object.freeze({ kind: 'hub', id: '' });
+export const REMOTE_OWNER_KINDS: readonly RemoteOwnerKind[] = ['hub', 'user', 'organisation'];
+
+/** 'user:alice', 'organisation:acme', or 'hub': how an owner is named in keys and messages. */
+export function ownerLabel(owner: RemoteOwnerKey): string {
+  return owner.kind === 'hub' ? 'hub' : `${owner.kind}:${owner.id}`;
+}
+
+/** The owner an `ownerLabel` names; undefined for anything else. */
+export function parseOwnerLabel(label: string): RemoteOwnerKey | undefined {
+  if (label === 'hub') return HUB_OWNER;
+  const match = /^(user|organisation):(.{1,512})$/s.exec(label);
+  return match ? { kind: match[1] as RemoteOwnerKind, id: match[2]! } : undefined;
+}
+
 /** What an admin sees of a server's authorization (no token material). */
 export interface RemoteAuthorizationStatus {
   authorized: boolean;
@@ -52,14 +82,18 @@ export interface RemoteAuthorizationStatus {
 /** The OAuth client side for remote plugins. */
 export interface RemoteOAuth {
   /** Starts an authorization of the server at `url`; open `authorizationUrl` in a browser, the callback goes to `redirectUri`. */
-  begin(url: string, redirectUri: string): Promise<{ authorizationUrl: URL }>;
+  begin(url: string, redirectUri: string, owner?: RemoteOwnerKey): Promise<{ authorizationUrl: URL }>;
   /** Redeems the callback's parameters (the query of `redirectUri`) after checking state and issuer. */
-  complete(url: string, callback: URLSearchParams): Promise<void>;
-  /** A usable access token for `url` (refreshed when it expires soon); undefined when the server was never authorized. */
-  accessToken(url: string): Promise<string | undefined>;
-  /** Revokes the tokens at the authorization server (when it offers revocation) and forgets them; whether any were held. */
-  revoke(url: string): Promise<{ forgotten: boolean; revoked: boolean }>;
-  status(url: string): Promise<RemoteAuthorizationStatus>;
+  complete(url: string, callback: URLSearchParams, owner?: RemoteOwnerKey): Promise<void>;
+  /** A usable access token of `owner` (default the hub) for `url`, refreshed when it expires soon; undefined when never authorized. */
+  accessToken(url: string, owner?: RemoteOwnerKey): Promise<string | undefined>;
+  /** Revokes every owner's tokens at the authorization server (when it offers revocation) and forgets them. */
+  revoke(url: string): Promise<{ forgotten: boolean; revoked: boolean; owners: number }>;
+  status(url: string, owner?: RemoteOwnerKey): Promise<RemoteAuthorizationStatus>;
+  /** Whose authorization `url`'s calls carry: the hub's (default), each user's or each organisation's. */
+  ownerKind(url: string): Promise<RemoteOwnerKind>;
+  /** Sets whose authorization `url`'s calls carry (an admin's decision). */
+  setOwnerKind(url: string, kind: RemoteOwnerKind): Promise<void>;
 }
 
 /** Options of `createRemoteOAuth`. */
@@ -73,12 +107,23 @@ export interface RemoteOAuthOptions {
 }
 
 /** The message that says how to connect a remote server. */
-export function connectHint(url: string): string {
-  return `authorize it with 'quiver plugin authorize ${url}' (opens the server's sign-in in a browser)`;
+export function connectHint(url: string, owner: RemoteOwnerKey = HUB_OWNER): string {
+  const flag = owner.kind === 'user' ? ` --user ${owner.id}` : owner.kind === 'organisation' ? ` --org ${owner.id}` : '';
+  const who = owner.kind === 'hub' ? '' : ` (an admin runs it and hands the printed sign-in link to ${owner.kind === 'user' ? `user '${owner.id}'` : `a member of organisation '${owner.id}'`}, who signs in with their own account at the server)`;
+  return `authorize it with 'quiver plugin authorize ${url}${flag}' (opens the server's sign-in in a browser)${who}`;
 }
 
-function sealContext(url: string): string {
-  return `quiver/remote-oauth/${url}`;
+function sealContext(url: string, owner: RemoteOwnerKey): string {
+  // The hub's context is the one before owners existed, so its stored rows stay readable.
+  return owner.kind === 'hub' ? `quiver/remote-oauth/${url}` : `quiver/remote-oauth/${url}#${ownerLabel(owner)}`;
+}
+
+/** A checked owner: an id for a user or organisation, none for the hub. */
+function checkedOwner(owner: RemoteOwnerKey | undefined): RemoteOwnerKey {
+  if (owner === undefined || owner.kind === 'hub') return HUB_OWNER;
+  if (!REMOTE_OWNER_KINDS.includes(owner.kind)) throw invalidInput(`owner kind must be one of ${REMOTE_OWNER_KINDS.join(', ')}`);
+  if (typeof owner.id !== 'string' || owner.id.length === 0 || owner.id.length > 512) throw invalidInput(`a ${owner.kind} authorization needs the ${owner.kind}'s id (1-512 characters)`);
+  return { kind: owner.kind, id: owner.id };
 }
 
 function normalisedUrl(url: string): string {
@@ -107,6 +152,7 @@ class StoredStateProvider implements OAuthClientProvider {
     readonly interactive: boolean,
     readonly now: () => number,
     readonly url: string,
+    readonly owner: RemoteOwnerKey = HUB_OWNER,
   ) {}
   get redirectUrl(): string | undefined {
     return this.stored.redirectUri;
@@ -137,7 +183,7 @@ class StoredStateProvider implements OAuthClientProvider {
     this.stored.expiresAt = tokens.expires_in === undefined ? undefined : this.now() + tokens.expires_in * 1000;
   }
   redirectToAuthorization(authorizationUrl: URL): void {
-    if (!this.interactive) throw new QuiverError(ErrorCodes.missingCredential, `the remote MCP server ${this.url} needs a new authorization: ${connectHint(this.url)}`);
+    if (!this.interactive) throw new QuiverError(ErrorCodes.missingCredential, `the remote MCP server ${this.url} needs a new authorization: ${connectHint(this.url, this.owner)}`);
     this.authorizationUrl = authorizationUrl;
   }
   saveCodeVerifier(codeVerifier: string): void {
@@ -171,36 +217,67 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
   const fetchFn = options.fetch ?? fetch;
   const refreshing = new Map<string, Promise<string | undefined>>();
 
-  async function load(url: string): Promise<StoredState> {
-    const sealed = await findRemoteOAuth(db, url);
+  async function load(url: string, owner: RemoteOwnerKey = HUB_OWNER): Promise<StoredState> {
+    const sealed = await findRemoteOAuth(db, url, owner);
     if (!sealed) return {};
-    const parsed = stateSchema.safeParse(JSON.parse(secrets.open(sealed, sealContext(url))) as unknown);
-    if (!parsed.success) throw new QuiverError(ErrorCodes.secretUnreadable, `the stored authorization of ${url} is unreadable; ${connectHint(url)}`);
+    const parsed = stateSchema.safeParse(JSON.parse(secrets.open(sealed, sealContext(url, owner))) as unknown);
+    if (!parsed.success) throw new QuiverError(ErrorCodes.secretUnreadable, `the stored authorization of ${url} is unreadable; ${connectHint(url, owner)}`);
     return parsed.data;
   }
 
-  async function save(url: string, state: StoredState): Promise<void> {
-    await upsertRemoteOAuth(db, url, secrets.seal(JSON.stringify(state), sealContext(url)), new Date(now()));
+  async function save(url: string, state: StoredState, owner: RemoteOwnerKey = HUB_OWNER): Promise<void> {
+    await upsertRemoteOAuth(db, url, secrets.seal(JSON.stringify(state), sealContext(url, owner)), new Date(now()), owner);
   }
 
-  async function refreshed(url: string): Promise<string | undefined> {
-    const state = await load(url);
+  async function refreshed(url: string, owner: RemoteOwnerKey): Promise<string | undefined> {
+    const state = await load(url, owner);
     const tokens = state.tokens as OAuthTokens | undefined;
     if (!tokens) return undefined;
     if (state.expiresAt === undefined || state.expiresAt - now() > margin) return tokens.access_token;
-    if (!tokens.refresh_token) throw new QuiverError(ErrorCodes.missingCredential, `the authorization of the remote MCP server ${url} has expired and cannot be refreshed: ${connectHint(url)}`);
-    const provider = new StoredStateProvider(state, false, now, url);
+    const whose = owner.kind === 'hub' ? '' : ` for ${owner.kind} '${owner.id}'`;
+    if (!tokens.refresh_token) throw new QuiverError(ErrorCodes.missingCredential, `the authorization of the remote MCP server ${url}${whose} has expired and cannot be refreshed: ${connectHint(url, owner)}`);
+    const provider = new StoredStateProvider(state, false, now, url, owner);
     const result = await auth(provider, { serverUrl: url, fetchFn });
-    await save(url, state);
+    await save(url, state, owner);
     const fresh = state.tokens as OAuthTokens | undefined;
-    if (result !== 'AUTHORIZED' || !fresh) throw new QuiverError(ErrorCodes.missingCredential, `the remote MCP server ${url} refused to refresh its authorization: ${connectHint(url)}`);
+    if (result !== 'AUTHORIZED' || !fresh) throw new QuiverError(ErrorCodes.missingCredential, `the remote MCP server ${url} refused to refresh its authorization${whose}: ${connectHint(url, owner)}`);
     return fresh.access_token;
   }
 
+  /** Revokes one owner's tokens (RFC 7009) when the server offers revocation, and forgets them. */
+  async function revokeOwner(url: string, owner: RemoteOwnerKey): Promise<{ forgotten: boolean; revoked: boolean }> {
+    const state = await load(url, owner);
+    const tokens = state.tokens as OAuthTokens | undefined;
+    const metadata = (state.discovery as { authorizationServerMetadata?: { revocation_endpoint?: unknown } } | undefined)?.authorizationServerMetadata;
+    const clientId = (state.client as { client_id?: unknown } | undefined)?.client_id;
+    let revoked = false;
+    if (tokens && typeof metadata?.revocation_endpoint === 'string' && typeof clientId === 'string') {
+      // RFC 7009 §2.1: revoking the refresh token ends the grant; the access token too where supported.
+      const all = await Promise.all(
+        [
+          ['refresh_token', tokens.refresh_token],
+          ['access_token', tokens.access_token],
+        ]
+          .filter((pair): pair is [string, string] => typeof pair[1] === 'string')
+          .map(([hint, token]) =>
+            fetchFn(metadata.revocation_endpoint as string, {
+              method: 'POST',
+              headers: { 'content-type': 'application/x-www-form-urlencoded' },
+              body: new URLSearchParams({ token, token_type_hint: hint, client_id: clientId }),
+              signal: AbortSignal.timeout(15_000),
+            }).then((response) => response.ok, () => false),
+          ),
+      );
+      revoked = all.length > 0 && all.every(Boolean);
+    }
+    return { forgotten: await deleteRemoteOAuth(db, url, owner), revoked };
+  }
+
   return {
-    async begin(rawUrl, redirectUri) {
+    async begin(rawUrl, redirectUri, rawOwner) {
       const url = normalisedUrl(rawUrl);
-      const state = await load(url);
+      const owner = checkedOwner(rawOwner);
+      const state = await load(url, owner);
       // A client registered for another redirect URI registers again: redirect URIs match exactly.
       const client = state.client as { redirect_uris?: unknown } | undefined;
       if (client && !(Array.isArray(client.redirect_uris) && client.redirect_uris.includes(redirectUri))) delete state.client;
@@ -208,16 +285,17 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
       delete state.expiresAt;
       state.redirectUri = redirectUri;
       state.pending = { state: randomBytes(32).toString('base64url'), codeVerifier: '', startedAt: now() };
-      const provider = new StoredStateProvider(state, true, now, url);
+      const provider = new StoredStateProvider(state, true, now, url, owner);
       const result = await auth(provider, { serverUrl: url, fetchFn });
       if (result !== 'REDIRECT' || !provider.authorizationUrl) throw new QuiverError(ErrorCodes.upstreamError, `the authorization server of ${url} did not start an authorization`);
-      await save(url, state);
+      await save(url, state, owner);
       return { authorizationUrl: provider.authorizationUrl };
     },
 
-    async complete(rawUrl, callback) {
+    async complete(rawUrl, callback, rawOwner) {
       const url = normalisedUrl(rawUrl);
-      const state = await load(url);
+      const owner = checkedOwner(rawOwner);
+      const state = await load(url, owner);
       const pending = state.pending;
       if (!pending || now() - pending.startedAt > PENDING_AUTHORIZATION_MS) throw invalidInput(`no authorization of ${url} is pending (or it is older than 10 minutes): start again`);
       const returned = callback.get('state');
@@ -231,59 +309,41 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
       const error = callback.get('error');
       if (error !== null) {
         delete state.pending;
-        await save(url, state);
+        await save(url, state, owner);
         throw invalidInput(`the authorization server refused: ${error.slice(0, 100)}`);
       }
       const code = callback.get('code');
       if (!code) throw invalidInput('the authorization callback carries no code');
-      const provider = new StoredStateProvider(state, false, now, url);
+      const provider = new StoredStateProvider(state, false, now, url, owner);
       const result = await auth(provider, { serverUrl: url, authorizationCode: code, fetchFn });
       if (result !== 'AUTHORIZED') throw new QuiverError(ErrorCodes.upstreamError, `the authorization server of ${url} did not issue tokens`);
       delete state.pending;
-      await save(url, state);
+      await save(url, state, owner);
     },
 
-    accessToken(rawUrl) {
+    accessToken(rawUrl, rawOwner) {
       const url = normalisedUrl(rawUrl);
-      let running = refreshing.get(url);
+      const owner = checkedOwner(rawOwner);
+      // One refresh at a time per server and owner (a refresh token rotates: two would race).
+      const key = `${ownerLabel(owner)} ${url}`;
+      let running = refreshing.get(key);
       if (!running) {
-        running = refreshed(url).finally(() => refreshing.delete(url));
-        refreshing.set(url, running);
+        running = refreshed(url, owner).finally(() => refreshing.delete(key));
+        refreshing.set(key, running);
       }
       return running;
     },
 
     async revoke(rawUrl) {
       const url = normalisedUrl(rawUrl);
-      const state = await load(url);
-      const tokens = state.tokens as OAuthTokens | undefined;
-      const metadata = (state.discovery as { authorizationServerMetadata?: { revocation_endpoint?: unknown } } | undefined)?.authorizationServerMetadata;
-      const clientId = (state.client as { client_id?: unknown } | undefined)?.client_id;
-      let revoked = false;
-      if (tokens && typeof metadata?.revocation_endpoint === 'string' && typeof clientId === 'string') {
-        // RFC 7009 §2.1: revoking the refresh token ends the grant; the access token too where supported.
-        const all = await Promise.all(
-          [
-            ['refresh_token', tokens.refresh_token],
-            ['access_token', tokens.access_token],
-          ]
-            .filter((pair): pair is [string, string] => typeof pair[1] === 'string')
-            .map(([hint, token]) =>
-              fetchFn(metadata.revocation_endpoint as string, {
-                method: 'POST',
-                headers: { 'content-type': 'application/x-www-form-urlencoded' },
-                body: new URLSearchParams({ token, token_type_hint: hint, client_id: clientId }),
-                signal: AbortSignal.timeout(15_000),
-              }).then((response) => response.ok, () => false),
-            ),
-        );
-        revoked = all.length > 0 && all.every(Boolean);
-      }
-      return { forgotten: await deleteRemoteOAuth(db, url), revoked };
+      // Every owner's grant ends with the plugin: the hub's, each user's and each organisation's.
+      const owners = await listRemoteOAuthOwners(db, url);
+      const results = await Promise.all(owners.map((owner) => revokeOwner(url, owner)));
+      return { forgotten: results.some((result) => result.forgotten), revoked: results.length > 0 && results.every((result) => result.revoked), owners: owners.length };
     },
 
-    async status(rawUrl) {
-      const state = await load(normalisedUrl(rawUrl));
+    async status(rawUrl, rawOwner) {
+      const state = await load(normalisedUrl(rawUrl), checkedOwner(rawOwner));
       const tokens = state.tokens as OAuthTokens | undefined;
       return {
         authorized: tokens !== undefined,
@@ -291,6 +351,13 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
         refreshable: typeof tokens?.refresh_token === 'string',
         pending: state.pending !== undefined,
       };
+    },
+
+    ownerKind: (rawUrl) => findRemoteOwnerKind(db, normalisedUrl(rawUrl)),
+
+    async setOwnerKind(rawUrl, kind) {
+      if (!REMOTE_OWNER_KINDS.includes(kind)) throw invalidInput(`--per must be one of ${REMOTE_OWNER_KINDS.join(', ')}, got '${String(kind)}'`);
+      await setRemoteOwnerKind(db, normalisedUrl(rawUrl), kind, new Date(now()));
     },
   };
 }

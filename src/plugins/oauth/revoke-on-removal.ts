@@ -2,7 +2,8 @@
  * @module plugins/oauth/revoke-on-removal
  * Removing a remote plugin revokes the OAuth authorization Quiver held for its server (issue
  * #27): after the removal, if no other installed plugin reaches the same URL, the tokens are
- * revoked at the authorization server (RFC 7009) and forgotten. Wraps the plugin service's
+ * revoked at the authorization server (RFC 7009) and forgotten — every owner's: the hub's, each
+ * user's and each organisation's. Wraps the plugin service's
  * `remove` at the composition root, so the CLI, the API and the UI all revoke.
  */
 import type { Database } from '../../store/database.ts';
@@ -28,8 +29,8 @@ export function withRemoteRevocation(plugins: PluginService, parts: { db: Databa
       if (url === undefined) return;
       const after = await listPluginRecords(parts.db, { includeRemoved: false });
       if (after.some((record) => remoteUrl(record) === url)) return; // another plugin still uses this authorization
-      const { forgotten, revoked } = await parts.remoteOAuth.revoke(url);
-      if (forgotten) parts.logger.info({ plugin: reference, revoked }, revoked ? 'remote authorization revoked and forgotten' : 'remote authorization forgotten (the server offers no revocation, or refused it)');
+      const { forgotten, revoked, owners } = await parts.remoteOAuth.revoke(url);
+      if (forgotten) parts.logger.info({ plugin: reference, revoked, owners }, revoked ? 'remote authorization revoked and forgotten' : 'remote authorization forgotten (the server offers no revocation, or refused it)');
     },
   });
 }

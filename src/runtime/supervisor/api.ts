@@ -74,8 +74,8 @@ export interface SupervisorOptions {
   breakerDefaults?: Partial<CircuitBreakerConfig>;
   /** Health window: last `size` calls within `ms`. */
   healthWindow?: { size?: number; ms?: number };
-  /** OAuth access tokens of remote plugins by URL, refreshed before expiry (issue #27, `plugins/oauth`). */
-  remoteAuthorization?: ((url: string) => Promise<string | undefined>) | undefined;
+  /** OAuth access tokens of remote plugins by URL and owner (the spec's `authorizationOwner`; absent: the hub's), refreshed before expiry (issue #27, `plugins/oauth`). */
+  remoteAuthorization?: ((url: string, owner: string | undefined) => Promise<string | undefined>) | undefined;
   /** Receives one event per upstream tool call. */
   onCall?: (event: CallEvent) => void;
   /** Holds declared rate limits and concurrency caps across replicas (issue #16; `createSharedLimits`). */

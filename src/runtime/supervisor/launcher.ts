@@ -34,7 +34,7 @@ export interface LauncherOptions {
   clock: Clock;
   logger: Logger;
   /** OAuth access tokens of remote plugins by URL (issue #27); absent: static headers only. */
-  remoteAuthorization?: ((url: string) => Promise<string | undefined>) | undefined;
+  remoteAuthorization?: ((url: string, owner: string | undefined) => Promise<string | undefined>) | undefined;
 }
 
 /** Options of one launch. */

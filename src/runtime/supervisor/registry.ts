@@ -114,7 +114,10 @@ export function createEntryRegistry(options: RegistryOptions): EntryRegistry {
   return {
     resolve(input) {
       const spec = parse(input);
-      const key = `${spec.pluginId}@${spec.version}`;
+      // Issue #27: a remote server may bind its session to the token's user, so each owner of an
+      // authorization gets its own entry (and connections); idle ones close like any other.
+      const owner = spec.transport === 'http' ? spec.authorizationOwner : undefined;
+      const key = owner === undefined ? `${spec.pluginId}@${spec.version}` : `${spec.pluginId}@${spec.version}#${owner}`;
       const fingerprint = fingerprintOf(spec);
       const entry = entries.get(key);
       if (!entry) {
