@@ -195,16 +195,16 @@ export class StoredSessions {
 
   /** Writes the state when it changed since the last write, else marks the session active. */
   async #saveState(entry: HttpSession): Promise<void> {
+    if (!this.store.shared) {
+      // One process owns the embedded database: nobody else reads the row before the next flush,
+      // so the state is taken (and compared with the last write) once per flush, not per response (issue #28).
+      this.store.saveStateLater(entry.session.id, () => entry.session.snapshot() as unknown as Record<string, unknown>);
+      return;
+    }
     const state = entry.session.snapshot() as unknown as Record<string, unknown>;
     const json = JSON.stringify(state);
     if (json === entry.savedState) {
       this.store.touch(entry.session.id);
-      return;
-    }
-    if (!this.store.shared) {
-      // One process owns the embedded database: nobody else reads the row before the next flush.
-      this.store.saveStateLater(entry.session.id, state);
-      entry.savedState = json;
       return;
     }
     try {

@@ -19,6 +19,7 @@
 import { silentLogger, type Logger } from '../core/logger.ts';
 import type { Database } from '../store/database.ts';
 import { createSessionEventStore, type SessionEventStore } from './event-store.ts';
+import { createMemoryEventStore } from './memory-event-store.ts';
 import {
   countLive,
   deleteExpired,
@@ -66,8 +67,12 @@ export interface SessionStore {
   check(id: string, knownVersion: number): Promise<StoredSession | { version: number } | undefined>;
   /** Writes a changed state through; the new version, or undefined when the session is gone. */
   saveState(id: string, state: Record<string, unknown>): Promise<number | undefined>;
-  /** Queues a changed state, written with the next activity flush (single-process stores). */
-  saveStateLater(id: string, state: Record<string, unknown>): void;
+  /**
+   * Queues the state, written with the next activity flush (single-process stores). Given a
+   * function, the state is taken at the flush: a session answering many requests between two
+   * flushes is snapshotted and serialised once, and written only when it changed (issue #28).
+   */
+  saveStateLater(id: string, state: Record<string, unknown> | (() => Record<string, unknown>)): void;
   /** Sets a per-session value of another part (null removes it); the new version or undefined. */
   setExtension(id: string, name: string, value: unknown): Promise<number | undefined>;
   /** Marks a session active; written behind (see `touchEveryMs`). */
@@ -93,7 +98,18 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
   const shared = options.shared ?? db.engine === 'postgres';
   const touchEveryMs = options.touchEveryMs ?? Math.min(5_000, Math.max(100, Math.floor(limits.idleTtlMs / 10)));
   const pendingTouches = new Set<string>();
-  const pendingStates = new Map<string, Record<string, unknown>>();
+  const pendingStates = new Map<string, Record<string, unknown> | (() => Record<string, unknown>)>();
+  // The JSON last written per session by a flush, to write a queued state only when it changed.
+  const written = new Map<string, string>();
+  // One process owns the embedded database: no other replica resumes a stream, so its events stay in memory (issue #28).
+  const memoryEvents = shared ? undefined : createMemoryEventStore(options.events);
+  const events = memoryEvents ?? createSessionEventStore({ db, ...options.events, logger });
+  const forget = (id: string): void => {
+    pendingTouches.delete(id);
+    pendingStates.delete(id);
+    written.delete(id);
+    memoryEvents?.forget(id);
+  };
   let flushing: Promise<void> | undefined;
   const timer = setInterval(() => void flush(), touchEveryMs);
   timer.unref();
@@ -107,7 +123,16 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
     pendingStates.clear();
     flushing = (async () => {
       try {
-        for (const [id, state] of states) await updateState(db, id, state, limits.idleTtlMs);
+        for (const [id, queued] of states) {
+          const state = typeof queued === 'function' ? queued() : queued;
+          const json = JSON.stringify(state);
+          if (written.get(id) === json) {
+            ids.push(id);
+            continue;
+          }
+          await updateState(db, id, state, limits.idleTtlMs);
+          written.set(id, json);
+        }
         await touchSessions(db, ids, limits.idleTtlMs);
       } catch (error) {
         logger.warn({ err: error, sessions: ids.length + states.length }, 'recording MCP session activity failed');
@@ -119,7 +144,7 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
   return {
     shared,
     limits: Object.freeze({ ...limits }),
-    events: createSessionEventStore({ db, ...options.events, logger }),
+    events,
     create: (session) => db.transaction((tx) => insertSession(tx, session, limits)),
     load: (id) => selectSession(db, id),
     check: (id, knownVersion) => selectIfChanged(db, id, knownVersion),
@@ -138,11 +163,14 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
       if (!pendingStates.has(id)) pendingTouches.add(id);
     },
     delete(id) {
-      pendingTouches.delete(id);
-      pendingStates.delete(id);
+      forget(id);
       return deleteSession(db, id);
     },
-    collectExpired: (limit = 500) => deleteExpired(db, limit),
+    async collectExpired(limit = 500) {
+      const expired = await deleteExpired(db, limit);
+      for (const session of expired) forget(session.id);
+      return expired;
+    },
     takeStaleOpenEvents: (openedBefore, limit = 500) => takeStaleOpenEvents(db, openedBefore, limit),
     countLive: () => countLive(db),
     flush,
