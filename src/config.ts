@@ -115,14 +115,14 @@ export interface RolloutConfig {
   minP95DeltaMs: number;
   /** How often a server checks running rollouts, ms (QUIVER_ROLLOUT_TICK_MS, default 1,000). */
   tickMs: number;
+  /** Rollbacks of the same version before it is queued for re-verification (QUIVER_ROLLOUT_REVERIFY_AFTER, default 2). */
+  reverifyAfter: number;
   /** An idle or failed slot keeps its install folder this long after it left service, ms (QUIVER_ROLLOUT_FOLDER_RETENTION_MS, default 7 days; issue #29). */
   folderRetentionMs: number;
   /** A version called within this window keeps its folder, ms (QUIVER_ROLLOUT_RECENT_CALL_MS, default 900,000). */
   recentCallMs: number;
   /** How often the folder sweep runs, ms; 0 turns it off (QUIVER_ROLLOUT_SWEEP_INTERVAL_MS, default 3,600,000). */
   sweepIntervalMs: number;
-  /** Rollbacks of the same version before it is queued for re-verification (QUIVER_ROLLOUT_REVERIFY_AFTER, default 2). */
-  reverifyAfter: number;
 }
 
 /** Learned example queries: on or off, caps and retention (`QUIVER_LEARNING_*`). */
@@ -544,12 +544,12 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
       minSamples: values.QUIVER_ROLLOUT_MIN_SAMPLES,
       maxErrorRateDelta: values.QUIVER_ROLLOUT_MAX_ERROR_RATE_DELTA,
       maxP95Ratio: values.QUIVER_ROLLOUT_MAX_P95_RATIO,
-      folderRetentionMs: values.QUIVER_ROLLOUT_FOLDER_RETENTION_MS,
-      recentCallMs: values.QUIVER_ROLLOUT_RECENT_CALL_MS,
-      sweepIntervalMs: values.QUIVER_ROLLOUT_SWEEP_INTERVAL_MS,
       minP95DeltaMs: values.QUIVER_ROLLOUT_MIN_P95_DELTA_MS,
       tickMs: values.QUIVER_ROLLOUT_TICK_MS,
       reverifyAfter: values.QUIVER_ROLLOUT_REVERIFY_AFTER,
+      folderRetentionMs: values.QUIVER_ROLLOUT_FOLDER_RETENTION_MS,
+      recentCallMs: values.QUIVER_ROLLOUT_RECENT_CALL_MS,
+      sweepIntervalMs: values.QUIVER_ROLLOUT_SWEEP_INTERVAL_MS,
     },
   };
   return deepFreeze(config);
