@@ -42,7 +42,7 @@ export interface InputRequiredAnswer {
 }
 
 /** Where a paused call's progress and log messages go: the request answering its current round. */
-const rounds = new WeakMap<ParkedCall, ServerContext>();
+const currentRound = new WeakMap<ParkedCall, ServerContext>();
 
 const LOG_ORDER: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
@@ -68,15 +68,15 @@ function logLevelOf(ctx: ServerContext): LoggingLevel | undefined {
 
 /** The client link of a call that may pause: the plugin's requests park the call instead of reaching the client. */
 function parkingLink(call: ParkedCall, first: ServerContext, sessionId: string): ClientLink {
-  rounds.set(call, first);
+  currentRound.set(call, first);
   return {
     // Each call its own id: the runtime attributes a plugin's request to exactly one call in flight.
     sessionId: `${sessionId}/input-${call.id}`,
     capabilities: declaredCapabilities(first),
-    logLevel: () => logLevelOf(rounds.get(call) ?? first),
+    logLevel: () => logLevelOf(currentRound.get(call) ?? first),
     request: (request, options) => call.ask(request, options.signal),
     async notify(notification) {
-      const ctx = rounds.get(call) ?? first;
+      const ctx = currentRound.get(call) ?? first;
       // 2026-07-28: no log messages unless the request asked for them with a level.
       if (notification.method === 'notifications/message') {
         const wanted = logLevelOf(ctx);
@@ -92,7 +92,7 @@ function parkingLink(call: ParkedCall, first: ServerContext, sessionId: string):
 /** Progress of a paused call goes to the request answering its current round, under that request's token. */
 function progressFor(call: ParkedCall, first: ServerContext): BackendCallOptions['onProgress'] {
   return (progress) => {
-    const ctx = rounds.get(call) ?? first;
+    const ctx = currentRound.get(call) ?? first;
     const token = ctx.mcpReq._meta?.progressToken;
     if (token === undefined) return;
     void ctx.mcpReq.notify({ method: 'notifications/progress', params: { ...progress, progressToken: token } }).catch(() => undefined);
@@ -126,8 +126,8 @@ function finish<T>(call: ParkedCall, outcome: CallOutcome): T {
 }
 
 /** Waits for the call's next turn: its end, or the requests to show the client (gathered). */
-async function nextAnswer<T>(rounds: InputRounds, call: ParkedCall, binding: StateBinding, reask: boolean): Promise<T | InputRequiredAnswer> {
-  const gatherMs = rounds.gatherMs ?? 50;
+async function nextAnswer<T>(inputRounds: InputRounds, call: ParkedCall, binding: StateBinding, reask: boolean): Promise<T | InputRequiredAnswer> {
+  const gatherMs = inputRounds.gatherMs ?? 50;
   if (!reask) {
     await call.changed();
     // Requests made together (Promise.all) arrive a few ms apart: send them as one round.
@@ -135,17 +135,17 @@ async function nextAnswer<T>(rounds: InputRounds, call: ParkedCall, binding: Sta
   }
   if (!call.outcome) {
     call.round += 1;
-    const refusal = rounds.parked.hold(call);
+    const refusal = inputRounds.parked.hold(call);
     if (refusal === undefined) {
       const inputRequests = call.takeRequests();
-      const requestState = sealState(rounds.key, { call: call.id, round: call.round }, binding, rounds.now() + rounds.parked.limits.roundTtlMs);
+      const requestState = sealState(inputRounds.key, { call: call.id, round: call.round }, binding, inputRounds.now() + inputRounds.parked.limits.roundTtlMs);
       call.busy = false;
       return { resultType: 'input_required', inputRequests, requestState };
     }
     call.fail(new ProtocolError(ProtocolErrorCode.InvalidRequest, `Quiver cannot wait for this client's input: ${refusal}`));
     while (!call.outcome) await call.changed();
   }
-  rounds.parked.release(call);
+  inputRounds.parked.release(call);
   return finish<T>(call, call.outcome);
 }
 
@@ -174,7 +174,7 @@ export async function answerWithInput<T>(
     }
     if (call.round !== opened.round || call.busy) throw invalidParams('this requestState was already answered; use the one of the latest round', { reason: 'request_state_used' });
     call.busy = true;
-    rounds.set(call, ctx);
+    currentRound.set(call, ctx);
     const responses = (ctx.mcpReq.inputResponses ?? {}) as Record<string, unknown>;
     let missing = false;
     for (const key of call.unanswered()) {
