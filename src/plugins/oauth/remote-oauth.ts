@@ -246,7 +246,9 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
 
   /** Revokes one owner's tokens (RFC 7009) when the server offers revocation, and forgets them. */
   async function revokeOwner(url: string, owner: RemoteOwnerKey): Promise<{ forgotten: boolean; revoked: boolean }> {
-    const state = await load(url, owner);
+    // An unreadable row (another key, tampered) cannot be revoked, but is still forgotten: one
+    // owner's broken state must not keep every other owner's grant alive on removal.
+    const state = await load(url, owner).catch((): StoredState => ({}));
     const tokens = state.tokens as OAuthTokens | undefined;
     const metadata = (state.discovery as { authorizationServerMetadata?: { revocation_endpoint?: unknown } } | undefined)?.authorizationServerMetadata;
     const clientId = (state.client as { client_id?: unknown } | undefined)?.client_id;
@@ -321,7 +323,7 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
       await save(url, state, owner);
     },
 
-    accessToken(rawUrl, rawOwner) {
+    async accessToken(rawUrl, rawOwner) {
       const url = normalisedUrl(rawUrl);
       const owner = checkedOwner(rawOwner);
       // One refresh at a time per server and owner (a refresh token rotates: two would race).
