@@ -1,66 +1,51 @@
 /**
- * `quiver plugin …` and `quiver marketplace …` commands, run in-process against a real
- * plugins service (the app wiring is the composition root's; here `openApp` hands the
- * service over as `app.plugins`).
+ * `quiver plugin …` and `quiver marketplace …` commands as users type them, through the real
+ * CLI runner against a real app on every backend.
  */
 import { it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { describeEachBackend } from '../helpers/backends.ts';
-import type { Database } from '../../src/store/database.ts';
-import type { App } from '../../src/app.ts';
-import { GLOBAL_OPTIONS, type CliContext } from '../../src/cli/command.ts';
-import { pluginCommands } from '../../src/cli/commands/plugin.ts';
-import { createHarness, createPluginFolder, openTempDir, type PluginsHarness } from './helpers.ts';
+import { createApp, type App } from '../../src/app.ts';
+import { commands } from '../../src/cli/commands/index.ts';
+import { runCli } from '../../src/cli/run-cli.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createPluginFolder, nodeModules, openTempDir } from './helpers.ts';
 
 const SECRET = `cli-${randomBytes(8).toString('hex')}`;
 
 describeEachBackend('plugin CLI', (backend) => {
-  let db: Database;
-  let harness: PluginsHarness;
+  let app: App;
   let root: string;
 
   /** Runs `quiver <argv>` and returns its exit code and output. */
   async function quiver(...argv: string[]): Promise<{ code: number; stdout: string; json: any }> {
-    const command = pluginCommands
-      .filter((candidate) => candidate.path.every((word, index) => argv[index] === word))
-      .sort((a, b) => b.path.length - a.path.length)[0]!;
-    const parsed = parseArgs({ args: argv.slice(command.path.length), options: { ...GLOBAL_OPTIONS, ...(command.options ?? {}) }, allowPositionals: true, strict: true });
     let stdout = '';
-    const context: CliContext = {
-      args: { values: parsed.values, positionals: parsed.positionals },
-      io: { stdout: (text) => (stdout += text), stderr: () => undefined },
-      env: {},
-      json: parsed.values.json === true,
-      config: () => assert.fail('not used'),
-      openApp: async () => ({ plugins: harness.plugins }) as unknown as App,
-      cwd: process.cwd(),
-      readStdin: async () => undefined,
-    };
-    const code = await command.run(context);
-    return { code, stdout, json: context.json ? JSON.parse(stdout) : undefined };
+    let stderr = '';
+    const code = await runCli(argv, commands, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) }, { QUIVER_LOG_LEVEL: 'silent' }, { app, cwd: root });
+    // A refused command's message is on stderr: keep it beside stdout for the assertions.
+    if (code !== 0 && stderr !== '') stdout += stderr;
+    return { code, stdout, json: argv.includes('--json') && code === 0 ? JSON.parse(stdout) : undefined };
   }
 
   before(async () => {
-    db = await backend.open();
-    harness = await createHarness(db);
     root = await openTempDir('cli');
+    app = await createApp(loadConfig({ QUIVER_HOME: join(root, 'home'), QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off' }), { db: await backend.open() });
   });
   after(async () => {
-    await harness.close();
-    await db.close();
+    await app?.close();
     await rm(root, { recursive: true, force: true });
   });
 
   it('adds, lists, shows and lists tools', async () => {
     const folder = await createPluginFolder(root, 'calc', 'calc');
-    const added = await quiver('plugin', 'add', folder, '--name', 'calc', '--secret', `FIXTURE_TOKEN=${SECRET}`, '--json');
-    assert.equal(added.code, 0);
+    // The fixture servers import the SDK from this checkout: a read-only host-folder grant lets the sandbox see it.
+    const added = await quiver('plugin', 'add', folder, '--name', 'calc', '--secret', `FIXTURE_TOKEN=${SECRET}`, '--mount', `${nodeModules}:ro`, '--json');
+    assert.equal(added.code, 0, added.stdout);
     assert.deepEqual(added.json.tools.inserted.sort(), ['add', 'echo']);
-    const text = await quiver('plugin', 'add', await createPluginFolder(root, 'bare', 'bare'));
+    const text = await quiver('plugin', 'add', await createPluginFolder(root, 'bare', 'bare'), '--mount', `${nodeModules}:ro`);
     assert.match(text.stdout, /^installed bare 0\.3\.0 \(path\) — 5 tools: 5 new/);
     const listed = await quiver('plugin', 'list');
     assert.match(listed.stdout, /NAME\s+VERSION\s+SOURCE\s+STATUS\s+TOOLS/);
@@ -74,7 +59,7 @@ describeEachBackend('plugin CLI', (backend) => {
   });
 
   it('enables and disables per project, sets secrets, syncs and removes', async () => {
-    await harness.plugins.createProject('default', { name: 'web' });
+    await app.plugins.createProject('default', { name: 'web' });
     const disabled = await quiver('plugin', 'disable', 'calc', '--project', 'web', '--json');
     assert.deepEqual(disabled.json.enablements, [
       { workspace: 'default', project: null, enabled: true },
@@ -88,8 +73,12 @@ describeEachBackend('plugin CLI', (backend) => {
     assert.equal((await quiver('plugin', 'remove', 'bare', '--json')).json.removed, 'bare');
     assert.doesNotMatch((await quiver('plugin', 'list')).stdout, /bare/);
     assert.match((await quiver('plugin', 'list', '--all')).stdout, /bare\s+0\.3\.0\s+path\s+removed/);
-    await assert.rejects(quiver('plugin', 'add'), /usage: quiver plugin add SOURCE/);
-    await assert.rejects(quiver('plugin', 'add', root, '--header', 'no-equals'), /--header takes KEY=VALUE/);
+    const usage = await quiver('plugin', 'add');
+    assert.equal(usage.code, 2);
+    assert.match(usage.stdout, /usage: quiver plugin add SOURCE/);
+    const header = await quiver('plugin', 'add', root, '--header', 'no-equals');
+    assert.equal(header.code, 2);
+    assert.match(header.stdout, /--header takes KEY=VALUE/);
   });
 
   it('imports a marketplace file and searches it', async () => {
