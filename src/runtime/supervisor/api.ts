@@ -3,7 +3,9 @@
  * The supervisor's public shape: its options, the options of one call, and what `discover()`
  * and `health()` return. Declared apart from the parts that implement them so that callers
  * (plugins, composition, app) and the parts depend on declarations only; re-exported from
- * `runtime/supervisor.ts`.
+ * `runtime/supervisor.ts`. The contracts of the call path (the caller's link, tasks, resource
+ * extras) are declared here too, so the folder's parts form a tree with this file at its root
+ * (issue #28), not a cycle through the parts that implement them.
  */
 import type { EgressDecision } from '../egress-proxy.ts';
 import type { Progress, GetPromptResult, Implementation, Prompt, ReadResourceResult, Resource, ServerCapabilities, Tool, CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -12,9 +14,16 @@ import type { BreakerState } from '../breaker.ts';
 import type { HostCapabilities, LaunchDescription } from '../sandbox.ts';
 import type { SharedLimits } from '../replica-limits.ts';
 import type { CallEvent, CircuitBreakerConfig, Clock, ResourceLimits, UpstreamSpecInput } from '../types.ts';
-import type { ResourceExtras } from './resource-extras.ts';
-import type { ToolTasks } from './tool-tasks.ts';
-import type { CallerLink } from './session-routing.ts';
+import type {
+  CompleteRequest,
+  CompleteResult,
+  ElicitationCompleteNotification,
+  LoggingLevel,
+  LoggingMessageNotification,
+  ResourceTemplate,
+  Task,
+  TaskStatusNotification,
+} from '@modelcontextprotocol/sdk/types.js';
 
 /** Sandbox and launcher settings. */
 export interface SandboxOptions {
@@ -164,4 +173,97 @@ export interface Supervisor extends ResourceExtras, ToolTasks {
   readonly id: string;
   /** Kills every plugin process and stops all timers; later calls fail. */
   close(): Promise<void>;
+}
+
+/** A server→client request Quiver forwards: its method and params, as the plugin sent them. */
+export interface ForwardedRequest {
+  method: 'sampling/createMessage' | 'elicitation/create' | 'roots/list';
+  params?: Record<string, unknown> | undefined;
+  /** The key a 2026-07-28 plugin gave this input request in its `inputRequests` (absent for a 2025 push). */
+  key?: string;
+}
+
+/** The client capabilities that decide what may be forwarded to a caller (MCP `ClientCapabilities` subset). */
+export interface CallerCapabilities {
+  sampling?: { tools?: object; context?: object } | undefined;
+  elicitation?: { form?: object; url?: object } | undefined;
+  roots?: { listChanged?: boolean } | undefined;
+}
+
+/**
+ * The gateway session that made a call, as the runtime sees it: where the plugin's requests
+ * and messages for this call go. Implemented by the gateway per request.
+ */
+export interface CallerLink {
+  /** The gateway session id: calls of one session may share a connection. */
+  sessionId: string;
+  capabilities: CallerCapabilities;
+  /** The level the session asked for with `logging/setLevel` (undefined: every message). */
+  logLevel(): LoggingLevel | undefined;
+  /** Sends a request to the client on the call's own request stream; resolves with its validated result. */
+  request(request: ForwardedRequest, options: { signal: AbortSignal }): Promise<Record<string, unknown>>;
+  /**
+   * Sends a notification to the client, related to the call (an `elicitation/complete` may come
+   * after the call ended: then on the session's own stream).
+   */
+  notify(notification: ForwardedNotification): Promise<void>;
+  /**
+   * Told when a request of the plugin is refused because the caller did not declare the
+   * capability it needs (issue #24: a 2026-07-28 client whose call then fails gets -32021).
+   */
+  refused?(capability: 'sampling' | 'elicitation' | 'roots'): void;
+  /**
+   * True when the caller answers the plugin's requests by pausing the call until its client
+   * retries (a 2026-07-28 client, MRTR): the pool may then start another process for others.
+   */
+  pauses?: boolean;
+}
+
+/** A plugin notification Quiver passes on to the session it belongs to. */
+export type ForwardedNotification =
+  | { method: 'notifications/message'; params: LoggingMessageNotification['params'] }
+  | { method: 'notifications/elicitation/complete'; params: ElicitationCompleteNotification['params'] };
+
+/** A task a plugin created, bound to the connection that holds it. */
+export interface UpstreamToolTask {
+  /** The task as the plugin created it. */
+  readonly created: Task;
+  get(options?: CallOptions): Promise<Task>;
+  /** The tool's result; waits for the task to finish (bounded by the options' or default timeout). */
+  result(options?: CallOptions): Promise<CallToolResult>;
+  cancel(options?: CallOptions): Promise<Task>;
+}
+
+/** Receives the plugin's status notifications for one task (under the plugin's task id). */
+export type TaskStatusListener = (status: TaskStatusNotification['params']) => void;
+
+/** Options of creating a task: the call's, and who hears the task's status changes. */
+export interface ToolTaskOptions extends CallOptions {
+  onStatus?: TaskStatusListener;
+}
+
+/** What the supervisor offers for tasks. */
+export interface ToolTasks {
+  /** Calls `toolName` as a task (the plugin must declare `tasks.requests.tools.call`). */
+  createToolTask(spec: UpstreamSpecInput, toolName: string, args: Record<string, unknown>, task: { ttl?: number }, options?: ToolTaskOptions): Promise<UpstreamToolTask>;
+}
+
+/** Called with the plugin's own URI when the plugin says the resource changed. */
+export type ResourceUpdateListener = (uri: string) => void;
+
+/** One listener's subscription; `unsubscribe` is idempotent. */
+export interface ResourceSubscription {
+  unsubscribe(): Promise<void>;
+}
+
+/** What the supervisor offers beyond list/read/get. */
+export interface ResourceExtras {
+  /** Every resource template (empty when the plugin has no resources capability). */
+  listResourceTemplates(spec: UpstreamSpecInput, options?: CallOptions): Promise<ResourceTemplate[]>;
+  /** Forwards `completion/complete`; a plugin without the completions capability completes nothing. */
+  complete(spec: UpstreamSpecInput, params: CompleteRequest['params'], options?: CallOptions): Promise<CompleteResult>;
+  /** Subscribes `listener` to updates of `uri` (upstream once per plugin version and URI). */
+  subscribeResource(spec: UpstreamSpecInput, uri: string, listener: ResourceUpdateListener, options?: CallOptions): Promise<ResourceSubscription>;
+  /** Upstream subscriptions held right now, as `pluginId@version uri` with their listener count. */
+  resourceSubscriptions(): Array<{ entry: string; uri: string; listeners: number }>;
 }

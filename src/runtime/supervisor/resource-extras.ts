@@ -14,7 +14,6 @@
  */
 import {
   ResourceUpdatedNotificationSchema,
-  type CompleteRequest,
   type CompleteResult,
   type ResourceTemplate,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -22,31 +21,13 @@ import { ErrorCodes, QuiverError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { UpstreamSpecInput } from '../types.ts';
 import type { UpstreamConnection } from '../upstream-client.ts';
-import type { CallOptions } from './api.ts';
+import type { CallOptions, ResourceExtras, ResourceSubscription, ResourceUpdateListener } from './api.ts';
 import type { InstanceLifecycle } from './lifecycle.ts';
 import type { Requests } from './requests.ts';
 import { progressMeta } from './session-routing.ts';
 import type { Entry, Instance } from './state.ts';
 
-/** Called with the plugin's own URI when the plugin says the resource changed. */
-export type ResourceUpdateListener = (uri: string) => void;
-
-/** One listener's subscription; `unsubscribe` is idempotent. */
-export interface ResourceSubscription {
-  unsubscribe(): Promise<void>;
-}
-
-/** What the supervisor offers beyond list/read/get. */
-export interface ResourceExtras {
-  /** Every resource template (empty when the plugin has no resources capability). */
-  listResourceTemplates(spec: UpstreamSpecInput, options?: CallOptions): Promise<ResourceTemplate[]>;
-  /** Forwards `completion/complete`; a plugin without the completions capability completes nothing. */
-  complete(spec: UpstreamSpecInput, params: CompleteRequest['params'], options?: CallOptions): Promise<CompleteResult>;
-  /** Subscribes `listener` to updates of `uri` (upstream once per plugin version and URI). */
-  subscribeResource(spec: UpstreamSpecInput, uri: string, listener: ResourceUpdateListener, options?: CallOptions): Promise<ResourceSubscription>;
-  /** Upstream subscriptions held right now, as `pluginId@version uri` with their listener count. */
-  resourceSubscriptions(): Array<{ entry: string; uri: string; listeners: number }>;
-}
+export type { ResourceExtras, ResourceSubscription, ResourceUpdateListener } from './api.ts';
 
 /** One upstream subscription shared by its listeners. */
 interface Upstream {

@@ -26,67 +26,20 @@ import {
   type Progress,
   type LoggingLevel,
   type LoggingMessageNotification,
-  type ElicitationCompleteNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../core/logger.ts';
+import type { CallerCapabilities, CallerLink, ForwardedRequest } from './api.ts';
 import type { Deadline } from './deadline.ts';
 import type { Entry, Instance } from './state.ts';
 import { relayElicitationComplete, rememberUrlElicitation } from './url-elicitations.ts';
+
+export type { CallerCapabilities, CallerLink, ForwardedNotification, ForwardedRequest } from './api.ts';
 
 /** Severity order of MCP log levels (RFC 5424), least severe first. */
 export const LOG_LEVELS: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
 /** How long a plugin's request may wait on the client's answer (a human filling a form). */
 export const CLIENT_ANSWER_TIMEOUT_MS = 600_000;
-
-/** A server→client request Quiver forwards: its method and params, as the plugin sent them. */
-export interface ForwardedRequest {
-  method: 'sampling/createMessage' | 'elicitation/create' | 'roots/list';
-  params?: Record<string, unknown> | undefined;
-  /** The key a 2026-07-28 plugin gave this input request in its `inputRequests` (absent for a 2025 push). */
-  key?: string;
-}
-
-/** The client capabilities that decide what may be forwarded to a caller (MCP `ClientCapabilities` subset). */
-export interface CallerCapabilities {
-  sampling?: { tools?: object; context?: object } | undefined;
-  elicitation?: { form?: object; url?: object } | undefined;
-  roots?: { listChanged?: boolean } | undefined;
-}
-
-/**
- * The gateway session that made a call, as the runtime sees it: where the plugin's requests
- * and messages for this call go. Implemented by the gateway per request.
- */
-export interface CallerLink {
-  /** The gateway session id: calls of one session may share a connection. */
-  sessionId: string;
-  capabilities: CallerCapabilities;
-  /** The level the session asked for with `logging/setLevel` (undefined: every message). */
-  logLevel(): LoggingLevel | undefined;
-  /** Sends a request to the client on the call's own request stream; resolves with its validated result. */
-  request(request: ForwardedRequest, options: { signal: AbortSignal }): Promise<Record<string, unknown>>;
-  /**
-   * Sends a notification to the client, related to the call (an `elicitation/complete` may come
-   * after the call ended: then on the session's own stream).
-   */
-  notify(notification: ForwardedNotification): Promise<void>;
-  /**
-   * Told when a request of the plugin is refused because the caller did not declare the
-   * capability it needs (issue #24: a 2026-07-28 client whose call then fails gets -32021).
-   */
-  refused?(capability: 'sampling' | 'elicitation' | 'roots'): void;
-  /**
-   * True when the caller answers the plugin's requests by pausing the call until its client
-   * retries (a 2026-07-28 client, MRTR): the pool may then start another process for others.
-   */
-  pauses?: boolean;
-}
-
-/** A plugin notification Quiver passes on to the session it belongs to. */
-export type ForwardedNotification =
-  | { method: 'notifications/message'; params: LoggingMessageNotification['params'] }
-  | { method: 'notifications/elicitation/complete'; params: ElicitationCompleteNotification['params'] };
 
 /** One call running on a connection: who made it, and whether it needs the connection to itself. */
 export interface CallClaim {

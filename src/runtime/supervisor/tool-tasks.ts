@@ -20,43 +20,19 @@ import {
   GetTaskResultSchema,
   CancelTaskResultSchema,
   TaskStatusNotificationSchema,
-  type CallToolResult,
   type Task,
-  type TaskStatusNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCodes, QuiverError } from '../../core/errors.ts';
 import type { UpstreamSpecInput } from '../types.ts';
 import { admitCall } from './admission.ts';
-import type { CallOptions } from './api.ts';
+import type { CallOptions, TaskStatusListener, ToolTaskOptions, ToolTasks, UpstreamToolTask } from './api.ts';
 import { classifyFailure } from './classify.ts';
 import type { InstanceLifecycle } from './lifecycle.ts';
 import type { Requests } from './requests.ts';
 import type { Instance } from './state.ts';
 
-/** A task a plugin created, bound to the connection that holds it. */
-export interface UpstreamToolTask {
-  /** The task as the plugin created it. */
-  readonly created: Task;
-  get(options?: CallOptions): Promise<Task>;
-  /** The tool's result; waits for the task to finish (bounded by the options' or default timeout). */
-  result(options?: CallOptions): Promise<CallToolResult>;
-  cancel(options?: CallOptions): Promise<Task>;
-}
-
-/** Receives the plugin's status notifications for one task (under the plugin's task id). */
-export type TaskStatusListener = (status: TaskStatusNotification['params']) => void;
-
-/** Options of creating a task: the call's, and who hears the task's status changes. */
-export interface ToolTaskOptions extends CallOptions {
-  onStatus?: TaskStatusListener;
-}
-
-/** What the supervisor offers for tasks. */
-export interface ToolTasks {
-  /** Calls `toolName` as a task (the plugin must declare `tasks.requests.tools.call`). */
-  createToolTask(spec: UpstreamSpecInput, toolName: string, args: Record<string, unknown>, task: { ttl?: number }, options?: ToolTaskOptions): Promise<UpstreamToolTask>;
-}
+export type { TaskStatusListener, ToolTaskOptions, ToolTasks, UpstreamToolTask } from './api.ts';
 
 /** What tool tasks need from the supervisor. */
 export interface ToolTasksOptions {

@@ -9,7 +9,7 @@
  */
 import type { ElicitationCompleteNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../core/logger.ts';
-import type { CallerLink } from './session-routing.ts';
+import type { CallerLink } from './api.ts';
 import type { Instance } from './state.ts';
 
 /** How long a forwarded URL elicitation may still be completed (a person may take a while at that URL). */
