@@ -93,6 +93,11 @@ export interface Gateway {
    * outcome). Its exposure is `still` unless the identity's mode is `all`.
    */
   principalSession(identity: SessionIdentity): Promise<GatewaySession>;
+  /**
+   * Issue #24: runs `listener` after a catalog change (installs, enablement, rules) was applied to
+   * the sessions, so the 2026-07-28 fronts can tell `subscriptions/listen` streams; returns the unsubscribe.
+   */
+  onListsChanged(listener: () => void): () => void;
   /** Marks a session active (transports call this on every request). */
   touchSession(id: string): void;
   /** Number of live sessions. */
@@ -216,6 +221,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     return createModernServer(core, state, instructionsFor(state.mode, state.overview));
   }
 
+  const listsChanged = new Set<() => void>();
+
   async function onCatalogChanged(change: CatalogChange): Promise<void> {
     const affected = registry.values().filter((state) => !change.workspaces || change.workspaces.includes(state.identity.workspace));
     await Promise.allSettled(
@@ -228,6 +235,13 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
         }
       }),
     );
+    for (const listener of listsChanged) {
+      try {
+        listener();
+      } catch (error) {
+        logger.warn({ err: error }, 'a list-change listener failed');
+      }
+    }
   }
 
   async function sweep(): Promise<number> {
@@ -247,6 +261,10 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     getSession: (id) => registry.peek(id),
     modernServer,
     principalSession,
+    onListsChanged(listener) {
+      listsChanged.add(listener);
+      return () => void listsChanged.delete(listener);
+    },
     touchSession: (id) => void registry.touch(id),
     get sessionCount() {
       return registry.size;

@@ -190,6 +190,14 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
       onerror: (error) => logger.debug({ err: error }, '2026-07-28 request refused or failed'),
     },
   );
+  // Issue #24: a catalog change reaches 2026 clients' subscriptions/listen streams (the SDK entry
+  // serves them: acknowledgement first, subscription ids, filters). The hint carries no data, so
+  // every stream gets it; each client then lists its own tools.
+  const stopListsChanged = gateway.onListsChanged(() => {
+    modern.notify.toolsChanged();
+    modern.notify.promptsChanged();
+    modern.notify.resourcesChanged();
+  });
 
   /** A 2026-07-28 request (issue #24): stateless, under the same pacing and overload answers. */
   async function serveModern(request: Request, identity: SessionIdentity): Promise<Response> {
@@ -345,6 +353,7 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
       const report = stored === undefined;
       await Promise.allSettled([...sessions.values()].map((entry) => entry.saving.then(() => entry.session.close({ report }))));
       sessions.clear();
+      stopListsChanged();
       await modern.close();
       await stored?.store.flush();
     },

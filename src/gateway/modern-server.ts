@@ -63,7 +63,8 @@ function relatedSender(ctx: ServerContext): SendNotification {
 /** A v2 SDK server answering one 2026-07-28 request on a principal's still state. */
 export function createModernServer(core: GatewayCore, state: SessionState, instructions: string): Server {
   const server = new Server(core.settings.serverInfo, {
-    capabilities: { tools: {}, resources: {}, prompts: {}, ...(core.backend.complete ? { completions: {} } : {}) },
+    // listChanged: catalog changes reach subscriptions/listen streams (gateway/http.ts), never a request's side effect.
+    capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true }, ...(core.backend.complete ? { completions: {} } : {}) },
     instructions,
     cacheHints: MODERN_CACHE_HINTS,
   });
