@@ -109,3 +109,36 @@ export async function listCodeFiles(
   }
   return { files, skipped };
 }
+
+/**
+ * Adds files named by a listing rather than a walk (a Python distribution's RECORD,
+ * python-tree.ts) to `files`, within the same `limits`; links and missing files are left out.
+ */
+export async function addListedFiles(
+  codeDir: string,
+  listed: ReadonlyArray<{ path: string; own: boolean; packageName: string }>,
+  files: CodeFile[],
+  skipped: SkippedFiles,
+  limits: CodeFileLimits = DEFAULT_CODE_FILE_LIMITS,
+): Promise<void> {
+  const root = await realpath(codeDir);
+  let total = files.reduce((sum, file) => sum + file.size, 0);
+  const known = new Set(files.map((file) => file.path));
+  for (const entry of listed) {
+    if (known.has(entry.path)) continue;
+    if (DECLARATION.test(entry.path)) {
+      skipped.declarations++;
+      continue;
+    }
+    const info = await lstat(join(root, entry.path)).catch(() => undefined);
+    if (info?.isSymbolicLink()) skipped.links++;
+    if (!info?.isFile()) continue;
+    if (info.size > limits.maxFileBytes) skipped.tooLarge++;
+    else if (files.length >= limits.maxFiles || total + info.size > limits.maxTotalBytes) skipped.overLimit++;
+    else {
+      files.push({ path: entry.path, own: entry.own, packageName: entry.packageName, size: info.size });
+      known.add(entry.path);
+      total += info.size;
+    }
+  }
+}

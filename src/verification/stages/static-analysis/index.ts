@@ -24,15 +24,19 @@
  * dependencies hoisted beside it; the tree and files are read from that root (codeLayout), and
  * locations are relative to it (`node_modules/<package>/dist/index.js:12`).
  *
+ * A Python plugin (issue #26): its venv's own distribution is its own code and the
+ * distributions that one requires are its dependency tree (python-tree.ts), as for npm.
+ *
  * Bounds: at most 4,000 files, 1 MiB each, 64 MiB in total, own code first; links are not
  * followed and .d.ts files are skipped; what was left out is an info issue and in metrics.
  */
 import { readSourceFile, SourceFileError } from '../../../plugins/source-files.ts';
 import type { Stage, StageContext, StageIssue, StageResult, VerificationSubject } from '../../types.ts';
 import { analyseSource } from './analyse-file.ts';
-import { DEFAULT_CODE_FILE_LIMITS, listCodeFiles, type CodeFile, type CodeFileLimits } from './code-files.ts';
+import { addListedFiles, DEFAULT_CODE_FILE_LIMITS, listCodeFiles, type CodeFile, type CodeFileLimits } from './code-files.ts';
 import { aggregateFindings, scoreIssues, type LocatedFinding } from './findings.ts';
 import { codeLayout, readPackageTree, type PackageTree } from './package-tree.ts';
+import { readPythonTree } from './python-tree.ts';
 
 const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall'] as const;
 /** JavaScript / TypeScript (parsed) and Python (tokenized, python-scan.ts). */
@@ -130,6 +134,15 @@ export function createStaticAnalysisStage(options: { limits?: CodeFileLimits } =
     const { root, ownDir } = codeLayout(subject.codeDir, subject.source);
     const tree = await readPackageTree(root, { ownDir });
     const { files, skipped } = await listCodeFiles(root, tree.packages, limits, ANALYSED_FILES, ownDir);
+    // A Python plugin's venv (issue #26): its own distribution is own code, what it requires its dependency tree.
+    const packageName = subject.source['packageName'];
+    const python = await readPythonTree(root, ownDir, ANALYSED_FILES, typeof packageName === 'string' ? packageName : undefined);
+    if (python !== undefined) {
+      const ordered = [...python.packages].sort((a, b) => Number(b.own) - Number(a.own));
+      await addListedFiles(root, ordered.flatMap((pkg) => pkg.files.map((path) => ({ path, own: pkg.own, packageName: pkg.name }))), files, skipped, limits);
+      tree.packages.push(...python.packages.map(({ files: _files, ...pkg }) => pkg));
+      tree.missing.push(...python.missing);
+    }
     context.progress(`static analysis: parsing ${files.length} files`);
     const { findings, unreadable } = await analyseFiles(context, root, files, limits);
     const dependencies = tree.packages.filter((pkg) => !pkg.own).length;
