@@ -4,7 +4,8 @@
  * and the change events it emits after every committed write (the caches subscribe to them).
  * The parts in this folder each implement a slice of `PluginService`; `index.ts` assembles them.
  */
-import type { StagedVersion } from './versions.ts';
+import type { PluginInstallFields } from '../../store/repositories/plugins.ts';
+import type { PreparedInstall } from '../installer.ts';
 import type { CredentialSpec } from '../../core/plugin-metadata.ts';
 import type { ToolRecord } from '../../core/tool.ts';
 import type { CatalogService } from '../../catalog/service.ts';
@@ -265,4 +266,18 @@ export interface PluginService {
   listMarketplace(): Promise<MarketplaceRecord[]>;
   /** Lexical search over marketplace names, titles and descriptions: installable suggestions. */
   searchMarketplace(query: string, limit?: number): Promise<MarketplaceHit[]>;
+}
+
+/** A version prepared in its own cache folder, as stored with a deployment (plain JSON). */
+export interface StagedVersion {
+  fields: PluginInstallFields;
+  tools: PreparedInstall['tools'];
+  categories: PreparedInstall['categories'];
+  pageMappings: PreparedInstall['pageMappings'];
+  shippedPid: PreparedInstall['shippedPid'];
+  registeredTools: string[];
+  served: PreparedInstall['served'];
+  warnings: string[];
+  cachePath: string | undefined;
+  inPlace: boolean;
 }

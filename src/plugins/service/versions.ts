@@ -8,27 +8,14 @@
  * without stopping the running process, so calls in flight finish on the version they started on.
  */
 import { invalidInput } from '../../core/errors.ts';
-import type { PluginInstallFields } from '../../store/repositories/plugins.ts';
 import { prepareInstall, type PreparedInstall } from '../installer.ts';
 import { commitExisting, reportOf } from './commit.ts';
 import type { PluginContext } from './context.ts';
 import { requirePlugin, toPublic } from './records.ts';
 import { requestOf, type ReinstallOverrides } from './reinstall.ts';
-import type { InstallReport } from './types.ts';
+import type { InstallReport, StagedVersion } from './types.ts';
 
-/** A version prepared in its own cache folder, as stored with a deployment (plain JSON). */
-export interface StagedVersion {
-  fields: PluginInstallFields;
-  tools: PreparedInstall['tools'];
-  categories: PreparedInstall['categories'];
-  pageMappings: PreparedInstall['pageMappings'];
-  shippedPid: PreparedInstall['shippedPid'];
-  registeredTools: string[];
-  served: PreparedInstall['served'];
-  warnings: string[];
-  cachePath: string | undefined;
-  inPlace: boolean;
-}
+export type { StagedVersion } from './types.ts';
 
 /** Fetches, builds and discovers a new version of a plugin into its own cache folder. */
 export async function stageVersion(context: PluginContext, reference: string, overrides: ReinstallOverrides): Promise<StagedVersion> {
