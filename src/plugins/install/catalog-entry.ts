@@ -14,7 +14,7 @@ import type { StoredLaunch } from '../launch.ts';
 import type { InstallRequest, PreparedInstall } from './types.ts';
 import type { DiscoveredPlugin } from './discovery.ts';
 import type { FailStep } from './failure.ts';
-import type { FetchedSource } from './fetch.ts';
+import type { FetchedSource } from './types.ts';
 import type { PluginFiles } from './metadata.ts';
 import { summarizeInstructions } from './instructions-summary.ts';
 

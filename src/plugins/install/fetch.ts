@@ -11,7 +11,6 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { QuiverError } from '../../core/errors.ts';
-import type { PluginInstallFields } from '../../store/repositories/plugins.ts';
 import { cloneAtRef, redactUrlCredentials } from '../git.ts';
 import { npmCacheFolderName, npmInstall } from '../npm.ts';
 import { prepareSourceTree, SourceBuildError } from '../source-build.ts';
@@ -19,29 +18,13 @@ import type { InstallerSettings, InstallRequest } from './types.ts';
 import { reuseFolder } from '../cache-folders.ts';
 import type { FailStep, InstallStep } from './failure.ts';
 import type { Staging } from './staging.ts';
+import type { FetchedSource } from './types.ts';
 import { fetchOpenApi } from './openapi.ts';
-import { buildPythonCheckout, fetchPypi } from './fetch-python.ts';
+import { buildPythonCheckout, fetchPypi, fetchPythonFolder } from './fetch-python.ts';
+import { hasOwnVenv } from '../python/folder-copy.ts';
 import { detectPythonProject } from '../python/install.ts';
 
-/** What fetching a source produced. */
-export interface FetchedSource {
-  /** The tree to read the plugin from (staged or final); absent for remote plugins. */
-  root: string | undefined;
-  /** Where the tree lives once placed; absent for remote plugins. */
-  finalPath: string | undefined;
-  /** The plugin's folder inside `root` (an npm package's folder, a monorepo package). */
-  relativeFolder: string;
-  /** True for folder sources: the user's own folder, never moved or deleted. */
-  inPlace: boolean;
-  sourceType: PluginInstallFields['sourceType'];
-  /** What the plugin row records about its source. */
-  sourceRecord: Record<string, unknown>;
-  /** A git commit, short, appended to the version. */
-  revision: string | undefined;
-  /** The npm package version, when the metadata declares none. */
-  packageVersion: string | undefined;
-  warnings: string[];
-}
+export type { FetchedSource } from './types.ts';
 
 /** What every fetch function is handed. */
 interface FetchInput {
@@ -68,10 +51,11 @@ async function reuseInstalled({ request, fail }: FetchInput, root: string): Prom
     root,
     finalPath: root,
     relativeFolder: typeof sourceRecord['packageFolder'] === 'string' ? sourceRecord['packageFolder'] : '.',
-    inPlace: request.source.kind === 'path',
+    // A Python folder's copy in the cache (folderHash) is not the user's folder.
+    inPlace: request.source.kind === 'path' && sourceRecord['folderHash'] === undefined,
     sourceType: request.source.kind,
     sourceRecord,
-    revision: typeof sourceRecord['commit'] === 'string' ? sourceRecord['commit'].slice(0, 12) : undefined,
+    revision: typeof sourceRecord['commit'] === 'string' ? sourceRecord['commit'].slice(0, 12) : typeof sourceRecord['folderHash'] === 'string' ? sourceRecord['folderHash'].slice(0, 12) : undefined,
     packageVersion: typeof sourceRecord['version'] === 'string' ? sourceRecord['version'] : undefined,
     warnings: [],
   };
@@ -167,9 +151,15 @@ async function fetchNpm({ request, settings, staging, fail }: FetchInput, spec: 
   };
 }
 
-/** A folder on this machine, used in place. */
-async function fetchPath({ fail }: FetchInput, path: string): Promise<FetchedSource> {
+/**
+ * A folder on this machine, used in place; a Python project without a venv of its own gets one
+ * from Quiver in a copy keyed by the folder's content (issue #26, fetch-python.ts).
+ */
+async function fetchPath(input: FetchInput, path: string): Promise<FetchedSource> {
+  const { fail } = input;
   if (!(await isDirectory(path))) throw fail('launch', `${path} is not a folder`);
+  const python = await detectPythonProject(path, '.');
+  if (python !== undefined && !(await hasOwnVenv(path))) return fetchPythonFolder(input, path, python);
   return { root: path, finalPath: path, relativeFolder: '.', inPlace: true, sourceType: 'path', sourceRecord: { path }, revision: undefined, packageVersion: undefined, warnings: [] };
 }
 

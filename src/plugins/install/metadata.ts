@@ -11,7 +11,7 @@ import { readPackageJson, resolveLaunch, LaunchResolutionError, type PackageJson
 import type { InstallRequest } from './types.ts';
 import { parseSourceJson, readSourceFile, SOURCE_FILE_LIMIT, SourceFileError } from '../source-files.ts';
 import type { FailStep } from './failure.ts';
-import type { FetchedSource } from './fetch.ts';
+import type { FetchedSource } from './types.ts';
 import { openApiLaunch } from './openapi.ts';
 import { viaVenv } from '../python/entry-point.ts';
 import { detectPythonProject } from '../python/install.ts';

@@ -14,7 +14,7 @@ import { QuiverError } from '../../core/errors.ts';
 import { credentialNames, openApiToolDefinitions, readOpenApiDocument } from '../../openapi/index.ts';
 import type { UpstreamSpecInput } from '../../runtime/types.ts';
 import type { StoredOpenApiLaunch } from '../launch.ts';
-import type { FetchedSource } from './fetch.ts';
+import type { FetchedSource } from './types.ts';
 import type { FailStep } from './failure.ts';
 import type { Staging } from './staging.ts';
 import type { InstallerSettings } from './types.ts';

@@ -80,3 +80,23 @@ export interface PreparedInstall {
   /** Removes the staging folder (idempotent). */
   discard(): Promise<void>;
 }
+
+/** What fetching a source produced. */
+export interface FetchedSource {
+  /** The tree to read the plugin from (staged or final); absent for remote plugins. */
+  root: string | undefined;
+  /** Where the tree lives once placed; absent for remote plugins. */
+  finalPath: string | undefined;
+  /** The plugin's folder inside `root` (an npm package's folder, a monorepo package). */
+  relativeFolder: string;
+  /** True for folder sources: the user's own folder, never moved or deleted. */
+  inPlace: boolean;
+  sourceType: PluginInstallFields['sourceType'];
+  /** What the plugin row records about its source. */
+  sourceRecord: Record<string, unknown>;
+  /** A git commit, short, appended to the version. */
+  revision: string | undefined;
+  /** The npm package version, when the metadata declares none. */
+  packageVersion: string | undefined;
+  warnings: string[];
+}
