@@ -11,6 +11,7 @@ describe('supervisor settings', () => {
       { ...settings, backoff: { ...settings.backoff }, crashLoop: { ...settings.crashLoop }, healthWindow: { ...settings.healthWindow } },
       {
         poolSize: 1,
+        maxPoolSize: 8,
         maxProcesses: 32,
         idleTimeoutMs: 300_000,
         defaultTimeoutMs: 30_000,
