@@ -79,7 +79,7 @@ describe('learned example overlay (issue #13)', () => {
     // Without the agreement rule the wrongly credited example, a near repeat, weighs like the rest.
     const naive = buildOverlay(await examples(rows), embedder.dimensions, { ...noisy, agreementShare: 1 }).boosts(request);
     assert.ok(boosts.get('email')! < naive.get('email')! / 3, `email ${boosts.get('email')} vs ${naive.get('email')} without agreement`);
-    // Even a majority of noisy contributors for one request cannot outweigh the agreeing ones.
+    // A second noisy contributor for the same request still cannot outweigh the three agreeing ones.
     const flooded = buildOverlay(
       await examples([...rows, { toolId: 'email', text: 'how many yen will my dollars buy', contributor: 'e' }]),
       embedder.dimensions,
