@@ -3,7 +3,9 @@
  * machine configures it and the real sandbox: a server on the official Python SDK (`mcp` 2.x,
  * `MCPServer`) in a git repository with pyproject.toml and a dependency, installed by URL at a
  * tag, listed and called through `quiver serve --stdio`; the same package installed by name from
- * the package index (`pypi:NAME==VERSION`); an imported `uvx NAME` entry; and a Python repository
+ * the package index (`pypi:NAME==VERSION`); an imported `uvx NAME` entry; a local folder with
+ * pyproject.toml and no venv, given one in the cache keyed by its content (a fresh one on update
+ * after an edit); and a Python repository
  * on a machine without a usable Python, which reports what is missing.
  *
  * The package index pip is configured with here has `mcp` but no published Python MCP server with
@@ -157,6 +159,35 @@ describeEachBackend('Python plugins', (backend) => {
     const imported = await quiver('import', config);
     assert.equal(imported.code, 0, imported.stderr);
     assert.equal(await callThroughStdio(env, 'echo__shout', { text: 'uvx' }), 'UVX');
+  });
+
+  it('gives a local folder with pyproject.toml a venv in the cache keyed by its content; a changed folder gets a fresh one on update', { timeout: 900_000 }, async () => {
+    // The user's folder: the project alone, no venv of its own.
+    const folder = join(root, `folder-${backend.name}`);
+    mkdirSync(join(folder, 'py_echo'), { recursive: true });
+    writeFileSync(join(folder, 'py_echo', '__init__.py'), '');
+    writeFileSync(join(folder, 'py_echo', 'server.py'), SERVER);
+    writeFileSync(join(folder, 'pyproject.toml'), PYPROJECT);
+    const added = await quiver('plugin', 'add', folder, '--name', 'py-folder');
+    assert.equal(added.code, 0, added.stderr);
+    const report = JSON.parse(added.stdout) as { plugin: { version: string; sourceType: string; source: Record<string, unknown> }; tools: { total: number } };
+    assert.equal(report.plugin.sourceType, 'path');
+    assert.equal(report.tools.total, 1);
+    const first = String(report.plugin.source['cachePath']);
+    assert.match(first, /\/pyfolder\/[0-9a-f]{24}$/);
+    assert.equal(report.plugin.source['inPlace'], undefined, 'the cache copy is not the user\'s folder');
+    assert.match(report.plugin.version, new RegExp(`^1\\.0\\.0\\+${String(report.plugin.source['folderHash']).slice(0, 12)}$`));
+    assert.ok(!readdirSync(folder).some((name) => name === '.quiver-venv' || name.endsWith('.egg-info') || name === 'build'), `the user's folder was written to: ${readdirSync(folder).join(', ')}`);
+    assert.equal(await callThroughStdio(env, 'py-folder__shout', { text: 'folder' }), 'FOLDER');
+
+    writeFileSync(join(folder, 'py_echo', 'server.py'), SERVER.replace('text.upper()', 'text.upper() + "!"'));
+    const updated = await quiver('plugin', 'update', 'py-folder');
+    assert.equal(updated.code, 0, updated.stderr);
+    const shown = JSON.parse((await quiver('plugin', 'show', 'py-folder')).stdout) as { plugin?: { source: Record<string, unknown> }; source?: Record<string, unknown> };
+    const second = String((shown.plugin?.source ?? shown.source)?.['cachePath']);
+    assert.match(second, /\/pyfolder\/[0-9a-f]{24}$/);
+    assert.notEqual(second, first, 'a changed folder gets a fresh copy and venv');
+    assert.equal(await callThroughStdio(env, 'py-folder__shout', { text: 'again' }), 'AGAIN!');
   });
 
   it('reports what is missing when no usable Python is on the PATH, leaving nothing installed', { timeout: 300_000 }, async () => {

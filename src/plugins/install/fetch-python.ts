@@ -5,12 +5,15 @@
  * `<cacheDir>/pypi/<name>@<version>`; and a cloned git tree that is a Python project
  * (pyproject.toml, setup.py or requirements.txt) given a venv beside its code. Both record how
  * the server starts (`pythonLaunch`, from the package metadata: python/entry-point.ts), which
- * a quiver.json `launch` still overrides.
+ * a quiver.json `launch` still overrides. A local folder that is a Python project without a
+ * venv of its own is copied into the cache keyed by its content hash and given one there
+ * (python/folder-copy.ts).
  */
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { QuiverError } from '../../core/errors.ts';
 import { chooseEntryPoint, PythonEntryPointError, type PythonLaunch } from '../python/entry-point.ts';
+import { copyProjectFolder, FolderCopyError } from '../python/folder-copy.ts';
 import { describeInstalled, installPythonPlugin, type PythonProject, type PythonInstallResult } from '../python/install.ts';
 import type { InstallerSettings, InstallRequest } from './types.ts';
 import type { FailStep } from './failure.ts';
@@ -108,5 +111,39 @@ export async function buildPythonCheckout(input: Input, tree: string, relativeFo
     },
     packageVersion: installed.distribution?.version,
     warnings: project === 'requirements' && launch === undefined ? ['a requirements.txt project: its quiver.json "launch" starts it (python there is the plugin\'s venv)'] : [],
+  };
+}
+
+/**
+ * A local folder that is a Python project (and has no venv of its own): copied into staging with
+ * its content hash, given a venv there, placed at `<cacheDir>/pyfolder/<hash>`; an existing
+ * folder of the same hash (same content) is used as is. The user's folder is never written to.
+ */
+export async function fetchPythonFolder(input: Input, path: string, project: PythonProject): Promise<FetchedSource> {
+  const { settings, staging, fail } = input;
+  const tree = join(await staging.ensure('pyfolder'), 'tree');
+  await mkdir(tree, { mode: 0o755 });
+  let copied;
+  try {
+    copied = await copyProjectFolder(path, tree);
+  } catch (error) {
+    if (error instanceof FolderCopyError) throw fail('launch', `${path}: ${error.message}`);
+    throw error;
+  }
+  const finalPath = join(settings.cacheDir, 'pyfolder', copied.hash.slice(0, 24));
+  const reuse = await isFolder(finalPath);
+  const root = reuse ? finalPath : tree;
+  const built = await buildPythonCheckout(input, root, '.', project, !reuse);
+  return {
+    root,
+    finalPath,
+    relativeFolder: '.',
+    // A copy in the cache: released like any version folder; the user's folder is untouched.
+    inPlace: false,
+    sourceType: 'path',
+    sourceRecord: { path, folderHash: copied.hash, ...built.sourceExtras },
+    revision: copied.hash.slice(0, 12),
+    packageVersion: built.packageVersion,
+    warnings: built.warnings,
   };
 }

@@ -20,7 +20,8 @@ import type { FailStep, InstallStep } from './failure.ts';
 import type { Staging } from './staging.ts';
 import type { FetchedSource } from './types.ts';
 import { fetchOpenApi } from './openapi.ts';
-import { buildPythonCheckout, fetchPypi } from './fetch-python.ts';
+import { buildPythonCheckout, fetchPypi, fetchPythonFolder } from './fetch-python.ts';
+import { hasOwnVenv } from '../python/folder-copy.ts';
 import { detectPythonProject } from '../python/install.ts';
 
 export type { FetchedSource } from './types.ts';
@@ -50,10 +51,11 @@ async function reuseInstalled({ request, fail }: FetchInput, root: string): Prom
     root,
     finalPath: root,
     relativeFolder: typeof sourceRecord['packageFolder'] === 'string' ? sourceRecord['packageFolder'] : '.',
-    inPlace: request.source.kind === 'path',
+    // A Python folder's copy in the cache (folderHash) is not the user's folder.
+    inPlace: request.source.kind === 'path' && sourceRecord['folderHash'] === undefined,
     sourceType: request.source.kind,
     sourceRecord,
-    revision: typeof sourceRecord['commit'] === 'string' ? sourceRecord['commit'].slice(0, 12) : undefined,
+    revision: typeof sourceRecord['commit'] === 'string' ? sourceRecord['commit'].slice(0, 12) : typeof sourceRecord['folderHash'] === 'string' ? sourceRecord['folderHash'].slice(0, 12) : undefined,
     packageVersion: typeof sourceRecord['version'] === 'string' ? sourceRecord['version'] : undefined,
     warnings: [],
   };
@@ -149,9 +151,15 @@ async function fetchNpm({ request, settings, staging, fail }: FetchInput, spec: 
   };
 }
 
-/** A folder on this machine, used in place. */
-async function fetchPath({ fail }: FetchInput, path: string): Promise<FetchedSource> {
+/**
+ * A folder on this machine, used in place; a Python project without a venv of its own gets one
+ * from Quiver in a copy keyed by the folder's content (issue #26, fetch-python.ts).
+ */
+async function fetchPath(input: FetchInput, path: string): Promise<FetchedSource> {
+  const { fail } = input;
   if (!(await isDirectory(path))) throw fail('launch', `${path} is not a folder`);
+  const python = await detectPythonProject(path, '.');
+  if (python !== undefined && !(await hasOwnVenv(path))) return fetchPythonFolder(input, path, python);
   return { root: path, finalPath: path, relativeFolder: '.', inPlace: true, sourceType: 'path', sourceRecord: { path }, revision: undefined, packageVersion: undefined, warnings: [] };
 }
 

@@ -51,7 +51,9 @@ function sourceOf(record: PluginRecord, overrides: ReinstallOverrides): InstallR
 export async function requestOf(context: PluginContext, existing: PluginRecord, mode: 'update' | 'sync', overrides: ReinstallOverrides): Promise<InstallRequest> {
   const previousSource = existing.source;
   // update refetches from the remote; sync (and update of a folder or URL) re-discovers what is installed.
-  const refetch = mode === 'update' && (existing.sourceType === 'git' || existing.sourceType === 'npm' || existing.sourceType === 'openapi' || existing.sourceType === 'pypi');
+  // A Python folder runs from its copy in the cache (folderHash, issue #26): update copies the folder again.
+  const copiedFolder = existing.sourceType === 'path' && typeof previousSource['folderHash'] === 'string';
+  const refetch = mode === 'update' && (existing.sourceType === 'git' || existing.sourceType === 'npm' || existing.sourceType === 'openapi' || existing.sourceType === 'pypi' || copiedFolder);
   return {
     source: sourceOf(existing, overrides),
     name: existing.name,
