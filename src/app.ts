@@ -30,6 +30,7 @@ import { uiRoutes } from './api/routes/ui.ts';
 import type { SelectionEngine } from './selection/index.ts';
 import type { RandomSource } from './selection/random.ts';
 import { createTenantVisibility } from './composition/tenant-visibility.ts';
+import { createToolListFollower } from './composition/tool-list-follower.ts';
 import type { TenantVisibility } from './api/tenancy.ts';
 import { createChangeBroadcast, pluginChangeHandler, pluginServiceSettings, registerPeriodicWork, trustSettings, recoverInstalls, wireSelectionGroup, wireSupervisor, wireVerification } from './composition/app-wiring.ts';
 import type { Embedder } from './retrieval/embedders/embedder.ts';
@@ -268,6 +269,9 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       logger: logger.child({ part: 'plugins' }),
       onChange: pluginChangeHandler({ config, logger, broadcast, verification: () => verification, pidGeneration: () => pidGeneration }),
     }), { db, remoteOAuth, logger: logger.child({ part: 'remote-oauth' }) });
+    // Issue #24: a running plugin's tools/list_changed re-syncs its tools (debounced, one sync at a time).
+    const toolListFollower = createToolListFollower({ supervisor, plugins, logger: logger.child({ part: 'tool-list-follower' }) });
+    closers.unshift(() => toolListFollower.close());
     const wired = wireVerification({ db, config, logger, plugins, secrets, pinning, broadcast });
     const { jobs } = wired;
     verification = wired.verification;

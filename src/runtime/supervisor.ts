@@ -47,7 +47,18 @@ export function createSupervisor(options: SupervisorOptions = {}): Supervisor {
   const id = randomBytes(8).toString('hex');
   const gate = createGate();
   const launcher = createLauncher({ supervisorId: id, sandbox: options.sandbox ?? {}, startTimeoutMs: settings.startTimeoutMs, stopGraceMs: settings.stopGraceMs, clock, logger, remoteAuthorization: options.remoteAuthorization });
-  const lifecycle = createInstanceLifecycle({ settings, clock, logger, launcher, gate });
+  // Listeners of plugins announcing a new tool list (composition/tool-list-follower syncs the catalog).
+  const toolListListeners = new Set<(pluginId: string) => void>();
+  const onToolListChanged = (pluginId: string): void => {
+    for (const listener of toolListListeners) {
+      try {
+        listener(pluginId);
+      } catch (error) {
+        logger.warn({ err: error, pluginId }, 'tools/list_changed listener threw');
+      }
+    }
+  };
+  const lifecycle = createInstanceLifecycle({ settings, clock, logger, launcher, gate, onToolListChanged });
   const registry = createEntryRegistry({ settings, clock, logger, stop: lifecycle.stop, sharedLimits: options.sharedLimits });
   const pool = createPool({ settings, registry, lifecycle, gate });
   const requests = createRequests({ settings, clock, gate, registry, pool, lifecycle });
@@ -62,6 +73,10 @@ export function createSupervisor(options: SupervisorOptions = {}): Supervisor {
   return {
     id,
     callTool,
+    onToolListChanged(listener) {
+      toolListListeners.add(listener);
+      return () => void toolListListeners.delete(listener);
+    },
     listTools(spec, callOptions = {}) {
       return requests.simple(spec, 'tools/list', callOptions, (entry) => async (connection, signal, remaining) => {
         const tools = await listAllTools(connection.client, { timeoutMs: remaining(), signal });

@@ -47,7 +47,7 @@ export function createPluginService(options: PluginServiceOptions): PluginServic
   return Object.freeze({
     add: (source, addOptions) => addPlugin(context, source, addOptions),
     update: (reference, overrides = {}) => reinstallPlugin(context, reference, 'update', overrides),
-    sync: (reference) => reinstallPlugin(context, reference, 'sync'),
+    sync: (reference, options) => reinstallPlugin(context, reference, 'sync', {}, options),
     stageVersion: (reference, overrides = {}) => stageVersion(context, reference, overrides),
     commitStagedVersion: (reference, staged) => commitStagedVersion(context, reference, staged),
     ...createLifecyclePart(context),

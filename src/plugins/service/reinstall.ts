@@ -74,7 +74,7 @@ export async function requestOf(context: PluginContext, existing: PluginRecord, 
 }
 
 /** Re-installs a plugin: `update` (fetch again) or `sync` (re-discover what is installed). */
-export async function reinstallPlugin(context: PluginContext, reference: string, mode: 'update' | 'sync', overrides: ReinstallOverrides = {}): Promise<InstallReport> {
+export async function reinstallPlugin(context: PluginContext, reference: string, mode: 'update' | 'sync', overrides: ReinstallOverrides = {}, options: { keepRunning?: boolean } = {}): Promise<InstallReport> {
   const existing = await requirePlugin(context, reference);
   if (overrides.ref !== undefined && existing.sourceType !== 'git') throw invalidInput('--ref only applies to plugins installed from git');
   if (overrides.version !== undefined && existing.sourceType !== 'npm' && existing.sourceType !== 'pypi') throw invalidInput('--version only applies to plugins installed from npm or the Python package index');
@@ -84,7 +84,8 @@ export async function reinstallPlugin(context: PluginContext, reference: string,
   try {
     const oldCache = previousSource['cachePath'];
     if (oldCache !== prepared.cachePath) await releaseCache(context, oldCache, previousSource['inPlace'] === true, null);
-    await context.supervisor.stop?.(existing.id).catch(() => undefined);
+    // A sync that follows the running process's own tools/list_changed keeps that process (issue #24).
+    if (options.keepRunning !== true) await context.supervisor.stop?.(existing.id).catch(() => undefined);
   } finally {
     // After the old process is stopped, so the next call starts the new install.
     context.changed({ kind: 'installation', pluginId: existing.id });

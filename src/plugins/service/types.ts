@@ -205,8 +205,11 @@ export interface PluginService {
   setStatus(plugin: string, status: 'active' | 'disabled'): Promise<PublicPlugin>;
   /** Moves to a new ref (git) or version (npm), re-discovers and re-syncs differentially. */
   update(plugin: string, options?: { ref?: string | undefined; version?: string | undefined }): Promise<InstallReport>;
-  /** Re-discovers from the installed folder (no fetch) and re-syncs. */
-  sync(plugin: string): Promise<InstallReport>;
+  /**
+   * Re-discovers from the installed folder (no fetch) and re-syncs; the running process is
+   * stopped unless `keepRunning` (a sync following the process's own tools/list_changed).
+   */
+  sync(plugin: string, options?: { keepRunning?: boolean }): Promise<InstallReport>;
   /** Fetches, builds and discovers a new version into its own folder without installing it (issue #11: a blue-green slot). */
   stageVersion(plugin: string, options?: { ref?: string | undefined; version?: string | undefined }): Promise<StagedVersion>;
   /** Makes a staged version the installed one (catalog moves to its tools); the running process is not stopped. */

@@ -152,6 +152,11 @@ export interface Supervisor extends ResourceExtras, ToolTasks {
   readResource(spec: UpstreamSpecInput, uri: string, options?: CallOptions): Promise<ReadResourceResult>;
   listPrompts(spec: UpstreamSpecInput, options?: CallOptions): Promise<Prompt[]>;
   getPrompt(spec: UpstreamSpecInput, name: string, args?: Record<string, string>, options?: CallOptions): Promise<GetPromptResult>;
+  /**
+   * Subscribes to running plugins announcing a changed tool list (`notifications/tools/list_changed`),
+   * told the plugin id each time; returns the unsubscribe.
+   */
+  onToolListChanged(listener: (pluginId: string) => void): () => void;
   /** One-shot discovery: start (sandboxed per trust), handshake, list everything, stop. */
   discover(spec: UpstreamSpecInput, options?: { timeoutMs?: number }): Promise<Discovery>;
   /** Stops every process of a plugin (all versions); calls start it again lazily. */

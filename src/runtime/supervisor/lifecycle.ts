@@ -38,6 +38,8 @@ export interface LifecycleOptions {
   logger: Logger;
   launcher: Launcher;
   gate: Gate;
+  /** Told the plugin id of each `notifications/tools/list_changed` (the catalog follows it, issue #24). */
+  onToolListChanged?: (pluginId: string) => void;
 }
 
 function stoppedError(entry: Entry): QuiverError {
@@ -72,6 +74,7 @@ export function createInstanceLifecycle(options: LifecycleOptions): InstanceLife
     // A plugin announcing a new tool list: counted, so tool pinning screens it before the next call (issue #10).
     connection.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       instance.toolListChanges += 1;
+      options.onToolListChanged?.(entry.spec.pluginId);
     });
     // Issue #12: sampling, elicitation, roots and log messages go to the session whose call caused them.
     attachSessionRouting(instance, logger);
