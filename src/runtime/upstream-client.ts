@@ -373,6 +373,15 @@ export async function connectHttp(spec: HttpSpec, options: ConnectOptions): Prom
     return processlessConnection(client, { clock: options.clock, lostReason: 'the remote connection closed', release: terminate });
   }
   if (authorizationFailure instanceof QuiverError) throw authorizationFailure;
+  if (unauthorized && Object.keys(headers).some((name) => name.toLowerCase() === 'authorization')) {
+    // It refused the credential the admin declared: that, not OAuth, is what to fix first.
+    throw new QuiverError(
+      ErrorCodes.missingCredential,
+      `remote plugin '${spec.pluginName}' at ${url.origin}${url.pathname} refused the Authorization header it was installed with (it answered 401); ` +
+        `replace the credential, or if the server signs users in with OAuth, reinstall it without the header and run 'quiver plugin authorize ${spec.url}${ownerFlag(spec.authorizationOwner)}'`,
+      { kind: 'user', details: { reason: 'credential_refused', pluginId: spec.pluginId } },
+    );
+  }
   if (unauthorized) {
     // Not a hang and not a generic failure: say how to connect (issue #27).
     throw new QuiverError(

@@ -122,7 +122,9 @@ describe('@modelcontextprotocol/server-everything', () => {
       const { port } = server.address() as { port: number };
       const supervisor = createSupervisor({ startTimeoutMs: 2_000 });
       await assert.rejects(supervisor.callTool(httpSpec('remote-auth', `http://127.0.0.1:${port}/mcp`), 'echo', { message: 'x' }), (error) => {
-        assert.ok(isQuiverError(error, 'unavailable'), String(error));
+        // Issue #27: a refused credential is the user's to fix, and the error says so.
+        assert.ok(isQuiverError(error, 'missing_credential'), String(error));
+        assert.match(error.message, /refused the Authorization header it was installed with \(it answered 401\)/);
         assert.ok(!error.message.includes('remote-token-abcdef'), error.message);
         return true;
       });
