@@ -67,7 +67,7 @@ for (const line of lines) {
   console.log(`[quiver] node-smoke: ${SMOKE_TESTS.length} test files on Node ${reported}`);
   const result = spawnSync(
     node,
-    ['--import', 'tsx', '--import', './test/setup/cheap-embedder.ts', '--test', '--test-concurrency=2', '--test-reporter=dot', ...SMOKE_TESTS],
+    ['--import', 'tsx', '--import', './test/setup/cheap-embedder.ts', '--test', '--test-force-exit', '--test-concurrency=2', '--test-reporter=dot', ...SMOKE_TESTS],
     { cwd: repo, stdio: 'inherit', env: { ...process.env, QUIVER_LOG_LEVEL: process.env.QUIVER_LOG_LEVEL ?? 'silent' } },
   );
   if (result.status !== 0) {

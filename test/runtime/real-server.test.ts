@@ -121,16 +121,20 @@ describe('@modelcontextprotocol/server-everything', () => {
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       const { port } = server.address() as { port: number };
       const supervisor = createSupervisor({ startTimeoutMs: 2_000 });
-      await assert.rejects(supervisor.callTool(httpSpec('remote-auth', `http://127.0.0.1:${port}/mcp`), 'echo', { message: 'x' }), (error) => {
-        // Issue #27: a refused credential is the user's to fix, and the error says so.
-        assert.ok(isQuiverError(error, 'missing_credential'), String(error));
-        assert.match(error.message, /refused the Authorization header it was installed with \(it answered 401\)/);
-        assert.ok(!error.message.includes('remote-token-abcdef'), error.message);
-        return true;
-      });
-      assert.ok(seen.length > 0 && seen.every((value) => value === 'Bearer remote-token-abcdef'), seen.join(','));
-      await supervisor.close();
-      server.close();
+      // Closed whatever the assertions say: a listening server left behind keeps the test file running.
+      try {
+        await assert.rejects(supervisor.callTool(httpSpec('remote-auth', `http://127.0.0.1:${port}/mcp`), 'echo', { message: 'x' }), (error) => {
+          // Issue #27: a refused credential is the user's to fix, and the error says so.
+          assert.ok(isQuiverError(error, 'missing_credential'), String(error));
+          assert.match(error.message, /refused the Authorization header it was installed with \(it answered 401\)/);
+          assert.ok(!error.message.includes('remote-token-abcdef'), error.message);
+          return true;
+        });
+        assert.ok(seen.length > 0 && seen.every((value) => value === 'Bearer remote-token-abcdef'), seen.join(','));
+      } finally {
+        await supervisor.close();
+        server.close();
+      }
     });
 
     it('reports an unreachable remote as unavailable, without the credential', async () => {
