@@ -24,7 +24,13 @@ describe('calls paused on a 2026-07-28 client (issue #24)', () => {
     const asked = call.ask(elicit, new AbortController().signal);
     call.round = 1;
     assert.equal(parked.hold(call), undefined);
-    await assert.rejects(asked, /did not answer within 0 s, so Quiver ended the call/);
+    // The expiry timer is unref'd (a waiting call must not keep a server process alive): hold the loop open here.
+    const keepAlive = setInterval(() => undefined, 1_000);
+    try {
+      await assert.rejects(asked, /did not answer within 0 s, so Quiver ended the call/);
+    } finally {
+      clearInterval(keepAlive);
+    }
     assert.equal(parked.get(call.id), undefined);
     assert.equal(call.abort.signal.aborted, true);
   });
