@@ -38,6 +38,10 @@ def shout(text: str) -> str:
 
 def main() -> None:
     app.run()
+
+
+if __name__ == "__main__":
+    main()
 `;
 
 const PYPROJECT = `[build-system]
@@ -154,11 +158,35 @@ describeEachBackend('Python plugins', (backend) => {
     assert.match(String(report.plugin.source['cachePath']), /\/pypi\/py-echo@1\.0\.0$/);
     assert.equal(await callThroughStdio(env, 'py-echo-index__shout', { text: 'index' }), 'INDEX');
 
+    // One client configuration with a uvx entry, a python -m entry, a docker entry and a Deno one:
+    // the dry run and the real run say the same thing of each, and the table is what happened.
     const config = join(env['QUIVER_HOME']!, 'claude_desktop_config.json');
-    writeFileSync(config, JSON.stringify({ mcpServers: { echo: { command: 'uvx', args: ['py-echo'] } } }));
+    writeFileSync(config, JSON.stringify({
+      mcpServers: {
+        echo: { command: 'uvx', args: ['py-echo'] },
+        'echo-module': { command: 'python3', args: ['-m', 'py_echo.server'] },
+        github: { command: 'docker', args: ['run', '-i', '--rm', '-e', 'GITHUB_PERSONAL_ACCESS_TOKEN', 'ghcr.io/github/github-mcp-server'], env: { GITHUB_PERSONAL_ACCESS_TOKEN: 'not-a-real-token' } },
+        deno: { command: 'deno', args: ['run', '-A', 'server.ts'] },
+      },
+    }));
+    type Outcome = { entry: string; plugin: string; status: string; reason?: string };
+    const plan = (stdout: string) => (JSON.parse(stdout) as { servers: Outcome[] }).servers.map(({ entry, plugin, status, reason }) => [entry, plugin, status.replace(/^would-install$/, 'installed'), reason ?? '']);
+    const dry = await quiver('import', config, '--dry-run');
+    assert.equal(dry.code, 0, dry.stderr);
     const imported = await quiver('import', config);
     assert.equal(imported.code, 0, imported.stderr);
+    assert.deepEqual(plan(imported.stdout), plan(dry.stdout), 'the dry run and the real run agree');
+    const byEntry = Object.fromEntries((JSON.parse(imported.stdout) as { servers: Outcome[] }).servers.map((outcome) => [outcome.entry, outcome]));
+    assert.deepEqual(Object.fromEntries(Object.entries(byEntry).map(([entry, outcome]) => [entry, outcome.status])), { echo: 'installed', 'echo-module': 'installed', github: 'skipped', deno: 'skipped' });
+    assert.match(byEntry['github']!.reason!, /docker run .*--cap-drop ALL/, 'the refusal names the command that would run it under the sandbox rules');
+    assert.ok(!imported.stdout.includes('not-a-real-token'), 'the imported secret is not echoed');
+    assert.match(byEntry['deno']!.reason!, /Deno/);
     assert.equal(await callThroughStdio(env, 'echo__shout', { text: 'uvx' }), 'UVX');
+    assert.equal(await callThroughStdio(env, 'echo-module__shout', { text: 'module' }), 'MODULE');
+    // The table as people read it: one line each, what happened.
+    const table = await runBinary(['import', config, '--dry-run'], env, 600_000);
+    assert.match(table.stdout, /^refused\s+echo\s+echo\s+a plugin named 'echo' is already installed/m);
+    assert.match(table.stdout, /^refused\s+github\s+github\s+/m);
   });
 
   it('gives a local folder with pyproject.toml a venv in the cache keyed by its content; a changed folder gets a fresh one on update', { timeout: 900_000 }, async () => {
