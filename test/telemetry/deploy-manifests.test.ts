@@ -105,7 +105,7 @@ describe('deploy/: container image and Kubernetes manifests', () => {
     for (const match of dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)) {
       for (const source of match[1]!.split(/\s+/)) assert.ok(existsSync(`${root}${source}`), `COPY source ${source} exists`);
     }
-    assert.match(dockerfile, /^FROM node:20-bookworm-slim/m);
+    assert.match(dockerfile, /^FROM node:24-bookworm-slim/m);
     assert.match(dockerfile, /^USER 10001:10001$/m);
     assert.match(dockerfile, /bubblewrap/);
     assert.match(dockerfile, /^ENTRYPOINT \["\/usr\/bin\/tini", "--", "quiver"\]$/m);
