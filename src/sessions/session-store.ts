@@ -122,8 +122,10 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
     pendingTouches.clear();
     pendingStates.clear();
     flushing = (async () => {
-      try {
-        for (const [id, queued] of states) {
+      // One session's state failing (a snapshot that throws, a write refused) must not cost the
+      // others their activity: a session left untouched expires while its client still uses it.
+      for (const [id, queued] of states) {
+        try {
           const state = typeof queued === 'function' ? queued() : queued;
           const json = JSON.stringify(state);
           if (written.get(id) === json) {
@@ -132,10 +134,15 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
           }
           await updateState(db, id, state, limits.idleTtlMs);
           written.set(id, json);
+        } catch (error) {
+          ids.push(id);
+          logger.warn({ err: error, session: id }, 'recording an MCP session state failed');
         }
+      }
+      try {
         await touchSessions(db, ids, limits.idleTtlMs);
       } catch (error) {
-        logger.warn({ err: error, sessions: ids.length + states.length }, 'recording MCP session activity failed');
+        logger.warn({ err: error, sessions: ids.length }, 'recording MCP session activity failed');
       }
     })().finally(() => (flushing = undefined));
     await flushing;
