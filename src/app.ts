@@ -32,7 +32,11 @@ import type { RandomSource } from './selection/random.ts';
 import { createTenantVisibility } from './composition/tenant-visibility.ts';
 import { createToolListFollower } from './composition/tool-list-follower.ts';
 import type { TenantVisibility } from './api/tenancy.ts';
-import { createChangeBroadcast, pluginChangeHandler, pluginServiceSettings, registerPeriodicWork, trustSettings, recoverInstalls, wireSelectionGroup, wireSupervisor, wireVerification } from './composition/app-wiring.ts';
+import { createChangeBroadcast, pluginServiceSettings, recoverInstalls, regenerateIntelligence, registerPeriodicWork, trustSettings, verifyAfterInstall, wireEmbeddings, wireSelectionGroup, wireSupervisor, wireVerification } from './composition/app-wiring.ts';
+import { createEvents } from './core/events.ts';
+import type { CacheKind } from './selection/invalidation.ts';
+import type { PluginChangeEvent } from './plugins/service/types.ts';
+import type { PluginEgressDecision } from './runtime/supervisor/api.ts';
 import type { Embedder } from './retrieval/embedders/embedder.ts';
 import { createOfflineEmbedder } from './retrieval/embedders/offline.ts';
 import { createShippedModelEmbedder, createShippedTableEmbedder } from './retrieval/embedders/shipped-model.ts';
@@ -47,8 +51,8 @@ import { learnedExampleRoutes } from './api/routes/learned-examples.ts';
 import { pidGenerationRoutes } from './api/routes/plugins/pid-generation.ts';
 import { createPinningService, type PinningService } from './trust/pinning/index.ts';
 import { createTrustService } from './trust/service.ts';
-import { createTrustEnforcement, type TrustEnforcement } from './trust/enforcement.ts';
-import type { TrustService } from './trust/types.ts';
+import { createTrustEnforcement } from './trust/enforcement.ts';
+import type { TrustChange, TrustService } from './trust/types.ts';
 import { createTelemetry, type Telemetry } from './telemetry/index.ts';
 import { wireRollouts } from './composition/rollout-wiring.ts';
 import { withSlotReconcile } from './composition/slot-reconcile.ts';
@@ -140,7 +144,12 @@ export interface CreateAppOptions {
   selectionRandom?: RandomSource;
 }
 
-/** Opens the store and wires every part. */
+/**
+ * Opens the store and wires every part, in the order of docs/engineering.md ("Construction
+ * order"): each part receives only parts built before it. A part built early that must reach one
+ * built later is given an event's `emit`, and the later part subscribes once it exists
+ * (core/events.ts); no closure captures a variable assigned after it (test/construction-order.test.ts).
+ */
 export async function createApp(config: QuiverConfig, options: CreateAppOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const { db, migrations } = options.db ? { db: options.db, migrations: [] } : await openStore(config.store, { poolSize: config.databasePoolSize });
@@ -150,6 +159,19 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       // 0711: sandboxed plugins run as an unprivileged user and must traverse into their folders.
       mkdirSync(config.homeDir, { recursive: true, mode: 0o711 });
     }
+    const listenerFailed = (error: unknown) => logger.warn({ err: error }, 'an app event listener threw');
+    // The late links, as events: emitted by a part built early, heard by a part built later.
+    // Cache kinds to drop in this process (the selection engine subscribes once built).
+    const localChanges = createEvents<CacheKind>(listenerFailed);
+    // Trust changes (the enforcement re-sandboxes on a fall below the runtime threshold, issue #23).
+    const trustChanges = createEvents<TrustChange>(listenerFailed);
+    // Re-verifications trust asks for (verification is built on the plugins service, which needs trust).
+    const reverifications = createEvents<{ pluginId: string; reason: string }>(listenerFailed);
+    // Egress decisions of sandboxed plugins (the enforcement is built on the supervisor that makes them).
+    const egressDecisions = createEvents<PluginEgressDecision>(listenerFailed);
+    // Committed plugin changes (verification and PID generation are built on the plugins service).
+    const pluginChanges = createEvents<PluginChangeEvent>(listenerFailed);
+
     // First in, so it closes last but the database: the final spans of everything else are flushed.
     const telemetry = await createTelemetry({ settings: config.telemetry, db, logger: logger.child({ part: 'telemetry' }) });
     closers.unshift(() => telemetry.close());
@@ -157,51 +179,34 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     closers.unshift(() => apiKeys.close());
     await apiKeys.ready();
     // Every committed change drops the selection caches here and, through NOTIFY, in every replica.
-    let selection: SelectionEngine | undefined;
-    let embeddings: EmbeddingWorker | undefined;
-    const broadcast = createChangeBroadcast(db, logger, (kind) => selection?.invalidate(kind));
+    const broadcast = createChangeBroadcast(db, logger, localChanges.emit);
+    const embedder = createEmbedder(config.embedder, logger);
+    // The model's worker thread (issue #25).
+    closers.unshift(async () => void (await embedder.close?.()));
+    // A model that fell back to the hashed embedder keeps the replica ready but says so (issue #25).
+    telemetry.readiness.addWarnings(() => {
+      const status = (embedder as Partial<ReportingEmbedder>).status?.();
+      return status?.warning ? [status.warning] : [];
+    });
+    const embeddings = wireEmbeddings({ db, config, logger, embedder, broadcast });
+    closers.unshift(() => embeddings.close());
     const catalog = createCatalogService({
       db,
       logger,
       onChange: (event) => {
         broadcast(event.kind, 'catalog');
         // New or changed tools get their vectors in the background (issue #15).
-        if (event.kind === 'tools') embeddings?.schedule();
+        if (event.kind === 'tools') embeddings.schedule();
       },
     });
-    const group = wireSelectionGroup({
+    // Tool pinning (issue #10): a quarantine may leave the catalog rows as they were, so a
+    // change drops the selection's tool snapshot here and, through NOTIFY, in every replica.
+    const pinning = createPinningService({
       db,
-      config,
-      logger,
-      embedder: createEmbedder(config.embedder, logger),
-      broadcast,
-      // Pinning and trust are wired below; selections and outcomes only arrive once the app is built.
-      links: {
-        isQuarantined: async (toolId) => {
-          const tool = await catalog.getTool(toolId);
-          return tool.pluginName !== null && (await pinning.quarantineOf(tool.pluginName, tool.name)) !== undefined;
-        },
-        trustFactor: (pluginId) => trust.rankingFactor(pluginId),
-      },
-      random: options.selectionRandom,
+      catalog,
+      logger: logger.child({ part: 'pinning' }),
+      onChange: () => broadcast('tools', 'pinning'),
     });
-    const { embedder, learning, embeddings: embeddingWorker } = group;
-    // A model that fell back to the hashed embedder keeps the replica ready but says so (issue #25).
-    telemetry.readiness.addWarnings(() => {
-      const status = (embedder as Partial<ReportingEmbedder>).status?.();
-      return status?.warning ? [status.warning] : [];
-    });
-    // Selections are measured and traced (issue #16) for every front that uses the app's engine.
-    const engine = telemetry.instrumentSelection(group.engine);
-    selection = engine;
-    embeddings = embeddingWorker;
-    closers.unshift(() => group.close());
-    // Every upstream call becomes a row of plugin_call_events (runtime issue "Health").
-    // Closers run first to last and are unshifted: the recorder's goes in before the
-    // supervisor's, so on close the supervisor stops first (its last calls are queued), then
-    // the recorder flushes, then the database closes.
-    const callEvents = createCallEventRecorder({ db, retentionDays: config.timing.callEventRetentionDays, logger: logger.child({ part: 'call-events' }) });
-    closers.unshift(() => callEvents.close());
     // Trust (issue #10): a grant, cap, egress rule or runtime-trust crossing drops cached launch
     // specs here and in every replica; the plugin restarts with its new isolation on its next call.
     const trust = createTrustService({
@@ -210,17 +215,36 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       settings: trustSettings(config),
       onChange: (change) => {
         broadcast('enablement', 'trust');
-        // A fall below the runtime threshold re-sandboxes the plugin now, not at its next start (issue #23).
-        if (change.kind === 'runtime' && change.belowThreshold === true) void enforcement?.resandbox(change.pluginId);
+        trustChanges.emit(change);
       },
-      requestReverification: async (pluginId, reason) => {
-        // `verification` is wired below; a crossing before then has nothing to queue.
-        await verification?.enqueue(pluginId, reason);
-      },
+      requestReverification: (pluginId, reason) => reverifications.emit({ pluginId, reason }),
     });
     closers.unshift(() => trust.close());
-    trust.start();
-    let enforcement: TrustEnforcement | undefined;
+    const group = wireSelectionGroup({
+      db,
+      config,
+      logger,
+      embedder,
+      trust: {
+        isQuarantined: async (toolId) => {
+          const tool = await catalog.getTool(toolId);
+          return tool.pluginName !== null && (await pinning.quarantineOf(tool.pluginName, tool.name)) !== undefined;
+        },
+        trustFactor: (pluginId) => trust.rankingFactor(pluginId),
+      },
+      random: options.selectionRandom,
+    });
+    closers.unshift(() => group.close());
+    const { learning } = group;
+    // Selections are measured and traced (issue #16) for every front that uses the app's engine.
+    const selection = telemetry.instrumentSelection(group.engine);
+    localChanges.subscribe((kind) => selection.invalidate(kind));
+    // Every upstream call becomes a row of plugin_call_events (runtime issue "Health").
+    // Closers run first to last and are unshifted: the recorder's goes in before the
+    // supervisor's, so on close the supervisor stops first (its last calls are queued), then
+    // the recorder flushes, then the database closes.
+    const callEvents = createCallEventRecorder({ db, retentionDays: config.timing.callEventRetentionDays, logger: logger.child({ part: 'call-events' }) });
+    closers.unshift(() => callEvents.close());
     const secrets = createLazySecretBox(() => loadSecretKey({ configured: config.secretKey, homeDir: config.homeDir }).key);
     // Issue #27: Quiver as an OAuth client of remote plugins; their calls carry its tokens, refreshed before expiry.
     const remoteOAuth = createRemoteOAuth({ db, secrets });
@@ -237,26 +261,21 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       logger,
       remoteAuthorization: remoteToken,
       onCall: (event) => (callEvents.record(event), telemetry.recordToolCall(event)),
-      onEgressDecision: (decision) => (trust.recordDecision(decision), enforcement?.observe(decision)),
+      onEgressDecision: (decision) => (trust.recordDecision(decision), egressDecisions.emit(decision)),
     });
     closers.unshift(() => supervisor.close());
-    enforcement = createTrustEnforcement({ trust, supervisor, logger: logger.child({ part: 'trust-enforcement' }) });
-    closers.unshift(() => enforcement!.close());
-    telemetry.watch({ supervisor, caches: () => engine.cacheStats(), callEvents: () => callEvents.stats() });
-    // Tool pinning (issue #10): a quarantine may leave the catalog rows as they were, so a
-    // change drops the selection's tool snapshot here and, through NOTIFY, in every replica.
-    const pinning = createPinningService({
-      db,
-      catalog,
-      logger: logger.child({ part: 'pinning' }),
-      onChange: () => broadcast('tools', 'pinning'),
+    telemetry.watch({ supervisor, caches: () => selection.cacheStats(), callEvents: () => callEvents.stats() });
+    // Dynamic trust acts within seconds (issue #23): a denied egress decision is judged at once, a
+    // fall below the runtime threshold re-sandboxes the plugin now, not at its next start.
+    const enforcement = createTrustEnforcement({ trust, supervisor, logger: logger.child({ part: 'trust-enforcement' }) });
+    closers.unshift(() => enforcement.close());
+    egressDecisions.subscribe((decision) => enforcement.observe(decision));
+    trustChanges.subscribe((change) => {
+      if (change.kind === 'runtime' && change.belowThreshold === true) void enforcement.resandbox(change.pluginId);
     });
-    let verification: VerificationService | undefined;
     // Every committed change to installation, status, enablement, exposure, secrets or settings
     // drops the selection caches here and, through NOTIFY, in every replica and the gateway's
     // cached launch specs (the supervisor then restarts a plugin whose environment changed).
-    // Wired after the plugins service it reads; a sync or update regenerates a generated PID (issue #14).
-    let pidGeneration: PidGenerationService | undefined;
     // Removing a remote plugin revokes the authorization Quiver held for it (issue #27).
     const plugins = withRemoteRevocation(createPluginService({
       db,
@@ -267,25 +286,31 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       pinning,
       launchTrust: (pluginId) => trust.launchTrust(pluginId),
       logger: logger.child({ part: 'plugins' }),
-      onChange: pluginChangeHandler({ config, logger, broadcast, verification: () => verification, pidGeneration: () => pidGeneration }),
+      onChange: (event) => {
+        broadcast('enablement', 'plugins');
+        pluginChanges.emit(event);
+      },
     }), { db, remoteOAuth, logger: logger.child({ part: 'remote-oauth' }) });
     // Issue #24: a running plugin's tools/list_changed re-syncs its tools (debounced, one sync at a time).
     const toolListFollower = createToolListFollower({ supervisor, plugins, logger: logger.child({ part: 'tool-list-follower' }) });
     closers.unshift(() => toolListFollower.close());
-    const wired = wireVerification({ db, config, logger, plugins, secrets, pinning, broadcast });
-    const { jobs } = wired;
-    verification = wired.verification;
+    const { jobs, verification } = wireVerification({ db, config, logger, plugins, secrets, pinning, broadcast });
     closers.unshift(() => jobs.close());
-    registerPeriodicWork(jobs, config, { callEvents, embeddings: embeddingWorker });
+    pluginChanges.subscribe(verifyAfterInstall({ config, logger, verification }));
+    reverifications.subscribe(({ pluginId, reason }) => {
+      void verification.enqueue(pluginId, reason).catch((error: unknown) => logger.warn({ err: error, pluginId }, 'queueing a re-verification failed'));
+    });
+    registerPeriodicWork(jobs, config, { callEvents, embeddings });
+    // A sync or update regenerates an already generated intelligence document (issue #14).
+    const pidGeneration = wirePidGeneration({ db, config, plugins, catalog });
+    pluginChanges.subscribe(regenerateIntelligence({ logger, pidGeneration }));
+    const rollouts = wireRollouts({ db, config, logger, plugins, supervisor, callEvents, verification, jobs });
+    closers.unshift(() => rollouts.close());
 
     // Installs a crash interrupted are rolled back before anything is served (issue #18 finding 8).
-    await recoverInstalls({ db, config, logger, onRecovered: () => engine.invalidate('tools') });
+    await recoverInstalls({ db, config, logger, onRecovered: () => selection.invalidate('tools') });
     const pluginHealth = createPluginHealth({ db, plugins, supervisor, beforeRead: () => callEvents.flush() });
-    const tenancy = createTenantVisibility(engine, { db });
-    const rollouts = wireRollouts({ db, config, logger, plugins, supervisor, callEvents, verification: () => verification, jobs });
-    closers.unshift(() => rollouts.close());
-    const pidGenerationService = wirePidGeneration({ db, config, plugins, catalog });
-    pidGeneration = pidGenerationService;
+    const tenancy = createTenantVisibility(selection, { db });
     let closed = false;
     const app: App = {
       config,
@@ -300,17 +325,17 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       remoteOAuth,
       callEvents,
       pluginHealth,
-      selection: engine,
+      selection,
       learning,
       pinning,
       trust,
       embedder,
-      embeddings: embeddingWorker,
+      embeddings,
       jobs,
       verification,
       telemetry,
       rollouts,
-      pidGeneration: pidGenerationService,
+      pidGeneration,
       async close() {
         if (closed) return;
         closed = true;
@@ -318,6 +343,8 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       },
       apiModules: () => routeModules(app, tenancy),
     };
+    // Every part is built and every late link subscribed: trust may now evaluate and emit.
+    trust.start();
     return app;
   } catch (error) {
     for (const close of closers) await close().catch(() => {});

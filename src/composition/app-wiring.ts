@@ -37,9 +37,9 @@ import { runPipelineIsolated } from '../verification/isolated/index.ts';
 export type ChangeBroadcast = (kind: CacheKind, source: string) => void;
 
 /**
- * The broadcast of a change: `invalidateHere` drops this process's caches at once (the engine may
- * not exist yet while the app is being wired: then there is nothing to drop), NOTIFY reaches the
- * others. A failed NOTIFY is logged, never thrown at the writer whose write has committed.
+ * The broadcast of a change: `invalidateHere` drops this process's caches at once (the app passes
+ * an event the selection engine subscribes to once it is built: before, there is nothing to
+ * drop), NOTIFY reaches the others. A failed NOTIFY is logged, never thrown at the writer whose write has committed.
  */
 export function createChangeBroadcast(db: Database, logger: Logger, invalidateHere: (kind: CacheKind) => void): ChangeBroadcast {
   return (kind, source) => {
@@ -99,71 +99,70 @@ export function verificationSettings(config: QuiverConfig): VerificationSettings
   };
 }
 
-/** What the selection group needs from parts wired after it (called only once the app is built). */
-export interface SelectionGroupLinks {
-  /** Tool pinning (issue #10): is this catalog tool quarantined? */
+/** What ranking needs from trust (issue #10); both are built before it and passed in. */
+export interface SelectionTrust {
+  /** Tool pinning: is this catalog tool quarantined? */
   isQuarantined(toolId: string): Promise<boolean>;
-  /** Trust (issue #10): the ranking factor (≤ 1) of a plugin's tools. */
+  /** The ranking factor (≤ 1) of a plugin's tools. */
   trustFactor(pluginId: string): number;
 }
 
-/** The parts that rank tools: the embedder, learned examples, the engine and the background embedding worker. */
+/**
+ * The background embedding worker (issue #15): keeps tool vectors current; each batch drops the
+ * tool caches everywhere. Built before the catalog, whose tool changes schedule it.
+ */
+export function wireEmbeddings(input: { db: Database; config: QuiverConfig; logger: Logger; embedder: Embedder; broadcast: ChangeBroadcast }): EmbeddingWorker {
+  return createEmbeddingWorker({
+    db: input.db,
+    embedder: input.embedder,
+    logger: input.logger.child({ part: 'embeddings' }),
+    background: input.config.embeddings.background,
+    // The sweep for other processes' writes is the periodic job `embeddings.sweep` (one replica at a time).
+    sweepIntervalMs: 0,
+    onEmbedded: () => input.broadcast('tools', 'embedding'),
+  });
+}
+
+/** The parts that rank tools: learned examples and the engine. */
 export interface SelectionGroup {
-  embedder: Embedder;
   learning: Learning;
   engine: SelectionEngine;
-  embeddings: EmbeddingWorker;
   /** Closes them in reverse order of creation. */
   close(): Promise<void>;
 }
 
 /**
  * Wires the selection group. Learned examples hear every committed outcome from the engine and
- * rank per organisation over the shared index (issue #13); embeddings are kept current in the
- * background (issue #15) and each batch drops the tool caches everywhere.
+ * rank per organisation over the shared index (issue #13); pinning and trust (built before it)
+ * keep quarantined tools out of learning and weigh a plugin's tools by its trust.
  */
 export function wireSelectionGroup(input: {
   db: Database;
   config: QuiverConfig;
   logger: Logger;
   embedder: Embedder;
-  broadcast: ChangeBroadcast;
-  links: SelectionGroupLinks;
+  trust: SelectionTrust;
   random?: RandomSource | undefined;
 }): SelectionGroup {
-  const { db, config, logger, embedder, broadcast, links } = input;
+  const { db, config, logger, embedder, trust } = input;
   // A quarantined tool teaches nothing; a check that throws counts as quarantined (fail closed).
-  const learning = createLearning({ db, embedder, settings: config.learning, logger: logger.child({ part: 'learning' }), isQuarantined: links.isQuarantined });
+  const learning = createLearning({ db, embedder, settings: config.learning, logger: logger.child({ part: 'learning' }), isQuarantined: trust.isQuarantined });
   const engine = createSelectionEngine({
     db,
     logger: logger.child({ part: 'selection' }),
     retrieval: () => withLearnedExamples(createPersistentRetrieval({ db, embedder, logger }), learning),
     outcomeObserver: learning,
-    trustFactor: links.trustFactor,
+    trustFactor: trust.trustFactor,
     // Issue #23: on the embedded database in a folder, a returned event id is journaled in that folder (PostgreSQL: written through).
     ...(config.store.kind === 'folder' ? { events: { durability: { kind: 'journal' as const, directory: join(config.store.path, 'selection-journal') } } } : {}),
     ...(input.random ? { random: input.random } : {}),
   });
-  const embeddings = createEmbeddingWorker({
-    db,
-    embedder,
-    logger: logger.child({ part: 'embeddings' }),
-    background: config.embeddings.background,
-    // The sweep for other processes' writes is the periodic job `embeddings.sweep` (one replica at a time).
-    sweepIntervalMs: 0,
-    onEmbedded: () => broadcast('tools', 'embedding'),
-  });
   return {
-    embedder,
     learning,
     engine,
-    embeddings,
     async close() {
-      await embeddings.close();
       await engine.close();
       await learning.close();
-      // The model's worker thread (issue #25).
-      await embedder.close?.();
     },
   };
 }
@@ -252,30 +251,29 @@ export function wireSupervisor(input: {
 }
 
 /**
- * What follows a committed plugin change: the selection caches drop here and in every replica;
- * an install, update or sync is verified in the background (issue #10) and regenerates an
- * already generated intelligence document (issue #14). The services are read late: they are
- * wired after the plugin service that calls this.
+ * After a committed install, update or sync, the plugin is verified in the background (issue #10)
+ * when `QUIVER_VERIFY_ON_INSTALL=background`. Subscribed to the plugins service's changes once
+ * verification exists (it is built on the plugins service).
  */
-export function pluginChangeHandler(input: {
-  config: QuiverConfig;
-  logger: Logger;
-  broadcast: ChangeBroadcast;
-  verification: () => VerificationService | undefined;
-  pidGeneration: () => PidGenerationService | undefined;
-}): (event: PluginChangeEvent) => void {
-  const { config, logger } = input;
+export function verifyAfterInstall(input: { config: QuiverConfig; logger: Logger; verification: Pick<VerificationService, 'enqueueAfterInstall'> }): (event: PluginChangeEvent) => void {
   return (event) => {
-    input.broadcast('enablement', 'plugins');
+    if (event.kind !== 'installation' || event.pluginId === undefined || input.config.verification.onInstall !== 'background') return;
+    void input.verification.enqueueAfterInstall(event.pluginId).catch((error: unknown) => input.logger.warn({ err: error }, 'queueing a verification failed'));
+  };
+}
+
+/**
+ * After a committed install, update or sync, an already generated intelligence document is
+ * regenerated (issue #14); the previous one stays when that fails. Subscribed once PID
+ * generation exists (it is built on the plugins service).
+ */
+export function regenerateIntelligence(input: { logger: Logger; pidGeneration: Pick<PidGenerationService, 'refresh'> }): (event: PluginChangeEvent) => void {
+  return (event) => {
     if (event.kind !== 'installation' || event.pluginId === undefined) return;
     const pluginId = event.pluginId;
-    if (config.verification.onInstall === 'background') {
-      void input.verification()?.enqueueAfterInstall(pluginId).catch((error) => logger.warn({ err: error }, 'queueing a verification failed'));
-    }
-    void input
-      .pidGeneration()
-      ?.refresh(pluginId)
-      .catch((error) => logger.warn({ err: error, pluginId }, 'regenerating the intelligence document failed; the previous one stays'));
+    void input.pidGeneration
+      .refresh(pluginId)
+      .catch((error: unknown) => input.logger.warn({ err: error, pluginId }, 'regenerating the intelligence document failed; the previous one stays'));
   };
 }
 

@@ -27,14 +27,12 @@ export function wireRollouts(input: {
   plugins: PluginService;
   supervisor: Supervisor;
   callEvents: Pick<CallEventRecorder, 'flush'>;
-  verification: () => Pick<VerificationService, 'enqueue' | 'verifyStaged'> | undefined;
+  verification: Pick<VerificationService, 'enqueue' | 'verifyStaged'>;
   jobs?: Jobs;
 }): RolloutService {
   const verifyStaged: VerifyStaged = async ({ pluginId, pluginName, version, staged, launch, signal }) => {
-    const service = input.verification();
-    if (service === undefined) throw new Error('verification is not wired into this hub');
     const fields = staged.fields;
-    const report = await service.verifyStaged(
+    const report = await input.verification.verifyStaged(
       { pluginId, pluginName, version, sourceType: fields.sourceType, source: fields.source, manifest: fields.manifest, intelligence: staged.shippedPid ?? null, tools: staged.served, launch },
       { signal },
     );
@@ -55,7 +53,7 @@ export function wireRollouts(input: {
       await input.callEvents.flush();
     },
     requestReverification: async (pluginId, reason) => {
-      await input.verification()?.enqueue(pluginId, reason);
+      await input.verification.enqueue(pluginId, reason);
     },
   });
 }

@@ -1,0 +1,31 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createEvents } from './events.ts';
+
+describe('createEvents', () => {
+  it('tells every subscriber in order, and no one after it unsubscribed', () => {
+    const seen: string[] = [];
+    const events = createEvents<number>((error) => assert.fail(String(error)));
+    events.emit(0);
+    const first = events.subscribe((n) => seen.push(`a${n}`));
+    events.subscribe((n) => seen.push(`b${n}`));
+    events.emit(1);
+    first();
+    events.emit(2);
+    assert.deepEqual(seen, ['a1', 'b1', 'b2']);
+  });
+
+  it('a throwing listener reaches onListenerError and the others still run', () => {
+    const errors: unknown[] = [];
+    const seen: number[] = [];
+    const events = createEvents<number>((error) => errors.push(error));
+    events.subscribe(() => {
+      throw new Error('listener broke');
+    });
+    events.subscribe((n) => seen.push(n));
+    events.emit(7);
+    assert.deepEqual(seen, [7]);
+    assert.equal(errors.length, 1);
+    assert.match(String(errors[0]), /listener broke/);
+  });
+});
