@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { jsonSafetyCheck } from '../core/validation.ts';
 import type { GatewayBackend, GatewayTool } from './backend.ts';
 import { notifyToolsChanged, sessionTokens } from './listed-tools.ts';
+import { showAppToolMeta } from './mcp-apps.ts';
 import { CALL_TOOL, LOAD_CAPABILITY, SEARCH_TOOLS } from './meta-tools.ts';
 import { toolNaming } from './native-names.ts';
 import { flushOutcome, type GatewayCore, type SendNotification, type SessionState } from './session-state.ts';
@@ -68,6 +69,8 @@ export async function searchTools(core: GatewayCore, state: SessionState, rawArg
     // Issue #24: on the still surface the result is the model's only copy of the definition.
     ...(full && still && tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
     ...(full && still && tool.annotations ? { annotations: tool.annotations } : {}),
+    // MCP Apps: the view a found tool names, at the session's ui:// address (the host renders it).
+    ...(full && still && tool._meta ? { _meta: showAppToolMeta(tool.pluginName, tool._meta) } : {}),
     tokens: tool.tokens,
     plugin: tool.pluginName,
   });

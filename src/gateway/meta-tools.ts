@@ -9,6 +9,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { NAME_SEPARATOR, PLUGIN_NAME_PATTERN } from '../core/names.ts';
 import { countJsonTokens } from '../core/tokens.ts';
 import type { CatalogOverview, ExposureMode, GatewayTool } from './backend.ts';
+import { UI_SCHEME, formatUiUri, parseUiUri, showAppToolMeta } from './mcp-apps.ts';
 
 export const SEARCH_TOOLS = 'search_tools';
 export const CALL_TOOL = 'call_tool';
@@ -128,7 +129,8 @@ export function toMcpTool(tool: GatewayTool): Tool {
     ...(tool.annotations ? { annotations: tool.annotations } : {}),
     ...(tool.icons ? { icons: tool.icons } : {}),
     ...(tool.execution ? { execution: tool.execution } : {}),
-    ...(tool._meta ? { _meta: tool._meta } : {}),
+    // MCP Apps (issue #24): the view a tool names is shown at the session's ui:// address.
+    ...(tool._meta ? { _meta: showAppToolMeta(tool.pluginName, tool._meta) } : {}),
   };
 }
 
@@ -139,11 +141,14 @@ export function toolDefinitionTokens(tool: Tool): number {
 
 /** Namespaces a plugin's resource URI: `quiver://<plugin>/<encoded original URI>`. */
 export function formatResourceUri(pluginName: string, uri: string): string {
+  // MCP Apps (issue #24): an app view keeps its scheme, namespaced inside it.
+  if (uri.startsWith(UI_SCHEME)) return formatUiUri(pluginName, uri);
   return `quiver://${pluginName}/${encodeURIComponent(uri)}`;
 }
 
 /** Splits a namespaced resource URI; undefined when it is not one of ours. */
 export function parseResourceUri(uri: string): { pluginName: string; uri: string } | undefined {
+  if (uri.startsWith(UI_SCHEME)) return parseUiUri(uri, (name) => PLUGIN_NAME_PATTERN.test(name));
   const match = /^quiver:\/\/([^/]+)\/(.+)$/.exec(uri);
   if (!match || !PLUGIN_NAME_PATTERN.test(match[1]!)) return undefined;
   try {

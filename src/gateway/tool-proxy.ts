@@ -11,6 +11,7 @@ import { jsonSafetyCheck } from '../core/validation.ts';
 import type { BackendCallOptions, GatewayTool } from './backend.ts';
 import { toolCallFailure, unknownToolError } from './errors.ts';
 import { loopGuidance } from './iteration-guard.ts';
+import { isAppTool } from './mcp-apps.ts';
 import { notifyToolsChanged } from './listed-tools.ts';
 import { CALL_TOOL, META_TOOL_NAMES } from './meta-tools.ts';
 import { prefixedToolName } from './native-names.ts';
@@ -60,6 +61,9 @@ export async function resolveCallable(core: GatewayCore, state: SessionState, na
   if (!exists || exists.visibility === 'silent') throw unknownToolError(name);
   // Issue #24: the still surface binds nothing; any tool the identity may see is callable.
   if (state.mode === 'still') return exists;
+  // MCP Apps: an app calls its own tools through the host; the model never searched for them.
+  // Callable as any visible tool is, without joining the session's list.
+  if (isAppTool(exists._meta)) return exists;
   if (!bindVisible) throw unknownToolError(name, `It is not in this session's tool list; ${how} first`);
   if (state.context.bind([exists]).added.length > 0) await notifyToolsChanged(core, send, state);
   return exists;

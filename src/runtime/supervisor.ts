@@ -33,7 +33,7 @@ import { createRequests } from './supervisor/requests.ts';
 import { createVersionRetirement } from './supervisor/retire.ts';
 import { createResourceExtras } from './supervisor/resource-extras.ts';
 import { createToolTasks } from './supervisor/tool-tasks.ts';
-import { notifyRootsChanged, progressMeta } from './supervisor/session-routing.ts';
+import { notifyRootsChanged, progressMeta, withCallerCapabilities } from './supervisor/session-routing.ts';
 import { resolveSettings } from './supervisor/settings.ts';
 import { createGate } from './supervisor/state.ts';
 
@@ -88,14 +88,17 @@ export function createSupervisor(options: SupervisorOptions = {}): Supervisor {
       return requests.simple(spec, 'resources/list', callOptions, () => (connection, signal, remaining) => listAllResources(connection.client, { timeoutMs: remaining(), signal }));
     },
     readResource(spec, uri, callOptions = {}) {
-      return requests.forwarded(spec, 'resources/read', callOptions, (connection, { progressToken, ...options }) => connection.client.readResource({ uri, ...progressMeta(progressToken) }, options));
+      // Issue #24: a 2026-07-28 plugin gets the calling client's capabilities, as on tools/call.
+      return requests.forwarded(spec, 'resources/read', callOptions, (connection, { progressToken, ...options }) =>
+        connection.client.readResource(withCallerCapabilities({ uri, ...progressMeta(progressToken) }, callOptions.caller, connection.era), options),
+      );
     },
     listPrompts(spec, callOptions = {}) {
       return requests.simple(spec, 'prompts/list', callOptions, () => (connection, signal, remaining) => listAllPrompts(connection.client, { timeoutMs: remaining(), signal }));
     },
     getPrompt(spec, name, args, callOptions = {}) {
       return requests.forwarded(spec, 'prompts/get', callOptions, (connection, { progressToken, ...options }) =>
-        connection.client.getPrompt({ name, arguments: args, ...progressMeta(progressToken) }, options),
+        connection.client.getPrompt(withCallerCapabilities({ name, arguments: args, ...progressMeta(progressToken) }, callOptions.caller, connection.era), options),
       );
     },
     ...resourceExtras,

@@ -32,3 +32,8 @@ export function conformancePluginFolder(folder: string): string {
 export function modernPluginFolder(folder: string): string {
   return withPackages('modern-plugin', folder, SDK_V2);
 }
+
+/** The MCP Apps plugin on the v2 SDK (a ui:// view and its tools; capabilities echoed) in `folder`. */
+export function appsPluginFolder(folder: string): string {
+  return withPackages('apps-plugin', folder, SDK_V2);
+}
