@@ -19,6 +19,8 @@ export interface RetrievalDocument {
   exampleQueries?: readonly string[] | undefined;
   /** JSON Schema of the arguments. */
   parameters?: unknown;
+  /** JSON Schema (or a plain name → description map) of what the tool returns, when known: plan steps read it. */
+  outputs?: unknown;
   /** Other descriptive text (display name, description_for_model, category…), weighted low. */
   extraText?: readonly string[] | undefined;
   /** The tool's MCP annotations `readOnlyHint` / `destructiveHint`, when declared (action intent). */

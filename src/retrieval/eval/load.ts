@@ -114,11 +114,15 @@ export async function loadEvalData(paths: { tools: string; queries: string; exam
     for (const [key, member] of Object.entries(value)) if (!knownToolFields.has(key)) stringLeaves(member, extra);
     let extraText = extra.join('\n');
     if (extraText.length > maximumExtraChars) extraText = extraText.slice(0, maximumExtraChars);
+    // What the tool returns, when the line says (`responses`, `outputSchema`, `output_schema`): plan steps
+    // read it; it stays in the extra text as well.
+    const outputs = value.outputSchema ?? value.output_schema ?? value.responses;
     const document: RetrievalDocument = {
       id: value.id,
       name: value.name ?? value.id,
       description: value.description ?? '',
       ...(value.parameters ? { parameters: value.parameters } : {}),
+      ...(outputs !== null && typeof outputs === 'object' ? { outputs } : {}),
       ...(extraText ? { extraText: [extraText] } : {}),
     };
     documents.push(document);

@@ -11,6 +11,7 @@ import { demoteByAntiPatterns } from './anti-patterns.ts';
 import type { BoundedMemo } from './bounded-memo.ts';
 import { candidateMask } from './candidate-mask.ts';
 import type { QueryAnalysis } from './query-analysis.ts';
+import { pullPlanSteps } from './plan-steps.ts';
 import { embedQueryTexts } from './query-vectors.ts';
 import { rankOf } from './ranks.ts';
 import { scoreQuery } from './score-query.ts';
@@ -53,6 +54,8 @@ export async function search(context: SearchContext, query: string, options: Sea
     demoteByAntiPatterns(final, view.antiPatterns, analysis.ownTerms, settings.antiPatternPenalty, settings.antiPatternThreshold);
   }
   if (view.removalTools) demoteRemovalTools(final, view.removalTools, analysis.ownTerms, settings.removalPenalty);
+  // Plan steps read the best few tools after every demotion, so a demoted tool pulls nothing.
+  if (view.planSteps) pullPlanSteps(final, view.planSteps, query, topK(final, 3, view.idOrder, mask, 0), mask);
   const results = topK(final, k, view.idOrder, mask, 0).map((d) => {
     const result: RetrievalResult = { id: view.documents[d]!.id, score: final[d]! };
     if (!wholeLexical) return result;

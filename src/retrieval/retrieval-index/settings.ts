@@ -49,6 +49,8 @@ export interface RetrievalOptions {
   antiPatternThreshold?: number;
   /** How far removal tools fall when the request does not ask for removal (0 disables; `action-intent.ts`). */
   removalPenalty?: number;
+  /** Pull in the producer of an opaque value (coordinates, path, URL, id) a top tool needs (default true; `plan-steps.ts`). */
+  planSteps?: boolean;
 }
 
 /** Resolved tuning: every option set, fields in `fieldNames` order, 'all' as +Infinity. */
@@ -65,6 +67,7 @@ export interface RetrievalSettings {
   antiPatternPenalty: number;
   antiPatternThreshold: number;
   removalPenalty: number;
+  planSteps: boolean;
 }
 
 const defaultFields: Record<FieldName, FieldParameters> = {
@@ -108,5 +111,6 @@ export function resolveSettings(options: RetrievalOptions, embedder: Embedder | 
     antiPatternPenalty: options.antiPatternPenalty ?? 0.5,
     antiPatternThreshold: options.antiPatternThreshold ?? 0.6,
     removalPenalty: options.removalPenalty ?? 0.3,
+    planSteps: options.planSteps ?? true,
   };
 }

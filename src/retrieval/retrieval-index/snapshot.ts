@@ -11,6 +11,7 @@ import { terms } from '../tokenizer.ts';
 import { findRemovalTools } from './action-intent.ts';
 import { buildAntiPatterns, type AntiPatterns } from './anti-patterns.ts';
 import type { CandidateMasks } from './candidate-mask.ts';
+import { buildPlanSteps, type PlanSteps } from './plan-steps.ts';
 import { createScratch, type ScoreScratch } from './scratch.ts';
 import type { RetrievalSettings } from './settings.ts';
 
@@ -27,6 +28,8 @@ export interface Snapshot {
   antiPatterns: AntiPatterns | undefined;
   /** Positions of removal tools (`action-intent.ts`), undefined when there are none. */
   removalTools: Int32Array | undefined;
+  /** Who needs which opaque value and who produces it (`plan-steps.ts`); undefined when nothing chains. */
+  planSteps: PlanSteps | undefined;
   scratch: ScoreScratch;
   /** Candidate masks by Set identity; keyed per snapshot, so a rebuild drops them. */
   masks: CandidateMasks;
@@ -74,6 +77,7 @@ export function buildSnapshot(list: RetrievalDocument[], vectors: VectorRows | u
     hasVector,
     antiPatterns: buildAntiPatterns(list, settings.k1),
     removalTools: findRemovalTools(list),
+    planSteps: settings.planSteps ? buildPlanSteps(list) : undefined,
     scratch: createScratch(list.length),
     masks: new WeakMap(),
   };
