@@ -6,20 +6,19 @@
 import { mkdirSync } from 'node:fs';
 import pino from 'pino';
 import type { QuiverConfig } from './config.ts';
+import type { App } from './composition/app-type.ts';
 import type { Logger } from './core/logger.ts';
 import { ErrorCodes, QuiverError } from './core/errors.ts';
 import type { Database } from './store/database.ts';
 import { openStore } from './store/open.ts';
-import type { MigrationResult } from './store/migrator.ts';
-import { createApiKeyService, type ApiKeyService } from './access/api-keys.ts';
-import { createCatalogService, type CatalogService } from './catalog/index.ts';
-import type { Supervisor } from './runtime/index.ts';
-import { createRemoteOAuth, parseOwnerLabel, type RemoteOAuth } from './plugins/oauth/remote-oauth.ts';
+import { createApiKeyService } from './access/api-keys.ts';
+import { createCatalogService } from './catalog/index.ts';
+import { createRemoteOAuth, parseOwnerLabel } from './plugins/oauth/remote-oauth.ts';
 import { withRemoteRevocation } from './plugins/oauth/revoke-on-removal.ts';
-import { createCallEventRecorder, type CallEventRecorder } from './runtime/call-event-recorder.ts';
-import { createPluginService, type PluginService } from './plugins/service.ts';
+import { createCallEventRecorder } from './runtime/call-event-recorder.ts';
+import { createPluginService } from './plugins/service.ts';
 import { createLazySecretBox, loadSecretKey } from './plugins/secret-box.ts';
-import { createPluginHealth, type PluginHealthSource } from './plugins/health.ts';
+import { createPluginHealth } from './plugins/health.ts';
 import type { ApiRouteModule } from './api/app.ts';
 import { accessRoutes } from './api/routes/access.ts';
 import { catalogRoutes } from './api/routes/catalog.ts';
@@ -27,7 +26,6 @@ import { pluginRoutes } from './api/routes/plugins.ts';
 import { selectionRoutes } from './api/routes/selection.ts';
 import { embeddingRoutes } from './api/routes/embeddings.ts';
 import { uiRoutes } from './api/routes/ui.ts';
-import type { SelectionEngine } from './selection/index.ts';
 import type { RandomSource } from './selection/random.ts';
 import { createTenantVisibility } from './composition/tenant-visibility.ts';
 import { createToolListFollower } from './composition/tool-list-follower.ts';
@@ -43,65 +41,19 @@ import { createShippedModelEmbedder, createShippedTableEmbedder } from './retrie
 import type { ReportingEmbedder } from './retrieval/embedders/fallback.ts';
 import { createOpenAICompatibleEmbedder } from './retrieval/embedders/openai-compatible.ts';
 import { createTransformersEmbedder } from './retrieval/embedders/transformers.ts';
-import type { EmbeddingWorker } from './retrieval/embedding-worker.ts';
-import type { Jobs } from './jobs/index.ts';
-import type { VerificationService } from './verification/service/index.ts';
-import type { Learning } from './selection/learning/index.ts';
 import { learnedExampleRoutes } from './api/routes/learned-examples.ts';
 import { pidGenerationRoutes } from './api/routes/plugins/pid-generation.ts';
-import { createPinningService, type PinningService } from './trust/pinning/index.ts';
+import { createPinningService } from './trust/pinning/index.ts';
 import { createTrustService } from './trust/service.ts';
 import { createTrustEnforcement } from './trust/enforcement.ts';
-import type { TrustChange, TrustService } from './trust/types.ts';
-import { createTelemetry, type Telemetry } from './telemetry/index.ts';
+import type { TrustChange } from './trust/types.ts';
+import { createTelemetry } from './telemetry/index.ts';
 import { wireRollouts } from './composition/rollout-wiring.ts';
 import { withSlotReconcile } from './composition/slot-reconcile.ts';
 import { rolloutRoutes } from './api/routes/plugins/rollouts.ts';
-import type { RolloutService } from './rollouts/index.ts';
 import { wirePidGeneration } from './composition/intelligence-wiring.ts';
-import type { PidGenerationService } from './intelligence/index.ts';
 
-/** Everything a front needs, wired. */
-export interface App {
-  config: QuiverConfig;
-  logger: Logger;
-  db: Database;
-  migrations: MigrationResult[];
-  apiKeys: ApiKeyService;
-  catalog: CatalogService;
-  supervisor: Supervisor;
-  plugins: PluginService;
-  /** OAuth authorizations Quiver holds as a client of remote plugins (issue #27). */
-  remoteOAuth: RemoteOAuth;
-  /** Persists every upstream call (`plugin_call_events`). */
-  callEvents: CallEventRecorder;
-  /** Plugin health for the API and `quiver plugin health`. */
-  pluginHealth: PluginHealthSource;
-  selection: SelectionEngine;
-  /** Learned example queries (issue #13): capture from outcomes, per-organisation ranking, admin. */
-  learning: Learning;
-  /** Tool pinning: approved definitions, quarantines and approvals (issue #10). */
-  pinning: PinningService;
-  /** Effective trust, admin grants, enforced egress allow-lists, reports and dynamic trust (issue #10). */
-  trust: TrustService;
-  embedder: Embedder;
-  /** Keeps tool embeddings current in the background; status and recompute on demand. */
-  embeddings: EmbeddingWorker;
-  /** Background jobs in the database; servers start its worker (`jobs.start()`), one-shot commands only enqueue. */
-  jobs: Jobs;
-  /** Plugin verification and signed reports (issue #10). */
-  verification: VerificationService;
-  /** Metrics, traces and readiness (issue #16). */
-  telemetry: Telemetry;
-  /** Generated intelligence documents (issue #14): sources, provenance, LLM enrichment, diff. */
-  pidGeneration: PidGenerationService;
-  /** Blue-green upgrades with canary steps and automatic rollback (issue #11); servers `start()` its monitor. */
-  rollouts: RolloutService;
-  /** The HTTP route modules of every part. */
-  apiModules(): ApiRouteModule[];
-  /** Stops timers, processes and the database. Safe to call twice. */
-  close(): Promise<void>;
-}
+export type { App } from './composition/app-type.ts';
 
 /** Creates the structured JSON logger of the app (stderr, so stdout can carry MCP). */
 export function createLogger(level: QuiverConfig['logLevel']): Logger {

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const appPath = fileURLToPath(new URL('../src/app.ts', import.meta.url));
+const appTypePath = fileURLToPath(new URL('../src/composition/app-type.ts', import.meta.url));
 const docsPath = fileURLToPath(new URL('../docs/engineering.md', import.meta.url));
 
 /** Variables the composition root may reassign: its own state, not a wired part. */
@@ -22,7 +23,7 @@ interface Wiring {
   declared: string[];
   /** Problems: a `let` of a part, or a name used in a statement before the one that declares it. */
   problems: string[];
-  /** The members of the `App` interface. */
+  /** The members of the `App` interface, when `text` declares it. */
   appMembers: string[];
 }
 
@@ -134,7 +135,9 @@ describe('construction order', () => {
     assert.deepEqual(missing, [], 'documented parts that createApp does not build');
     const built = wiring.declared.filter((name) => documented.includes(name));
     assert.deepEqual(built, documented, 'the order createApp builds them in');
-    const undocumented = wiring.appMembers.filter((name) => !NOT_PARTS.has(name) && !documented.includes(name));
+    const appMembers = readWiring(`${readFileSync(appTypePath, 'utf8')}\nexport async function createApp() {}`, appTypePath).appMembers;
+    assert.ok(appMembers.includes('supervisor'), `no App members read from ${appTypePath}`);
+    const undocumented = appMembers.filter((name) => !NOT_PARTS.has(name) && !documented.includes(name));
     assert.deepEqual(undocumented, [], 'parts of App missing from the drawing');
   });
 });

@@ -157,3 +157,8 @@ export function cliActor(by?: string): string {
     return 'cli';
   }
 }
+
+/** True for commands that may run inside a serving Quiver (not servers, not store-less ones). */
+export function isForwardable(command: CommandSpec): boolean {
+  return command.storeless !== true && command.forwardable !== false;
+}

@@ -1,6 +1,6 @@
 /**
  * @module cli/forward
- * The CLI's side of the control socket (see `control-socket.ts`): when a server owns the data
+ * The CLI's side of the control socket (see `store/control-socket.ts`): when a server owns the data
  * folder, send the command to it and print what it printed. No server listening (no socket
  * file, or a stale one left by a killed server) means "run here", which then takes over the
  * stale lock as usual.
@@ -8,7 +8,7 @@
 import { request } from 'node:http';
 import { existsSync } from 'node:fs';
 import { QuiverError, ErrorCodes } from '../core/errors.ts';
-import { controlResponseSchema, type ControlRequest, type ControlResponse } from './control-socket.ts';
+import { controlResponseSchema, type ControlRequest, type ControlResponse } from '../store/control-socket.ts';
 
 /** Sends a command to the server behind `socketPath`; undefined when no server is listening there. */
 export async function forwardToServer(socketPath: string, body: ControlRequest): Promise<ControlResponse | undefined> {

@@ -10,9 +10,9 @@ import { toQuiverError, type ErrorCode, type QuiverError } from '../core/errors.
 import { loadConfig, type QuiverConfig } from '../config.ts';
 import type { App } from '../app.ts';
 import { QUIVER_VERSION } from '../core/version.ts';
-import { EXIT_CODES, GLOBAL_OPTIONS, overridesFrom, type CliIo, type CommandSpec } from './command.ts';
+import { EXIT_CODES, GLOBAL_OPTIONS, isForwardable, overridesFrom, type CliIo, type CommandSpec } from './command.ts';
 import { commandHelp, commandsUnder, groupHelp, helpText } from './help.ts';
-import { controlSocketPath, isForwardable } from './control-socket.ts';
+import { controlSocketPath } from '../store/control-socket.ts';
 import { forwardToServer } from './forward.ts';
 import { closestMatch, withSuggestion } from './did-you-mean.ts';
 

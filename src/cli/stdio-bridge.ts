@@ -3,7 +3,7 @@
  * One Quiver per data folder, any number of front doors (issue #26): `quiver serve --stdio`
  * started while another Quiver owns the embedded data folder does not open it (it cannot: the
  * folder is locked) but becomes a thin bridge to that Quiver's control socket
- * (`control-socket.ts`, `GET /stdio`). The server opens a stdio MCP session of its own for the
+ * (`store/control-socket.ts`, `GET /stdio`). The server opens a stdio MCP session of its own for the
  * flags' identity; the bridge copies bytes between its stdin/stdout and that session untouched,
  * so every MCP revision and message the server's stdio front speaks passes through unchanged.
  */
@@ -11,7 +11,7 @@ import { request } from 'node:http';
 import { existsSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { QuiverError, ErrorCodes, type ErrorCode } from '../core/errors.ts';
-import { STDIO_FLAGS_HEADER, STDIO_UPGRADE, type StdioBridgeFlags } from './control-socket.ts';
+import { STDIO_FLAGS_HEADER, STDIO_UPGRADE, type StdioBridgeFlags } from '../store/control-socket.ts';
 
 /** A connected bridge. */
 export interface StdioBridge {

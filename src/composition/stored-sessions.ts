@@ -7,7 +7,7 @@
  * operator (or the replica test) sees that every replica takes work and a dead one's is re-run.
  */
 import { hostname } from 'node:os';
-import type { App } from '../app.ts';
+import type { App } from './app-type.ts';
 import type { Gateway } from '../gateway/gateway.ts';
 import { createSessionStore, type SessionStore } from '../sessions/index.ts';
 

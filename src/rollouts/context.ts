@@ -14,8 +14,7 @@ import type { Database } from '../store/database.ts';
 import { findPluginRecordById, findPluginRecordByName, type PluginRecord } from '../store/repositories/plugins.ts';
 import { isUuid } from '../store/repositories/mapping.ts';
 import type { SlotRouter } from './router.ts';
-import type { RolloutSettings } from './types.ts';
-import type { VerifyStaged } from './verify.ts';
+import type { RolloutSettings, VerifyStaged } from './types.ts';
 
 /** The notification channel of rollout changes. */
 export const ROLLOUTS_CHANNEL = 'quiver_rollouts';

@@ -31,7 +31,8 @@ import { diskUse, rolloutView, rolloutViews, type DiskUse } from './views.ts';
 import { reconcilePlugin } from './reconcile.ts';
 import type { SlotTarget } from './routing.ts';
 import { FOLDER_SWEEP_JOB, sweepFolders, type SweepOptions, type SweepReport } from './sweep.ts';
-import { registerVerificationJob, type VerifyStaged } from './verify.ts';
+import { registerVerificationJob } from './verify.ts';
+import type { VerifyStaged } from './types.ts';
 import type { Jobs } from '../jobs/index.ts';
 
 export * from './types.ts';
@@ -42,7 +43,8 @@ export { judge, healthScore, type Verdict } from './judge.ts';
 export type { Decision } from './decider.ts';
 export type { UpgradeRequest } from './upgrade.ts';
 export { ROLLOUTS_CHANNEL } from './context.ts';
-export { ROLLOUT_VERIFY_JOB, rejectionOf, type StagedVerdict, type StagedVerificationRequest, type VerifyStaged } from './verify.ts';
+export { ROLLOUT_VERIFY_JOB, rejectionOf } from './verify.ts';
+export type { StagedVerdict, StagedVerificationRequest, VerifyStaged } from './types.ts';
 
 /** Options of `createRolloutService`. */
 export interface RolloutServiceOptions {

@@ -4,6 +4,7 @@
  * plugin slot, a rollout per upgrade with its step and status, and the history of each rollout.
  */
 import type { StagedVersion } from '../plugins/service.ts';
+import type { TrustLevel, UpstreamSpec } from '../runtime/types.ts';
 
 /** The two slots of a plugin (seed 000 §6.2 `slot IN ('blue', 'green')`). */
 export type Slot = 'blue' | 'green';
@@ -135,3 +136,25 @@ export interface RolloutView {
   health: { stable: SlotStats; canary: SlotStats } | null;
   history: RolloutEvent[];
 }
+
+/** What is verified: the staged version with the launch spec of its canary slot. */
+export interface StagedVerificationRequest {
+  pluginId: string;
+  pluginName: string;
+  version: string;
+  staged: StagedVersion;
+  launch: UpstreamSpec;
+  signal: AbortSignal;
+}
+
+/** What the verification found (from its signed, stored report). */
+export interface StagedVerdict {
+  trustLevel: TrustLevel;
+  score: number;
+  grade: string;
+  caps: Array<{ stage: string; level: TrustLevel; reason: string }>;
+  reportJobId: string;
+}
+
+/** Runs the verification pipeline on a staged version (the app wires the verification service). */
+export type VerifyStaged = (request: StagedVerificationRequest) => Promise<StagedVerdict>;

@@ -16,40 +16,17 @@
  */
 import { isQuiverError } from '../core/errors.ts';
 import type { JobHandler, Jobs } from '../jobs/index.ts';
-import type { TrustLevel, UpstreamSpec } from '../runtime/types.ts';
-import type { StagedVersion } from '../plugins/service.ts';
+import type { UpstreamSpec } from '../runtime/types.ts';
 import { findPluginRecordById } from '../store/repositories/plugins.ts';
 import type { RolloutContext } from './context.ts';
 import { failedJob, findDeployment, findRollout, insertRolloutEvent, setDeploymentState, setRoutableSurface, updateRollout } from './repository.ts';
 import { routableSurface } from './surface.ts';
 import { canarySpec } from './slot-spec.ts';
 import { rollBack } from './transitions.ts';
-import type { Rollout } from './types.ts';
+import type { Rollout, StagedVerdict, VerifyStaged } from './types.ts';
 
 /** The job kind of a staged version's verification. */
 export const ROLLOUT_VERIFY_JOB = 'rollouts.verify';
-
-/** What is verified: the staged version with the launch spec of its canary slot. */
-export interface StagedVerificationRequest {
-  pluginId: string;
-  pluginName: string;
-  version: string;
-  staged: StagedVersion;
-  launch: UpstreamSpec;
-  signal: AbortSignal;
-}
-
-/** What the verification found (from its signed, stored report). */
-export interface StagedVerdict {
-  trustLevel: TrustLevel;
-  score: number;
-  grade: string;
-  caps: Array<{ stage: string; level: TrustLevel; reason: string }>;
-  reportJobId: string;
-}
-
-/** Runs the verification pipeline on a staged version (the app wires the verification service). */
-export type VerifyStaged = (request: StagedVerificationRequest) => Promise<StagedVerdict>;
 
 const TRUST_ORDER: readonly string[] = ['UNVERIFIED', 'COMMUNITY', 'ENTERPRISE', 'VERIFIED_PUBLISHER', 'OFFICIAL'];
 

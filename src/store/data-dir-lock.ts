@@ -17,7 +17,7 @@ export const LOCK_FILE = 'quiver.lock';
 
 /**
  * The Unix socket a serving Quiver opens beside its lock for other `quiver` commands
- * (cli/control-socket.ts): named here, with the lock, because both live in the data folder.
+ * (control-socket.ts): named here, with the lock, because both live in the data folder.
  */
 export const CONTROL_SOCKET_FILE = 'quiver-cli.sock';
 

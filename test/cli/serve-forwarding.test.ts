@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QUIVER_BIN, startServe, stopChild } from '../helpers/cli.ts';
 import { createRawPluginFolder } from '../plugins/raw-server.ts';
-import { controlSocketPath } from '../../src/cli/control-socket.ts';
+import { controlSocketPath } from '../../src/store/control-socket.ts';
 
 interface Run {
   code: number | null;

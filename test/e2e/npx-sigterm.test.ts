@@ -16,7 +16,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { QUIVER_BIN, runBinary } from '../helpers/cli.ts';
 import { createRawPluginFolder } from '../plugins/raw-server.ts';
 import { repoRoot } from '../plugins/helpers.ts';
-import { controlSocketPath } from '../../src/cli/control-socket.ts';
+import { controlSocketPath } from '../../src/store/control-socket.ts';
 
 /** A process as /proc shows it: its parent, start time (to tell a reused pid) and command line. */
 /** Requests on a loaded 2-core machine: starting the binary and a sandboxed plugin can take minutes. */

@@ -15,8 +15,8 @@
 import { describeStoreLocation } from '../../store/open.ts';
 import type { App } from '../../app.ts';
 import { MCP_STDIO_OPTIONS, assertBindAllowed, identityFromFlags, parseExposureMode } from '../../composition/server-flags.ts';
-import type { ForwardedRunner } from '../control-socket.ts';
-import { controlSocketPath, type StdioBridgeFlags } from '../control-socket.ts';
+import type { ForwardedRunner } from '../../store/control-socket.ts';
+import { controlSocketPath, type StdioBridgeFlags } from '../../store/control-socket.ts';
 import { describeOptions, EXIT_CODES, type CliContext, type CommandSpec } from '../command.ts';
 import { bridgeStdio } from '../stdio-bridge.ts';
 import { watchParent } from '../parent-watch.ts';

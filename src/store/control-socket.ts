@@ -1,5 +1,5 @@
 /**
- * @module cli/control-socket
+ * @module store/control-socket
  * One Quiver, many commands (issue #15): while `quiver serve` owns an embedded data folder,
  * no other process may open it, so a CLI command run beside the server is executed *by* the
  * server. The server listens on a Unix socket next to the data folder's lock; the CLI sends
@@ -15,6 +15,10 @@
  * Quiver, so only that user (or root) can connect — there is no key to copy. That user could
  * open the data folder with any identity anyway, so the flags a bridge sends widen nothing.
  * The socket carries no HTTP API beyond `POST /cli` and `GET /stdio`.
+ *
+ * It lives in the store layer beside the data folder's lock (data-dir-lock.ts): it is how other
+ * processes share the folder the lock gives to one, and both ends (the CLI and the server the
+ * composition root wires) import it from below (issue #28: no cli <-> composition cycle).
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex, Readable, Writable } from 'node:stream';
@@ -26,8 +30,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { Logger } from '../core/logger.ts';
 import { silentLogger } from '../core/logger.ts';
-import type { CommandSpec } from './command.ts';
-import { CONTROL_SOCKET_FILE } from '../store/data-dir-lock.ts';
+import { CONTROL_SOCKET_FILE } from './data-dir-lock.ts';
 
 /** Unix socket paths are limited to 107 bytes on Linux; longer data folders use a hashed name in the temp folder. */
 const MAX_SOCKET_PATH = 100;
@@ -234,9 +237,4 @@ async function acceptStdioBridge(request: IncomingMessage, connection: Duplex, h
     output.unpipe(connection);
     connection.end();
   });
-}
-
-/** True for commands that may run inside a serving Quiver (not servers, not store-less ones). */
-export function isForwardable(command: CommandSpec): boolean {
-  return command.storeless !== true && command.forwardable !== false;
 }
