@@ -28,6 +28,7 @@ import { createAppSessionStore, registerSessionJobs } from './stored-sessions.ts
 import { loadSecretKey } from '../plugins/secret-box.ts';
 import { requestStateKey } from '../gateway/mrtr/request-state.ts';
 import { assertBindAllowed } from './server-flags.ts';
+import { createReplicaRegistry } from './replica-registry.ts';
 
 // The session flags of `quiver serve --stdio`, for the CLI that parses them.
 export { MCP_STDIO_OPTIONS, identityFromFlags, parseExposureMode, assertBindAllowed } from './server-flags.ts';
@@ -39,7 +40,7 @@ export interface AppGateway {
 }
 
 /** The MCP gateway of an app: its backend, exposure modes and the configured session limits. */
-export async function createAppGateway(app: App, options: { defaultExposureMode?: ExposureMode; storedSessions?: boolean } = {}): Promise<AppGateway> {
+export async function createAppGateway(app: App, options: { defaultExposureMode?: ExposureMode; storedSessions?: boolean; replicaId?: string } = {}): Promise<AppGateway> {
   const logger = app.logger.child({ part: 'gateway' });
   const backend = createGatewayBackend({ db: app.db, selection: app.selection, plugins: app.plugins, supervisor: app.supervisor, pinning: app.pinning, slots: app.rollouts, remoteOAuth: app.remoteOAuth, logger });
   await backend.refreshExposureModes();
@@ -52,6 +53,8 @@ export async function createAppGateway(app: App, options: { defaultExposureMode?
     // Issue #24: input_required request states are sealed with a key derived from the hub's secret
     // key, so a retry that reaches another replica is still checked (and none can be forged).
     requestStateKey: requestStateKey(loadSecretKey({ configured: app.config.secretKey, homeDir: app.config.homeDir }).key),
+    // ... and name this replica in them, so a retry reaching another replica is forwarded here.
+    ...(options.replicaId ? { replicaId: options.replicaId } : {}),
     options: {
       serverInfo: { name: 'quiver', version: QUIVER_VERSION },
       ...(options.defaultExposureMode ? { defaultExposureMode: options.defaultExposureMode } : {}),
@@ -155,7 +158,9 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
   assertBindAllowed(host, options.allowPublicBind === true);
   // Issue #16: sessions in the database, so any replica serves them (QUIVER_MCP_SESSIONS=memory: this process only).
   const sessionStore = app.config.mcp.sessionStore === 'database' ? createAppSessionStore(app) : undefined;
-  const appGateway = await createAppGateway(app, { ...options, storedSessions: sessionStore !== undefined });
+  // Issue #24: on PostgreSQL each replica registers where the others reach it (paused calls' retries).
+  const replicas = createReplicaRegistry(app, loadSecretKey({ configured: app.config.secretKey, homeDir: app.config.homeDir }).key);
+  const appGateway = await createAppGateway(app, { ...options, storedSessions: sessionStore !== undefined, ...(replicas ? { replicaId: replicas.id } : {}) });
   if (sessionStore) registerSessionJobs(app, sessionStore, appGateway.gateway);
   // DNS-rebinding protection: only these Host names reach /mcp (and, without a configured resource URL, name the OAuth resource).
   const allowedHosts = isPublicBindHost(host) ? ['127.0.0.1', 'localhost', '::1', host] : ['127.0.0.1', 'localhost', '::1'];
@@ -164,6 +169,7 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
   const mcp = mcpRoutes({
     gateway: appGateway.gateway,
     ...(sessionStore ? { sessionStore } : {}),
+    ...(replicas ? { replicas: replicas.forwarding } : {}),
     observer: app.telemetry.mcpObserver(META_TOOL_NAMES, SEARCH_TOOLS),
     logger: app.logger.child({ part: 'mcp-http' }),
     // Session limits count against the API key and its organisation, whatever the request asks.
@@ -195,6 +201,7 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
     app.telemetry.readiness.startDraining();
     if (app.telemetry.settings.drainMs > 0) await new Promise((resolve) => setTimeout(resolve, app.telemetry.settings.drainMs));
     unwatch();
+    await replicas?.close();
     // Bridged sessions end first (their bridges see the end), then the socket closes.
     await doors.close();
     await forwarding?.close();
@@ -233,7 +240,14 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
   }
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
-  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`, adminKey, close };
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
+  try {
+    await replicas?.start(url);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { url, adminKey, close };
 }
 
 /** A running stdio session. */

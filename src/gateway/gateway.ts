@@ -33,6 +33,7 @@ import type { BackendSession, CatalogChange, GatewayBackend, SessionIdentity } f
 import { resolveGatewaySettings, type GatewayOptions } from './gateway-settings.ts';
 import { instructionsFor, notifyToolsChanged } from './listed-tools.ts';
 import { createModernServer } from './modern-server.ts';
+import { foreignRoute } from './mrtr/input-rounds.ts';
 import { ParkedCalls, type ParkingLimits } from './mrtr/parked-calls.ts';
 import { requestStateKey } from './mrtr/request-state.ts';
 import { installRequestHandlers } from './request-handlers.ts';
@@ -61,6 +62,11 @@ export interface CreateGatewayOptions {
   requestStateKey?: Uint8Array;
   /** Limits of calls paused on a 2026-07-28 client's input. */
   parking?: Partial<ParkingLimits>;
+  /**
+   * This replica's id in the replica table (several replicas on PostgreSQL): the route sealed into
+   * each `requestState`, so a retry reaching another replica can be forwarded to this one.
+   */
+  replicaId?: string;
 }
 
 /** Options of `Gateway.openSession`. */
@@ -98,6 +104,11 @@ export interface Gateway {
    * the sessions, so the 2026-07-28 fronts can tell `subscriptions/listen` streams; returns the unsubscribe.
    */
   onListsChanged(listener: () => void): () => void;
+  /**
+   * The replica that holds the paused call a 2026-07-28 retry resumes, when that is another
+   * replica and the retry's `requestState` is valid for this identity and request; else undefined.
+   */
+  foreignRoute(identity: SessionIdentity, method: string, params: Record<string, unknown>): string | undefined;
   /** Marks a session active (transports call this on every request). */
   touchSession(id: string): void;
   /** Number of live sessions. */
@@ -128,7 +139,12 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     registry: new SessionRegistry<SessionState>({ ...limits, now }),
     admission: new Admission(settings.admission),
     validators: createValidatorCache(logger),
-    inputRounds: { parked: new ParkedCalls(options.parking), key: options.requestStateKey ?? requestStateKey(undefined), now },
+    inputRounds: {
+      parked: new ParkedCalls(options.parking),
+      key: options.requestStateKey ?? requestStateKey(undefined),
+      now,
+      ...(options.replicaId ? { replica: options.replicaId } : {}),
+    },
   };
   const { backend, registry } = core;
   let closing = false;
@@ -193,11 +209,16 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   // Concurrent first requests of one principal share one opening.
   const openingPrincipals = new Map<string, Promise<SessionState>>();
 
-  async function principalSession(identity: SessionIdentity): Promise<SessionState> {
+  /** The principal state's identity and id: the same on every replica (a requestState is bound to the id). */
+  function principalOf(identity: SessionIdentity): { fixed: SessionIdentity; id: string } {
     // 2026-07-28 forbids a list that changes as a side effect: `search` and `capabilities` become `still`.
     const exposureMode = settings.modeFor(identity) === 'all' ? 'all' : 'still';
     const fixed: SessionIdentity = { ...identity, exposureMode };
-    const id = `principal-${createHash('sha256').update(canonicalJson(fixed)).digest('hex').slice(0, 32)}`;
+    return { fixed, id: `principal-${createHash('sha256').update(canonicalJson(fixed)).digest('hex').slice(0, 32)}` };
+  }
+
+  async function principalSession(identity: SessionIdentity): Promise<SessionState> {
+    const { fixed, id } = principalOf(identity);
     const live = registry.peek(id);
     if (live) {
       registry.touch(id);
@@ -265,6 +286,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       listsChanged.add(listener);
       return () => void listsChanged.delete(listener);
     },
+    foreignRoute: (identity, method, params) => foreignRoute(core.inputRounds, principalOf(identity).id, method, params),
     touchSession: (id) => void registry.touch(id),
     get sessionCount() {
       return registry.size;

@@ -43,6 +43,7 @@ import { StoredSessions, declaredClient, type HttpSession } from './stored-sessi
 import { DEFAULT_TURN_GATE, TurnGate, type TurnGateOptions } from './turn-gate.ts';
 import { observeMcpTransport, type McpRequestObserver } from '../telemetry/index.ts';
 import { JSON_RPC_HTTP_ERROR, bearerChallenge } from '../core/bearer-challenge.ts';
+import { routeRetry, type ReplicaForwarding } from './replica-forward.ts';
 
 /** Hostnames allowed by default: loopback only. */
 export const LOOPBACK_HOSTS: readonly string[] = ['127.0.0.1', 'localhost', '[::1]'];
@@ -73,6 +74,8 @@ export interface McpHttpHandlerOptions<P> {
   sessionStore?: SessionStore;
   /** Times and traces each session's MCP requests at its transport (issue #16). */
   observer?: McpRequestObserver;
+  /** Issue #24: replicas on one PostgreSQL forward a 2026 retry to the replica holding its paused call. */
+  replicas?: ReplicaForwarding;
   logger?: Logger;
 }
 
@@ -208,6 +211,10 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
     }
     const mismatch = await toolNameHeaderMismatch(request);
     if (mismatch) return mismatch;
+    if (options.replicas && request.method === 'POST') {
+      const routed = await routeRetry(options.replicas, gateway, request, identity);
+      if (routed) return routed;
+    }
     try {
       return await modern.fetch(request, { authInfo: { token: '', clientId: 'quiver', scopes: [], extra: { identity } } });
     } catch (error) {

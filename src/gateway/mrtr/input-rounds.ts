@@ -32,6 +32,8 @@ export interface InputRounds {
   now: () => number;
   /** How long the plugin must stay quiet before the requests it made are sent as one round, ms (default 50). */
   gatherMs?: number;
+  /** This replica's id in the replica table (several replicas on PostgreSQL): sealed into each state as the call's route. */
+  replica?: string;
 }
 
 /** The `input_required` result (2026-07-28). */
@@ -138,7 +140,7 @@ async function nextAnswer<T>(inputRounds: InputRounds, call: ParkedCall, binding
     const refusal = inputRounds.parked.hold(call);
     if (refusal === undefined) {
       const inputRequests = call.takeRequests();
-      const requestState = sealState(inputRounds.key, { call: call.id, round: call.round }, binding, inputRounds.now() + inputRounds.parked.limits.roundTtlMs);
+      const requestState = sealState(inputRounds.key, { call: call.id, round: call.round, ...(inputRounds.replica ? { replica: inputRounds.replica } : {}) }, binding, inputRounds.now() + inputRounds.parked.limits.roundTtlMs);
       call.busy = false;
       return { resultType: 'input_required', inputRequests, requestState };
     }
@@ -166,6 +168,13 @@ export async function answerWithInput<T>(
     if (typeof sealed !== 'string') throw invalidParams('Invalid or expired requestState', { reason: 'invalid_request_state' });
     const opened = openState(inputRounds.key, sealed, binding, inputRounds.now());
     if ('refused' in opened) throw invalidParams('Invalid or expired requestState', { reason: 'invalid_request_state' });
+    // A retry for a call another replica holds is forwarded there before it reaches this handler
+    // (gateway/replica-forward.ts); here only when that replica could not be reached.
+    if (opened.replica !== undefined && opened.replica !== inputRounds.replica) {
+      throw invalidParams('the call this requestState resumes is held by another Quiver replica, which did not answer; send the request again without requestState', {
+        reason: 'request_state_replica_gone',
+      });
+    }
     const call = inputRounds.parked.get(opened.call);
     if (!call || call.principal !== principal) {
       throw invalidParams(`the call this requestState resumes has ended (a call waits ${Math.round(inputRounds.parked.limits.roundTtlMs / 1000)} s for input, on the Quiver that started it); send the request again without requestState`, {
@@ -207,4 +216,16 @@ export async function answerWithInput<T>(
   } finally {
     ctx.mcpReq.signal.removeEventListener('abort', onFirstAbort);
   }
+}
+
+/**
+ * The replica holding the paused call a retry resumes, when it is another one than this: the
+ * request's `requestState` opened for this principal and request (so a forged, altered or expired
+ * state is never forwarded), else undefined (the request is answered here, refusals included).
+ */
+export function foreignRoute(inputRounds: InputRounds, principal: string, method: string, params: { name?: unknown; uri?: unknown; arguments?: unknown; requestState?: unknown }): string | undefined {
+  if (typeof params.requestState !== 'string') return undefined;
+  const opened = openState(inputRounds.key, params.requestState, { principal, target: requestTarget(method, params) }, inputRounds.now());
+  if ('refused' in opened || opened.replica === undefined || opened.replica === inputRounds.replica) return undefined;
+  return opened.replica;
 }

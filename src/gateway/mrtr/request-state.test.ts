@@ -26,6 +26,13 @@ describe('sealed requestState (issue #24)', () => {
     assert.deepEqual(openState(key, 'not a state', binding, now), { refused: 'malformed' });
   });
 
+  it('carries the route of the replica holding the call inside the seal', () => {
+    const routed = sealState(key, { call: 'call-1', round: 2, replica: 'r-a' }, binding, now + 60_000);
+    assert.deepEqual(openState(key, routed, binding, now), { call: 'call-1', round: 2, replica: 'r-a' });
+    const moved = Buffer.from(JSON.stringify({ c: 'call-1', r: 2, e: now + 60_000, o: 'r-b' })).toString('base64url');
+    assert.deepEqual(openState(key, `q1.${moved}.${routed.split('.')[2]}`, binding, now), { refused: 'mac' }, 'the route cannot be changed');
+  });
+
   it('derives the same key from the same secret (replicas agree) and a different one from another', () => {
     const secret = randomBytes(32);
     assert.deepEqual(requestStateKey(secret), requestStateKey(secret));

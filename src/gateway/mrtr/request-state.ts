@@ -17,6 +17,11 @@ export interface ParkedCallState {
   call: string;
   /** The round this state was minted for: an answered round's state is not accepted twice. */
   round: number;
+  /**
+   * The replica that holds the paused call (its id in the replica table), so a retry that a load
+   * balancer sends to another replica is forwarded there; absent on a single process.
+   */
+  replica?: string;
 }
 
 const KEY_BYTES = 32;
@@ -55,7 +60,7 @@ function mac(key: Uint8Array, body: string, binding: StateBinding): Buffer {
 
 /** Seals a state for `binding`, valid until `expiresAt` (ms since the epoch). */
 export function sealState(key: Uint8Array, state: ParkedCallState, binding: StateBinding, expiresAt: number): string {
-  const body = PREFIX + Buffer.from(JSON.stringify({ c: state.call, r: state.round, e: expiresAt })).toString('base64url');
+  const body = PREFIX + Buffer.from(JSON.stringify({ c: state.call, r: state.round, e: expiresAt, ...(state.replica ? { o: state.replica } : {}) })).toString('base64url');
   return `${body}.${mac(key, body, binding).toString('base64url')}`;
 }
 
@@ -76,8 +81,8 @@ export function openState(key: Uint8Array, sealed: string, binding: StateBinding
   } catch {
     return { refused: 'malformed' };
   }
-  const { c, r, e } = (payload ?? {}) as { c?: unknown; r?: unknown; e?: unknown };
-  if (typeof c !== 'string' || typeof r !== 'number' || typeof e !== 'number') return { refused: 'malformed' };
+  const { c, r, e, o } = (payload ?? {}) as { c?: unknown; r?: unknown; e?: unknown; o?: unknown };
+  if (typeof c !== 'string' || typeof r !== 'number' || typeof e !== 'number' || (o !== undefined && typeof o !== 'string')) return { refused: 'malformed' };
   if (now >= e) return { refused: 'expired' };
-  return { call: c, round: r };
+  return { call: c, round: r, ...(o ? { replica: o } : {}) };
 }
