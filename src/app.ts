@@ -14,6 +14,8 @@ import { openStore } from './store/open.ts';
 import { createApiKeyService } from './access/api-keys.ts';
 import { createCatalogService } from './catalog/index.ts';
 import { createRemoteOAuth, parseOwnerLabel } from './plugins/oauth/remote-oauth.ts';
+import { createGuardedFetch, parseOAuthNetworkPolicy } from './plugins/oauth/network-guard.ts';
+import { discoverWaitingPlugins } from './plugins/oauth/discover-after-authorization.ts';
 import { withRemoteRevocation } from './plugins/oauth/revoke-on-removal.ts';
 import { createCallEventRecorder } from './runtime/call-event-recorder.ts';
 import { createPluginService } from './plugins/service.ts';
@@ -199,7 +201,15 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     closers.unshift(() => callEvents.close());
     const secrets = createLazySecretBox(() => loadSecretKey({ configured: config.secretKey, homeDir: config.homeDir }).key);
     // Issue #27: Quiver as an OAuth client of remote plugins; their calls carry its tokens, refreshed before expiry.
-    const remoteOAuth = createRemoteOAuth({ db, secrets });
+    // Its OAuth requests reach public addresses only, unless QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES says more (SSRF guard).
+    // A plugin installed before its authorization (it answered 401) is discovered once one completes; the service is wired below.
+    let waitingPlugins: Parameters<typeof discoverWaitingPlugins>[0] | undefined;
+    const remoteOAuth = createRemoteOAuth({
+      db,
+      secrets,
+      fetchFor: createGuardedFetch(parseOAuthNetworkPolicy(config.remoteOAuth?.allowAddresses)),
+      onAuthorized: async (url, owner) => (waitingPlugins === undefined ? [] : discoverWaitingPlugins(waitingPlugins, url, owner)),
+    });
     // A spec bound to an owner (a per-user or per-organisation server) carries that owner's token, never the hub's.
     const remoteToken = (url: string, owner: string | undefined) => {
       if (owner === undefined) return remoteOAuth.accessToken(url);
@@ -243,6 +253,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
         pluginChanges.emit(event);
       },
     }), { db, remoteOAuth, logger: logger.child({ part: 'remote-oauth' }) });
+    waitingPlugins = plugins;
     // Issue #24: a running plugin's tools/list_changed re-syncs its tools (debounced, one sync at a time).
     const toolListFollower = createToolListFollower({ supervisor, plugins, logger: logger.child({ part: 'tool-list-follower' }) });
     closers.unshift(() => toolListFollower.close());

@@ -97,6 +97,16 @@ export interface QuiverConfig {
   rollouts: RolloutConfig;
   /** Access tokens of an external authorization server beside API keys (issue #27); undefined: API keys only. */
   oauth?: OAuthConfig | undefined;
+  /** Quiver as an OAuth client of remote plugins (issue #27): `QUIVER_REMOTE_OAUTH_*`, `QUIVER_PUBLIC_URL`. */
+  remoteOAuth?: RemoteOAuthConfig | undefined;
+}
+
+/** Quiver as an OAuth client of remote plugins (docs/authorization.md). */
+export interface RemoteOAuthConfig {
+  /** Non-public addresses its OAuth requests may reach (QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES: loopback, private, link-local, CIDRs); default none. */
+  allowAddresses?: string | undefined;
+  /** Quiver's public https base URL (QUIVER_PUBLIC_URL): its Client ID Metadata Document is served under it. */
+  publicUrl?: string | undefined;
 }
 
 /** Rollout steps, monitoring window and automatic-rollback thresholds (`QUIVER_ROLLOUT_*`, docs/rollouts.md). */
@@ -344,6 +354,8 @@ const envSchema = z.object({
     .refine((value) => value === 0 || value >= 1000, 'expected 0 (no sweep) or at least 1000 ms')
     .default(3_600_000),
   QUIVER_OAUTH_ISSUER: z.string().url().optional(),
+  QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES: z.string().max(2000).optional(),
+  QUIVER_PUBLIC_URL: z.string().url().refine((text) => /^https?:\/\//.test(text) && !text.includes('#') && !text.includes('?'), 'an http(s) URL without query or fragment').optional(),
   QUIVER_OAUTH_RESOURCE: z.string().url().optional(),
   QUIVER_OAUTH_JWKS_URL: z.string().url().optional(),
   QUIVER_OAUTH_CLOCK_TOLERANCE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
@@ -538,6 +550,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
         : values.QUIVER_VERIFY_LICENSES.split(',').map((id) => id.trim()).filter(Boolean),
     },
     oauth: oauthConfig(values, env),
+    remoteOAuth: { allowAddresses: values.QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES, publicUrl: values.QUIVER_PUBLIC_URL },
     rollouts: {
       steps: values.QUIVER_ROLLOUT_STEPS,
       stepWindowMs: values.QUIVER_ROLLOUT_STEP_WINDOW_MS,

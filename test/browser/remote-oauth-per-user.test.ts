@@ -50,7 +50,7 @@ describeEachBackend('a remote plugin authorized per user (issue #27)', (backend)
     provider = await startOidcProvider({ accounts: {}, resources: () => resources, refreshTokens: true });
     remote = await startProtectedServer(provider.issuer);
     resources.push(remote.url);
-    app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off' }), { db: await backend.open() });
+    app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off', QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES: 'loopback' }), { db: await backend.open() });
     ({ context, page } = await openBrowserPage(home));
   });
 

@@ -2,11 +2,13 @@
  * Issue #27: Quiver as an OAuth client of a remote plugin. The plugin is a real MCP server on
  * loopback (SDK 1.x, Streamable HTTP) that accepts only JWT access tokens of a real OpenID
  * provider (`oidc-provider`) for its own URL, answers 401 with its protected resource metadata
- * otherwise, and says which user each call ran for. Adding it without an authorization fails
- * with an error naming `quiver plugin authorize`; a forged callback state is refused; the flow
- * (`quiver plugin authorize URL`: a loopback listener, discovery, registration, code + PKCE,
- * the printed URL opened in headless Chromium through the provider's pages) gives Quiver tokens, stored sealed; the plugin
- * then installs and its calls carry the token, refreshed before expiry (30 s tokens, a 60 s
+ * otherwise, and says which user each call ran for. Adding it without an authorization installs
+ * it as needing authorization (no tools, a warning naming `quiver plugin authorize` and the UI's
+ * Connect); the SSRF guard refuses the provider on loopback unless admitted and metadata naming
+ * another issuer; a forged callback state is refused; the flow (`quiver plugin authorize URL`: a
+ * loopback listener, discovery, registration, code + PKCE, the printed URL opened in headless
+ * Chromium through the provider's pages) gives Quiver tokens, stored sealed, and discovers the
+ * waiting plugin's tools; its calls carry the token, refreshed before expiry (30 s tokens, a 60 s
  * margin: each call uses a new token, the refresh token rotates); removing the plugin revokes the
  * grant at the provider (the last refresh token is refused afterwards). Both backends.
  */
@@ -19,6 +21,8 @@ import { runCli } from '../../src/cli/run-cli.ts';
 import { commands } from '../../src/cli/commands/index.ts';
 import { createSecretBox, loadSecretKey } from '../../src/plugins/secret-box.ts';
 import { findRemoteOAuth } from '../../src/store/repositories/remote-oauth.ts';
+import { createRemoteOAuth } from '../../src/plugins/oauth/remote-oauth.ts';
+import { randomBytes } from 'node:crypto';
 import { describeEachBackend } from '../helpers/backends.ts';
 import { signInAndConsent, startProtectedServer } from '../helpers/protected-mcp-server.ts';
 import { browserSkip, closeBrowserTest, openBrowserPage } from '../helpers/browser.ts';
@@ -40,7 +44,7 @@ describeEachBackend('Quiver as an OAuth client of a remote plugin (issue #27)', 
     provider = await startOidcProvider({ accounts: { alice: { org: 'acme' } }, resources: () => resources, accessTokenTtl: () => 30, refreshTokens: true });
     remote = await startProtectedServer(provider.issuer);
     resources.push(remote.url);
-    app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off' }), { db: await backend.open() });
+    app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off', QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES: 'loopback' }), { db: await backend.open() });
     ({ context, page } = await openBrowserPage(home));
   });
 
@@ -60,12 +64,33 @@ describeEachBackend('Quiver as an OAuth client of a remote plugin (issue #27)', 
     return JSON.parse(box.open(sealed, `quiver/remote-oauth/${remote.url}`)) as never;
   }
 
-  it('without an authorization, adding the plugin fails with an error naming how to connect', { skip: browserSkip, timeout: 120_000 }, async () => {
-    await assert.rejects(app.plugins.add(remote.url, { name: 'remote' }), (error: Error) => {
-      assert.match(error.message, new RegExp(`quiver plugin authorize ${remote.url.replace(/[.]/g, '\\.')}`));
+  it('without an authorization, adding the plugin installs it as needing authorization, naming the CLI command and the UI button', { skip: browserSkip, timeout: 120_000 }, async () => {
+    const report = await app.plugins.add(remote.url, { name: 'remote' });
+    assert.equal(report.plugin.source['needsAuthorization'], true);
+    assert.equal(report.tools.total, 0);
+    assert.ok(report.warnings.some((warning) => warning.includes(`quiver plugin authorize ${remote.url}`) && warning.includes('Connect')), report.warnings.join('\n'));
+    assert.equal(remote.seen.length, 0, 'no request was accepted');
+    // A sync while still unauthorized keeps it waiting (no failure, nothing retired).
+    const again = await app.plugins.sync('remote');
+    assert.equal(again.plugin.source['needsAuthorization'], true);
+  });
+
+  it('SSRF guard: an authorization server on a loopback address is refused unless admitted; metadata naming another issuer is refused (RFC 8414)', { skip: browserSkip, timeout: 120_000 }, async () => {
+    // The app admits loopback (QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES=loopback); a service with the default policy does not.
+    const strict = createRemoteOAuth({ db: app.db, secrets: createSecretBox(randomBytes(32)) });
+    await assert.rejects(strict.begin(remote.url, 'http://127.0.0.1:9/callback'), (error: Error) => {
+      assert.match(error.message, /refused the OAuth request to http:\/\/127\.0\.0\.1:\d+\/\.well-known\/\S+: 127\.0\.0\.1 is a loopback address; admit it with QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES/);
       return true;
     });
-    assert.equal(remote.seen.length, 0, 'no request was accepted');
+    assert.equal((await strict.status(remote.url)).pending, false, 'nothing was registered or stored');
+    // The same provider reached by another name: its metadata says issuer http://127.0.0.1:…, not http://localhost:….
+    const misnamed = await startProtectedServer(provider.issuer, { advertisedAuthorizationServer: provider.issuer.replace('127.0.0.1', 'localhost') });
+    try {
+      await assert.rejects(app.remoteOAuth.begin(misnamed.url, 'http://127.0.0.1:9/callback'), /names issuer 'http:\/\/127\.0\.0\.1:\d+': it must be that same URL \(RFC 8414 §3\.3\); refused/);
+      assert.equal((await app.remoteOAuth.status(misnamed.url)).pending, false);
+    } finally {
+      await misnamed.close();
+    }
   });
 
   it('refuses a callback whose state is not the one sent', { skip: browserSkip }, async () => {
@@ -97,6 +122,9 @@ describeEachBackend('Quiver as an OAuth client of a remote plugin (issue #27)', 
     await browsing;
     assert.equal(code, 0, stderr);
     assert.match(stdout, /^authorized Quiver at /);
+    // The plugin installed while it answered 401 met its tools once the authorization completed.
+    assert.match(stdout, /\n {2}remote: 1 tools discovered\n/);
+    assert.equal((await app.plugins.show('remote')).plugin.source['needsAuthorization'], undefined);
     stdout = '';
     assert.equal(await runCli(['plugin', 'authorize', remote.url, '--status', '--json'], commands, io, {}, { app }), 0);
     const status = JSON.parse(stdout) as { authorized: boolean; refreshable: boolean; pending: boolean };
@@ -106,7 +134,6 @@ describeEachBackend('Quiver as an OAuth client of a remote plugin (issue #27)', 
     const sealed = JSON.stringify(await findRemoteOAuth(app.db, remote.url));
     assert.ok(first?.tokens?.access_token && !sealed.includes(first.tokens.access_token), 'the database holds no token in plain text');
 
-    await app.plugins.add(remote.url, { name: 'remote' });
     const spec = await app.plugins.upstreamSpec('remote');
     for (let call = 0; call < 2; call++) {
       const result = await app.supervisor.callTool(spec, 'whoami', {});

@@ -12,8 +12,15 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 
-/** A remote MCP server that requires the provider's tokens for its own URL. */
-export async function startProtectedServer(issuer: string): Promise<{ url: string; seen: Array<{ sub: string; jti: string }>; close(): Promise<void> }> {
+/**
+ * A remote MCP server that requires the provider's tokens for its own URL. Its metadata names
+ * `advertisedAuthorizationServer` when given (another spelling of the provider's URL, to test
+ * the RFC 8414 issuer check), else the issuer.
+ */
+export async function startProtectedServer(
+  issuer: string,
+  options: { advertisedAuthorizationServer?: string } = {},
+): Promise<{ url: string; seen: Array<{ sub: string; jti: string }>; close(): Promise<void> }> {
   const seen: Array<{ sub: string; jti: string }> = [];
   const jwks = createRemoteJWKSet(new URL(`${issuer}/jwks`));
   let base = '';
@@ -23,7 +30,7 @@ export async function startProtectedServer(issuer: string): Promise<{ url: strin
       const mcpUrl = `${base}/mcp`;
       if (path === '/.well-known/oauth-protected-resource/mcp') {
         response.setHeader('content-type', 'application/json');
-        response.end(JSON.stringify({ resource: mcpUrl, authorization_servers: [issuer], scopes_supported: ['mcp'] }));
+        response.end(JSON.stringify({ resource: mcpUrl, authorization_servers: [options.advertisedAuthorizationServer ?? issuer], scopes_supported: ['mcp'] }));
         return;
       }
       if (path !== '/mcp') return void response.writeHead(404).end();

@@ -354,14 +354,18 @@ const authorize: CommandSpec = {
       else context.io.stdout(`Open this URL in a browser and sign in to authorize Quiver at ${url}:\n\n  ${started.authorizationUrl.href}\n\nthen check with 'quiver plugin authorize ${url}${ownerFlag} --status'\n`);
       return 0;
     }
-    await authorizeRemote(app.remoteOAuth, url, {
+    const { discovered } = await authorizeRemote(app.remoteOAuth, url, {
       timeoutMs: seconds * 1000,
       owner,
       // stderr: stdout stays machine-readable with --json.
       onAuthorizationUrl: (authorizationUrl) => context.io.stderr(`Open this URL in a browser and sign in to authorize Quiver at ${url}:\n\n  ${authorizationUrl.href}\n\nWaiting for the authorization…\n`),
     });
-    if (context.json) printJson(context.io, { url, authorized: true, ...(owner.kind === 'hub' ? {} : { owner: { kind: owner.kind, id: owner.id } }) });
-    else context.io.stdout(`authorized Quiver at ${url}; add it with 'quiver plugin add ${url}'\n`);
+    if (context.json) printJson(context.io, { url, authorized: true, ...(owner.kind === 'hub' ? {} : { owner: { kind: owner.kind, id: owner.id } }), discovered });
+    else {
+      context.io.stdout(discovered.length === 0 ? `authorized Quiver at ${url}; add it with 'quiver plugin add ${url}'\n` : `authorized Quiver at ${url}\n`);
+      // Plugins installed before this authorization (they answered 401) met their tools now.
+      for (const result of discovered) context.io.stdout(result.error === undefined ? `  ${result.plugin}: ${result.tools} tools discovered\n` : `  ${result.plugin}: discovery failed: ${result.error}\n`);
+    }
     return 0;
   },
 };

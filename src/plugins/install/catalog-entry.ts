@@ -75,6 +75,12 @@ function discoveryRecord({ discovery, registeredTools }: DiscoveredPlugin): Reco
   };
 }
 
+/** A source record without the previous discovery's `needsAuthorization` (each discovery decides it anew). */
+function withoutWaiting(record: Record<string, unknown>): Record<string, unknown> {
+  const { needsAuthorization: _previous, ...rest } = record;
+  return rest;
+}
+
 /** Validates the metadata, builds the catalog tools and the install fields. */
 export function buildCatalogEntry(input: CatalogEntryInput): CatalogEntry {
   const { request, fetched, files, launch, discovered } = input;
@@ -103,7 +109,8 @@ export function buildCatalogEntry(input: CatalogEntryInput): CatalogEntry {
     ...(description === undefined ? {} : { description }),
   });
   warnings.push(...built.warnings);
-  if (discovery.tools.length === 0) warnings.push(`Plugin '${name}' registers no tools.`);
+  if (discovered.needsAuthorization !== undefined) warnings.push(`Plugin '${name}' needs an OAuth authorization (the server answered 401): ${discovered.needsAuthorization.hint}.`);
+  else if (discovery.tools.length === 0) warnings.push(`Plugin '${name}' registers no tools.`);
 
   const cachePath = request.source.kind === 'url' && launch.transport === 'http' && fetched.root === undefined ? undefined : fetched.finalPath;
   const fields: PluginInstallFields = {
@@ -112,7 +119,7 @@ export function buildCatalogEntry(input: CatalogEntryInput): CatalogEntry {
     description: description ?? metadata?.manifest?.summary ?? '',
     version: input.version,
     sourceType: fetched.sourceType,
-    source: { ...fetched.sourceRecord, ...(cachePath === undefined ? {} : { cachePath }), ...(fetched.inPlace ? { inPlace: true } : {}) },
+    source: { ...withoutWaiting(fetched.sourceRecord), ...(cachePath === undefined ? {} : { cachePath }), ...(fetched.inPlace ? { inPlace: true } : {}), ...(discovered.needsAuthorization ? { needsAuthorization: true } : {}) },
     launch: { ...launch } as Record<string, unknown>,
     manifest: (metadata?.manifest as Record<string, unknown> | undefined) ?? null,
     manifestWarnings: warnings.map(input.redact),

@@ -20,6 +20,17 @@ import type { Staging } from './staging.ts';
 export interface DiscoveredPlugin {
   discovery: Discovery;
   registeredTools: string[];
+  /**
+   * A remote plugin that answered 401 at its first discovery (issue #27): installed without
+   * tools until an authorization exists; the authorization's completion discovers them.
+   */
+  needsAuthorization?: { url: string; hint: string } | undefined;
+}
+
+/** The `missing_credential` a remote server's 401 gives when Quiver holds no OAuth authorization for it. */
+function needsOAuth(error: unknown): boolean {
+  const details = (error as { code?: unknown; details?: { reason?: unknown } } | undefined);
+  return details?.code === 'missing_credential' && details.details?.reason === 'unauthorized';
 }
 
 /** Starts the plugin once, lists everything, stops it; fails at `launch` or `discovery`. */
@@ -59,10 +70,23 @@ export async function discoverPlugin(input: {
       );
     }
   }
+  if (spec.transport === 'http' && request.discoverAs !== undefined) spec.authorizationOwner = request.discoverAs;
   let discovery: Discovery;
   try {
     discovery = await settings.discoverer.discover(spec, { timeoutMs: settings.discoveryTimeoutMs });
   } catch (error) {
+    // A remote server that wants OAuth is installed as needing authorization, not refused: the
+    // authorization needs the plugin to exist (UI button, per-user links). Only a first
+    // discovery (or one still waiting): a sync of a working plugin whose grant lapsed keeps its tools.
+    const waiting = request.previousSource === undefined || request.previousSource['needsAuthorization'] === true;
+    if (spec.transport === 'http' && waiting && needsOAuth(error)) {
+      const hint = `run 'quiver plugin authorize ${spec.url}' or press Connect on the plugin in the admin UI; its tools are discovered once it is authorized`;
+      return {
+        discovery: { serverInfo: undefined, capabilities: undefined, instructions: undefined, tools: [], resources: [], prompts: [], launch: undefined, durationMs: 0 },
+        registeredTools: [],
+        needsAuthorization: { url: spec.url, hint },
+      };
+    }
     const message = (error as Error).message;
     // Issue #26: a server that could not reach a host folder learns why: its sandbox shows none ungranted.
     const hint = spec.transport === 'stdio'

@@ -57,6 +57,8 @@ export interface InstallRequest {
   reuseCachePath?: string | undefined;
   /** The previous source record, when reusing (kept as is). */
   previousSource?: Record<string, unknown> | undefined;
+  /** A remote plugin's discovery carries this owner's OAuth authorization ('user:bob'); absent: the hub's. */
+  discoverAs?: string | undefined;
 }
 
 /** A prepared install: everything to commit, plus the staged folder to move into place. */

@@ -10,7 +10,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { QuiverError, ErrorCodes } from '../../core/errors.ts';
-import type { RemoteOAuth, RemoteOwner } from './remote-oauth.ts';
+import type { DiscoveredAfterAuthorization, RemoteOAuth, RemoteOwner } from './remote-oauth.ts';
 
 /** Options of `authorizeRemote`. */
 export interface AuthorizeOptions {
@@ -28,7 +28,8 @@ const PAGE = (message: string) =>
 /** A started authorization: the URL to open, and its completion (the callback redeemed, or an error). */
 export interface StartedAuthorization {
   authorizationUrl: URL;
-  completion: Promise<void>;
+  /** Settles once redeemed: the plugins that waited for this authorization and were discovered. */
+  completion: Promise<{ discovered: DiscoveredAfterAuthorization[] }>;
 }
 
 /**
@@ -80,12 +81,12 @@ export async function startRemoteAuthorization(remoteOAuth: RemoteOAuth, url: st
   return { authorizationUrl, completion };
 }
 
-/** Runs the whole flow for the server at `url`; resolves once Quiver holds its tokens. */
-export async function authorizeRemote(remoteOAuth: RemoteOAuth, url: string, options: AuthorizeOptions): Promise<void> {
+/** Runs the whole flow for the server at `url`; resolves once Quiver holds its tokens (and the waiting plugins were discovered). */
+export async function authorizeRemote(remoteOAuth: RemoteOAuth, url: string, options: AuthorizeOptions): Promise<{ discovered: DiscoveredAfterAuthorization[] }> {
   const started = await startRemoteAuthorization(remoteOAuth, url, {
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     ...(options.owner === undefined ? {} : { owner: options.owner }),
   });
   options.onAuthorizationUrl(started.authorizationUrl);
-  await started.completion;
+  return started.completion;
 }

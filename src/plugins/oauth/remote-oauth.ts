@@ -36,6 +36,7 @@ import {
   type RemoteOwnerKind,
 } from '../../store/repositories/remote-oauth.ts';
 import type { SecretBox } from '../secret-box.ts';
+import { createGuardedFetch, parseOAuthNetworkPolicy, type GuardedFetchFactory } from './network-guard.ts';
 
 /** A pending authorization is redeemable for this long (ms). */
 export const PENDING_AUTHORIZATION_MS = 10 * 60_000;
@@ -79,12 +80,22 @@ export interface RemoteAuthorizationStatus {
   pending: boolean;
 }
 
+/** What the discovery after an authorization did for one waiting plugin (discover-after-authorization.ts). */
+export interface DiscoveredAfterAuthorization {
+  plugin: string;
+  tools?: number;
+  error?: string;
+}
+
 /** The OAuth client side for remote plugins. */
 export interface RemoteOAuth {
   /** Starts an authorization of the server at `url`; open `authorizationUrl` in a browser, the callback goes to `redirectUri`. */
   begin(url: string, redirectUri: string, owner?: RemoteOwnerKey): Promise<{ authorizationUrl: URL }>;
-  /** Redeems the callback's parameters (the query of `redirectUri`) after checking state and issuer. */
-  complete(url: string, callback: URLSearchParams, owner?: RemoteOwnerKey): Promise<void>;
+  /**
+   * Redeems the callback's parameters (the query of `redirectUri`) after checking state and
+   * issuer; then discovers the plugins that waited for this authorization (`onAuthorized`).
+   */
+  complete(url: string, callback: URLSearchParams, owner?: RemoteOwnerKey): Promise<{ discovered: DiscoveredAfterAuthorization[] }>;
   /** A usable access token of `owner` (default the hub) for `url`, refreshed when it expires soon; undefined when never authorized. */
   accessToken(url: string, owner?: RemoteOwnerKey): Promise<string | undefined>;
   /** Revokes every owner's tokens at the authorization server (when it offers revocation) and forgets them. */
@@ -102,8 +113,10 @@ export interface RemoteOAuthOptions {
   secrets: SecretBox;
   now?: () => number;
   refreshMarginMs?: number;
-  /** The fetch of every OAuth request (tests, proxies); default global fetch. */
-  fetch?: typeof fetch;
+  /** The fetch of each server's OAuth requests; default the SSRF guard admitting public addresses only (network-guard.ts). */
+  fetchFor?: GuardedFetchFactory;
+  /** Runs after an authorization is stored (the plugins waiting for it are discovered); its failures are reported, not thrown. */
+  onAuthorized?: (url: string, owner: RemoteOwnerKey) => Promise<DiscoveredAfterAuthorization[]>;
 }
 
 /** The message that says how to connect a remote server. */
@@ -142,6 +155,28 @@ function sameText(a: string, b: string): boolean {
   const left = Buffer.from(a);
   const right = Buffer.from(b);
   return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/** Tolerates one trailing '/' (the SDK's `String(URL)` adds one a metadata document may not carry). */
+function sameIssuer(a: string, b: string): boolean {
+  return a.replace(/\/$/, '') === b.replace(/\/$/, '');
+}
+
+/**
+ * Checks what discovery found before anything is registered or opened (the SDK does not):
+ * RFC 8414 §3.3, the metadata's `issuer` is the identifier it was discovered from (else a
+ * server could speak for another); the authorization endpoint, which an admin's browser will
+ * open, is an http(s) URL.
+ */
+function checkDiscovery(discovery: OAuthDiscoveryState): void {
+  const metadata = discovery.authorizationServerMetadata;
+  if (metadata === undefined) return;
+  const expected = String(discovery.authorizationServerUrl);
+  if (typeof metadata.issuer !== 'string' || !sameIssuer(metadata.issuer, expected)) {
+    throw new QuiverError(ErrorCodes.upstreamError, `the authorization server metadata discovered at ${expected} names issuer '${String(metadata.issuer).slice(0, 200)}': it must be that same URL (RFC 8414 §3.3); refused`);
+  }
+  const endpoint = new URL(metadata.authorization_endpoint);
+  if (endpoint.protocol !== 'https:' && endpoint.protocol !== 'http:') throw new QuiverError(ErrorCodes.upstreamError, `the authorization endpoint of ${expected} is not an http(s) URL; refused`);
 }
 
 /** The SDK's view of one server's stored state; `interactive` false refuses to start a browser flow. */
@@ -193,6 +228,7 @@ class StoredStateProvider implements OAuthClientProvider {
     return this.stored.pending?.codeVerifier ?? '';
   }
   saveDiscoveryState(discovery: OAuthDiscoveryState): void {
+    checkDiscovery(discovery);
     this.stored.discovery = JSON.parse(JSON.stringify(discovery)) as Record<string, unknown>;
   }
   discoveryState(): OAuthDiscoveryState | undefined {
@@ -214,7 +250,7 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
   const { db, secrets } = options;
   const now = options.now ?? Date.now;
   const margin = options.refreshMarginMs ?? DEFAULT_REFRESH_MARGIN_MS;
-  const fetchFn = options.fetch ?? fetch;
+  const fetchFor = options.fetchFor ?? createGuardedFetch(parseOAuthNetworkPolicy(undefined));
   const refreshing = new Map<string, Promise<string | undefined>>();
 
   async function load(url: string, owner: RemoteOwnerKey = HUB_OWNER): Promise<StoredState> {
@@ -237,7 +273,7 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
     const whose = owner.kind === 'hub' ? '' : ` for ${owner.kind} '${owner.id}'`;
     if (!tokens.refresh_token) throw new QuiverError(ErrorCodes.missingCredential, `the authorization of the remote MCP server ${url}${whose} has expired and cannot be refreshed: ${connectHint(url, owner)}`);
     const provider = new StoredStateProvider(state, false, now, url, owner);
-    const result = await auth(provider, { serverUrl: url, fetchFn });
+    const result = await auth(provider, { serverUrl: url, fetchFn: fetchFor(url) });
     await save(url, state, owner);
     const fresh = state.tokens as OAuthTokens | undefined;
     if (result !== 'AUTHORIZED' || !fresh) throw new QuiverError(ErrorCodes.missingCredential, `the remote MCP server ${url} refused to refresh its authorization${whose}: ${connectHint(url, owner)}`);
@@ -262,7 +298,7 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
         ]
           .filter((pair): pair is [string, string] => typeof pair[1] === 'string')
           .map(([hint, token]) =>
-            fetchFn(metadata.revocation_endpoint as string, {
+            fetchFor(url)(metadata.revocation_endpoint as string, {
               method: 'POST',
               headers: { 'content-type': 'application/x-www-form-urlencoded' },
               body: new URLSearchParams({ token, token_type_hint: hint, client_id: clientId }),
@@ -288,7 +324,7 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
       state.redirectUri = redirectUri;
       state.pending = { state: randomBytes(32).toString('base64url'), codeVerifier: '', startedAt: now() };
       const provider = new StoredStateProvider(state, true, now, url, owner);
-      const result = await auth(provider, { serverUrl: url, fetchFn });
+      const result = await auth(provider, { serverUrl: url, fetchFn: fetchFor(url) });
       if (result !== 'REDIRECT' || !provider.authorizationUrl) throw new QuiverError(ErrorCodes.upstreamError, `the authorization server of ${url} did not start an authorization`);
       await save(url, state, owner);
       return { authorizationUrl: provider.authorizationUrl };
@@ -317,10 +353,11 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
       const code = callback.get('code');
       if (!code) throw invalidInput('the authorization callback carries no code');
       const provider = new StoredStateProvider(state, false, now, url, owner);
-      const result = await auth(provider, { serverUrl: url, authorizationCode: code, fetchFn });
+      const result = await auth(provider, { serverUrl: url, authorizationCode: code, fetchFn: fetchFor(url) });
       if (result !== 'AUTHORIZED') throw new QuiverError(ErrorCodes.upstreamError, `the authorization server of ${url} did not issue tokens`);
       delete state.pending;
       await save(url, state, owner);
+      return { discovered: (await options.onAuthorized?.(url, owner)) ?? [] };
     },
 
     async accessToken(rawUrl, rawOwner) {

@@ -74,13 +74,15 @@ export async function requestOf(context: PluginContext, existing: PluginRecord, 
 }
 
 /** Re-installs a plugin: `update` (fetch again) or `sync` (re-discover what is installed). */
-export async function reinstallPlugin(context: PluginContext, reference: string, mode: 'update' | 'sync', overrides: ReinstallOverrides = {}, options: { keepRunning?: boolean } = {}): Promise<InstallReport> {
+export async function reinstallPlugin(context: PluginContext, reference: string, mode: 'update' | 'sync', overrides: ReinstallOverrides = {}, options: { keepRunning?: boolean; discoverAs?: string } = {}): Promise<InstallReport> {
   const existing = await requirePlugin(context, reference);
   if (overrides.ref !== undefined && existing.sourceType !== 'git') throw invalidInput('--ref only applies to plugins installed from git');
   if (overrides.version !== undefined && existing.sourceType !== 'npm' && existing.sourceType !== 'pypi') throw invalidInput('--version only applies to plugins installed from npm or the Python package index');
   const previousSource = existing.source;
-  const prepared = await prepareInstall(await requestOf(context, existing, mode, overrides), context.installer);
-  const sync = await commitExisting(context, existing, prepared, { status: existing.status === 'disabled' ? 'disabled' : 'active' });
+  const prepared = await prepareInstall({ ...(await requestOf(context, existing, mode, overrides)), ...(options.discoverAs === undefined ? {} : { discoverAs: options.discoverAs }) }, context.installer);
+  // A remote plugin installed before its authorization (issue #27) meets its tools now: that is its first discovery (pins them as served).
+  const firstDiscovery = previousSource['needsAuthorization'] === true;
+  const sync = await commitExisting(context, existing, prepared, { status: existing.status === 'disabled' ? 'disabled' : 'active', firstDiscovery });
   try {
     const oldCache = previousSource['cachePath'];
     if (oldCache !== prepared.cachePath) await releaseCache(context, oldCache, previousSource['inPlace'] === true, null);

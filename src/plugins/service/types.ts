@@ -209,7 +209,8 @@ export interface PluginService {
    * Re-discovers from the installed folder (no fetch) and re-syncs; the running process is
    * stopped unless `keepRunning` (a sync following the process's own tools/list_changed).
    */
-  sync(plugin: string, options?: { keepRunning?: boolean }): Promise<InstallReport>;
+  /** Re-discovers; `discoverAs` names the OAuth owner ('user:bob') a remote plugin's discovery acts as (default the hub). */
+  sync(plugin: string, options?: { keepRunning?: boolean; discoverAs?: string }): Promise<InstallReport>;
   /** Fetches, builds and discovers a new version into its own folder without installing it (issue #11: a blue-green slot). */
   stageVersion(plugin: string, options?: { ref?: string | undefined; version?: string | undefined }): Promise<StagedVersion>;
   /** Makes a staged version the installed one (catalog moves to its tools); the running process is not stopped. */

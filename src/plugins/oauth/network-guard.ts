@@ -1,0 +1,211 @@
+/**
+ * @module plugins/oauth/network-guard
+ * The SSRF guard on Quiver's OAuth requests for remote plugins (issue #27). A remote MCP server
+ * names its authorization server (the 401's `resource_metadata`, the protected resource
+ * metadata's `authorization_servers`), and that server's metadata names the token, registration
+ * and revocation endpoints: none of these were chosen by the admin, so none may lead Quiver to
+ * loopback, link-local (cloud metadata, 169.254.169.254), private or other non-public addresses
+ * unless the admin admits them (`QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES`: `loopback`, `private`,
+ * `link-local`, or CIDRs). Rules:
+ * - https only; plain http only to a loopback address the admin admitted (local development);
+ * - the address is checked before the request (a clear refusal) and again on the connection
+ *   itself (an undici Agent whose `lookup` refuses), so a DNS answer that changes between the
+ *   two (rebinding) cannot slip through;
+ * - redirects are followed by hand (at most 5), each target checked the same way;
+ * - requests to the remote plugin's own origin pass unchecked: the admin chose that URL.
+ */
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { BlockList, isIP } from 'node:net';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { QuiverError, ErrorCodes } from '../../core/errors.ts';
+
+/** Which non-public addresses the admin admits for OAuth requests. */
+export interface OAuthNetworkPolicy {
+  readonly allowed: BlockList;
+  /** True when some loopback address is admitted (plain http is allowed to those only). */
+  readonly loopbackAdmitted: boolean;
+}
+
+const MAX_REDIRECTS = 5;
+
+/** The address ranges that are not the public internet (IANA special-purpose registries). */
+const NON_PUBLIC: ReadonlyArray<[string, number, 'ipv4' | 'ipv6']> = [
+  ['0.0.0.0', 8, 'ipv4'],
+  ['10.0.0.0', 8, 'ipv4'],
+  ['100.64.0.0', 10, 'ipv4'],
+  ['127.0.0.0', 8, 'ipv4'],
+  ['169.254.0.0', 16, 'ipv4'],
+  ['172.16.0.0', 12, 'ipv4'],
+  ['192.0.0.0', 24, 'ipv4'],
+  ['192.0.2.0', 24, 'ipv4'],
+  ['192.88.99.0', 24, 'ipv4'],
+  ['192.168.0.0', 16, 'ipv4'],
+  ['198.18.0.0', 15, 'ipv4'],
+  ['198.51.100.0', 24, 'ipv4'],
+  ['203.0.113.0', 24, 'ipv4'],
+  ['224.0.0.0', 4, 'ipv4'],
+  ['240.0.0.0', 4, 'ipv4'],
+  ['::', 128, 'ipv6'],
+  ['::1', 128, 'ipv6'],
+  ['64:ff9b::', 96, 'ipv6'],
+  ['64:ff9b:1::', 48, 'ipv6'],
+  ['100::', 64, 'ipv6'],
+  ['2001::', 23, 'ipv6'],
+  ['2001:db8::', 32, 'ipv6'],
+  ['2002::', 16, 'ipv6'],
+  ['fc00::', 7, 'ipv6'],
+  ['fe80::', 10, 'ipv6'],
+  ['ff00::', 8, 'ipv6'],
+];
+
+const KEYWORDS: Record<string, ReadonlyArray<[string, number, 'ipv4' | 'ipv6']>> = {
+  loopback: [['127.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6']],
+  private: [['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4'], ['100.64.0.0', 10, 'ipv4'], ['fc00::', 7, 'ipv6']],
+  'link-local': [['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']],
+};
+
+const nonPublic = new BlockList();
+for (const [address, prefix, family] of NON_PUBLIC) nonPublic.addSubnet(address, prefix, family);
+const loopback = new BlockList();
+for (const [address, prefix, family] of KEYWORDS['loopback']!) loopback.addSubnet(address, prefix, family);
+
+/** An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is checked as the IPv4 address it carries. */
+function unmapped(address: string): { address: string; family: 'ipv4' | 'ipv6' } {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return { address: mapped[1]!, family: 'ipv4' };
+  // The same in hex, as URL parsing writes it (::ffff:a9fe:a9fe is 169.254.169.254).
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  if (hex) {
+    const [high, low] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)];
+    return { address: `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`, family: 'ipv4' };
+  }
+  return { address, family: isIP(address) === 6 ? 'ipv6' : 'ipv4' };
+}
+
+/**
+ * Parses the admin's setting: comma-separated `loopback`, `private`, `link-local`, IP addresses
+ * and CIDRs (`10.1.0.0/16`, `fd00::/8`). Empty admits nothing.
+ */
+export function parseOAuthNetworkPolicy(text: string | undefined): OAuthNetworkPolicy {
+  const allowed = new BlockList();
+  let loopbackAdmitted = false;
+  for (const raw of (text ?? '').split(',')) {
+    const entry = raw.trim().toLowerCase();
+    if (entry === '') continue;
+    const ranges = KEYWORDS[entry];
+    if (ranges) {
+      for (const [address, prefix, family] of ranges) allowed.addSubnet(address, prefix, family);
+      if (entry === 'loopback') loopbackAdmitted = true;
+      continue;
+    }
+    const [address, prefixText, extra] = entry.split('/');
+    const version = isIP(address ?? '');
+    const prefix = prefixText === undefined ? (version === 6 ? 128 : 32) : Number(prefixText);
+    if (version === 0 || extra !== undefined || !Number.isInteger(prefix) || prefix < 0 || prefix > (version === 6 ? 128 : 32)) {
+      throw new QuiverError(ErrorCodes.config, `QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES: '${raw.trim()}' is not loopback, private, link-local, an IP address or a CIDR`);
+    }
+    allowed.addSubnet(address!, prefix, version === 6 ? 'ipv6' : 'ipv4');
+    if (loopback.check(address!, version === 6 ? 'ipv6' : 'ipv4')) loopbackAdmitted = true;
+  }
+  return { allowed, loopbackAdmitted };
+}
+
+/** Why `address` may not be reached, or undefined when it may. */
+export function addressRefusal(address: string, policy: OAuthNetworkPolicy): string | undefined {
+  const { address: plain, family } = unmapped(address);
+  if (!nonPublic.check(plain, family)) return undefined;
+  if (policy.allowed.check(plain, family)) return undefined;
+  const kind = loopback.check(plain, family) ? 'a loopback' : plain.startsWith('169.254.') || /^fe[89ab]/i.test(plain) ? 'a link-local (cloud metadata)' : 'a private or reserved';
+  return `${plain} is ${kind} address; admit it with QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES if that authorization server is meant to be reached`;
+}
+
+function refused(url: URL, why: string): QuiverError {
+  return new QuiverError(ErrorCodes.forbidden, `refused the OAuth request to ${url.origin}${url.pathname}: ${why}`, { kind: 'user', details: { reason: 'oauth_address_refused' } });
+}
+
+function resolveAll(hostname: string): Promise<LookupAddress[]> {
+  return new Promise((resolve, reject) => dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))));
+}
+
+/** Checks a URL Quiver is about to request: scheme, then every address its host resolves to. */
+export async function checkOAuthUrl(url: URL, policy: OAuthNetworkPolicy): Promise<void> {
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw refused(url, `${url.protocol} is not https`);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  if (isIP(host) !== 0) addresses = [host];
+  else {
+    try {
+      addresses = (await resolveAll(host)).map((entry) => entry.address);
+    } catch (error) {
+      throw refused(url, `its host does not resolve (${(error as NodeJS.ErrnoException).code ?? 'lookup failed'})`);
+    }
+  }
+  for (const address of addresses) {
+    const why = addressRefusal(address, policy);
+    if (why !== undefined) throw refused(url, why);
+  }
+  // Plain http only to an admitted loopback address: tokens never cross a network in the clear.
+  if (url.protocol === 'http:' && !(policy.loopbackAdmitted && addresses.every((address) => loopback.check(unmapped(address).address, unmapped(address).family)))) {
+    throw refused(url, 'https is required (plain http only to a loopback address admitted with QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES=loopback)');
+  }
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** A connection-time lookup that refuses what `checkOAuthUrl` refuses (a second DNS answer may differ). */
+function guardedLookup(policy: OAuthNetworkPolicy) {
+  return (hostname: string, options: { all?: boolean; family?: number } | number, callback: LookupCallback): void => {
+    const all = typeof options === 'object' && options.all === true;
+    resolveAll(hostname).then(
+      (addresses) => {
+        const bad = addresses.map((entry) => addressRefusal(entry.address, policy)).find((why) => why !== undefined);
+        if (bad !== undefined || addresses.length === 0) {
+          const error = Object.assign(new Error(`refused the OAuth connection to ${hostname}: ${bad ?? 'no address'}`), { code: 'EQUIVER_ADDRESS_REFUSED' });
+          callback(error, '', 0);
+          return;
+        }
+        if (all) callback(null, addresses);
+        else callback(null, addresses[0]!.address, addresses[0]!.family);
+      },
+      (error: NodeJS.ErrnoException) => callback(error, '', 0),
+    );
+  };
+}
+
+/** A fetch for the OAuth requests about the remote server at `serverUrl`. */
+export type GuardedFetchFactory = (serverUrl: string) => typeof fetch;
+
+/** Creates the guard: each server's requests go through the checked connection, except those to its own origin. */
+export function createGuardedFetch(policy: OAuthNetworkPolicy): GuardedFetchFactory {
+  const agent = new Agent({ connect: { lookup: guardedLookup(policy) as never } });
+  return (serverUrl) => {
+    const trustedOrigin = new URL(serverUrl).origin;
+    const guarded = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      let url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+      let method = (init?.method ?? 'GET').toUpperCase();
+      let body = init?.body;
+      for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+        const trusted = url.origin === trustedOrigin;
+        if (!trusted) await checkOAuthUrl(url, policy);
+        const request = { ...init, method, body, redirect: 'manual' as const };
+        const response = trusted
+          ? await fetch(url, request)
+          : ((await undiciFetch(url, { ...(request as object), dispatcher: agent } as never)) as unknown as Response);
+        const location = response.headers.get('location');
+        if (![301, 302, 303, 307, 308].includes(response.status) || location === null) return response;
+        // A caller that follows redirects itself (the SDK within one origin) gets the redirect; its next request comes back here.
+        if (init?.redirect === 'manual') return response;
+        if (init?.redirect === 'error') throw refused(url, 'it redirects');
+        await response.body?.cancel().catch(() => undefined);
+        url = new URL(location, url);
+        // A 303 (and a 301/302 after a POST, as browsers do) continues as a GET without a body.
+        if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+          method = 'GET';
+          body = undefined;
+        }
+      }
+      throw refused(url, `more than ${MAX_REDIRECTS} redirects`);
+    };
+    return guarded as typeof fetch;
+  };
+}
