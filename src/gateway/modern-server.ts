@@ -8,7 +8,7 @@
  * the same request handlers the 2025 sessions use (`request-handlers.ts`) on the principal's
  * still state (`Gateway.principalSession`), so the two eras cannot drift apart.
  */
-import { Server, type ServerContext } from '@modelcontextprotocol/server';
+import { Server, type ServerCapabilities, type ServerContext } from '@modelcontextprotocol/server';
 import type { CallToolRequest, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { CALL_TOOL } from './meta-tools.ts';
 import {
@@ -23,6 +23,7 @@ import { answerComplete } from './completion-handlers.ts';
 import { answerListTemplates } from './resource-templates.ts';
 import type { GatewayCore, SendNotification, SessionState } from './session-state.ts';
 import { answerWithInput } from './mrtr/input-rounds.ts';
+import { TASKS_EXTENSION, answerAsTask, installModernTaskHandlers } from './modern-tasks.ts';
 
 /**
  * Cache hints of the cacheable results (SEP-2549). Lists depend on the principal (its
@@ -64,7 +65,14 @@ function relatedSender(ctx: ServerContext): SendNotification {
 export function createModernServer(core: GatewayCore, state: SessionState, instructions: string): Server {
   const server = new Server(core.settings.serverInfo, {
     // listChanged: catalog changes reach subscriptions/listen streams (gateway/http.ts), never a request's side effect.
-    capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true }, ...(core.backend.complete ? { completions: {} } : {}) },
+    capabilities: {
+      tools: { listChanged: true },
+      resources: { listChanged: true },
+      prompts: { listChanged: true },
+      ...(core.backend.complete ? { completions: {} } : {}),
+      // Issue #24: plugin tasks reach 2026 clients through the Tasks extension (modern-tasks.ts).
+      ...(core.backend.createToolTask ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
+    } as ServerCapabilities,
     instructions,
     cacheHints: MODERN_CACHE_HINTS,
   });
@@ -75,8 +83,10 @@ export function createModernServer(core: GatewayCore, state: SessionState, instr
   // Issue #24: a plugin that asks the user something pauses the call; the client gets input_required (MRTR).
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const params = request.params as CallToolRequest['params'];
-    // Tasks are an extension in 2026-07-28 (not offered here yet): a task field is ignored.
+    // Tasks are an extension in 2026-07-28: the server decides (a 2025 `task` field is ignored).
     const { task: _task, ...call } = params;
+    const asTask = await answerAsTask(core, state, ctx, call);
+    if (asTask) return asTask as never;
     return (await answerWithInput(core.inputRounds, state.id, ctx, call, (forward, signal) => answerCallTool(core, state, call, signal, relatedSender(ctx), forward))) as never;
   });
   server.setRequestHandler('resources/list', async () => answerListResources(core, state) as never);
@@ -93,5 +103,6 @@ export function createModernServer(core: GatewayCore, state: SessionState, instr
       answerGetPrompt(core, state, request.params.name, (request.params.arguments ?? {}) as Record<string, string>, signal, forward),
     ) as never,
   );
+  installModernTaskHandlers(core, state, server);
   return server;
 }

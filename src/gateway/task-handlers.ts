@@ -34,7 +34,7 @@ import { recordCall, type GatewayCore, type SendNotification, type SessionState 
 import { resolveCallable } from './tool-proxy.ts';
 
 /** A session's task: the plugin's task behind the gateway's id. */
-interface SessionTask {
+export interface SessionTask {
   toolName: string;
   pluginName: string;
   task: BackendToolTask;
@@ -79,6 +79,25 @@ export async function createToolTask(
   signal: AbortSignal,
   send: SendNotification,
 ): Promise<CreateTaskResult> {
+  const { id, owner } = await startToolTask(core, state, requestedName, rawArguments, task, signal, send, (taskId, status) => relayTaskStatus(core, state, taskId, status));
+  tasksOf(state).set(id, owner);
+  return { task: shownTask(owner.task.created, id) };
+}
+
+/**
+ * Creates the plugin's task for a tool the session may call now, under a new gateway id; the
+ * caller keeps it (2025 sessions in `tasksOf`, 2026-07-28 principals in `modern-tasks.ts`).
+ */
+export async function startToolTask(
+  core: GatewayCore,
+  state: SessionState,
+  requestedName: string,
+  rawArguments: Record<string, unknown> | undefined,
+  task: { ttl?: number },
+  signal: AbortSignal,
+  send: SendNotification,
+  onStatus: (id: string, status: TaskStatusNotification['params']) => void,
+): Promise<{ id: string; owner: SessionTask }> {
   const { backend } = core;
   if (!backend.createToolTask) throw new McpError(ErrorCode.InvalidParams, 'This gateway does not run tools as tasks');
   const name = await prefixedToolName(core, state, requestedName);
@@ -90,11 +109,9 @@ export async function createToolTask(
   if (validation) throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${requestedName}: ${validation}`);
   try {
     const id = randomUUID();
-    const onStatus = (status: TaskStatusNotification['params']) => relayTaskStatus(core, state, id, status);
-    const created = await backend.createToolTask(state.backendSession, name, args, task, { signal, onStatus });
-    tasksOf(state).set(id, { toolName: name, pluginName: tool.pluginName, task: created, started: performance.now() });
+    const created = await backend.createToolTask(state.backendSession, name, args, task, { signal, onStatus: (status) => onStatus(id, status) });
     state.context.touch(name);
-    return { task: shownTask(created.created, id) };
+    return { id, owner: { toolName: name, pluginName: tool.pluginName, task: created, started: performance.now() } };
   } catch (error) {
     throw requestFailure(`task for tool ${requestedName}`, error, core.logger);
   }
