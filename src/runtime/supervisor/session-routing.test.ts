@@ -61,6 +61,20 @@ describe('session routing (issue #12)', () => {
     assert.equal(compatible(held, undefined), true, 'requests that are not tools/calls are not held off');
   });
 
+  it('lets calls that cannot be asked anything share a connection whose call is paused on a 2026 client (issue #24)', () => {
+    const on = instance();
+    const paused = claim(on, { ...link('P', { elicitation: {} }).caller, pauses: true }, 'P', true);
+    assert.equal(compatible(on, { sessionId: 'N', exclusive: false } as CallClaim), false, 'not while the paused call runs without waiting on its client');
+    paused.waitingOnClient = 1;
+    assert.equal(compatible(on, { sessionId: 'N', exclusive: false } as CallClaim), true, 'a call without sampling/elicitation joins');
+    assert.equal(compatible(on, { sessionId: 'X', exclusive: true } as CallClaim), false, 'a call that may be asked something still needs its own connection');
+    claim(on, link('N', {}).caller);
+    assert.match((attribute(on) as { problem: string }).problem, /several callers/, 'a request sent while both run is refused, never misrouted');
+    const blocking = instance();
+    claim(blocking, link('Q', { elicitation: {} }).caller, 'Q', true).waitingOnClient = 1;
+    assert.equal(compatible(blocking, { sessionId: 'N', exclusive: false } as CallClaim), false, 'a 2025 session waiting on its client keeps its connection alone');
+  });
+
   it('attributes to exactly one session, else says why', () => {
     const on = instance();
     assert.match((attribute(on) as { problem: string }).problem, /no call is in flight/);

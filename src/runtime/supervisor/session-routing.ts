@@ -99,9 +99,21 @@ export function compatible(instance: Instance, claim: CallClaim | undefined): bo
   if (!claim) return true;
   for (const other of claimsOf(instance)) {
     if (other.sessionId === claim.sessionId) continue;
-    if (claim.exclusive || other.exclusive) return false;
+    if (claim.exclusive) return false;
+    if (other.exclusive && !pausedOnClient(other)) return false;
   }
   return true;
+}
+
+/**
+ * Issue #24: a call paused on a 2026 client's input (its plugin waits for an answer that comes
+ * with the client's retry, minutes later or never) does not keep calls that can never be asked
+ * anything (no sampling, no elicitation) off its connection: they would otherwise wait for
+ * another process to start. Fail closed: a request the plugin sends while both run is refused as
+ * unattributable (`attribute`), never given to the wrong client.
+ */
+function pausedOnClient(claim: CallClaim): boolean {
+  return claim.caller?.pauses === true && (claim.waitingOnClient ?? 0) > 0;
 }
 
 /** Registers a call on the instance (synchronously, inside the pool's decision). */
