@@ -31,7 +31,7 @@ const LAYERS: ReadonlyArray<{ name: string; members: readonly string[] }> = [
 const ALLOWED: ReadonlyArray<{ from: string; to: string; why: string }> = [
   { from: 'cli/', to: 'app.ts', why: 'the CLI is the process entry: it opens the App (createApp, type App) that it hands to commands' },
   { from: 'cli/commands/serve.ts', to: 'composition/server', why: 'quiver serve starts the servers the composition root wires (server.ts), checking its flags first (server-flags.ts)' },
-  { from: 'cli/bench/gateway-overhead.ts', to: 'gateway/', why: 'the gateway overhead bench measures the gateway front itself, in process, over the local test backend' },
+  { from: 'cli/bench/gateway-overhead.ts', to: 'gateway/', why: 'the gateway overhead bench measures the gateway front itself, in process, over the test backend it loads from the checkout (test/helpers/gateway-backend); benchmarks are not packed' },
 ];
 
 /**

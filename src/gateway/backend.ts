@@ -4,8 +4,8 @@
  * selection, runtime, plugins or catalog: it asks a `GatewayBackend` for exactly what an MCP
  * session needs (search, visible tools, calls, capabilities, resources, prompts, outcome
  * recording). The production backend is built over those services in the composition root;
- * `testing/local-backend.ts` is a real in-repo backend over real MCP servers for tests and
- * benchmarks.
+ * `test/helpers/gateway-backend/local-backend.ts` (outside src/: never compiled into dist nor
+ * packed) is a real in-repo backend over real MCP servers for tests and the gateway overhead bench.
  *
  * Contract every implementation keeps (seed 004 §9, DESIGN §3.4 "fail closed on security"):
  * - every method that takes a `BackendSession` returns only what that session may see

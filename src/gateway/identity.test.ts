@@ -15,7 +15,7 @@ import { isQuiverError } from '../core/errors.ts';
 import { createGateway, type Gateway } from './gateway.ts';
 import { createMcpHttpHandler, type McpHttpHandler } from './http.ts';
 import { identityFromPrincipal } from './identity.ts';
-import { createLocalTestBackend, type LocalTestBackend } from './testing/local-backend.ts';
+import { createLocalTestBackend, type LocalTestBackend } from '../../test/helpers/gateway-backend/local-backend.ts';
 import { standardPlugins } from '../../test/gateway/helpers.ts';
 
 function principal(overrides: Partial<Principal> = {}): Principal {

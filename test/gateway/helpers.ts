@@ -14,7 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway/gateway.ts';
 import { createMcpHttpHandler, type McpHttpHandler } from '../../src/gateway/http.ts';
-import { createLocalTestBackend, type LocalPluginSpec, type LocalTestBackend } from '../../src/gateway/testing/local-backend.ts';
+import { createLocalTestBackend, type LocalPluginSpec, type LocalTestBackend } from '../helpers/gateway-backend/local-backend.ts';
 import type { MarketplaceSuggestion, SessionIdentity } from '../../src/gateway/backend.ts';
 
 export const repoRoot = new URL('../../', import.meta.url).pathname;

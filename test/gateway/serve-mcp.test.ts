@@ -12,7 +12,7 @@ import { createApi } from '../../src/api/app.ts';
 import { createApiKeyService } from '../../src/access/api-keys.ts';
 import type { Database } from '../../src/store/database.ts';
 import { createGateway, type Gateway } from '../../src/gateway/gateway.ts';
-import { createLocalTestBackend, type LocalTestBackend } from '../../src/gateway/testing/local-backend.ts';
+import { createLocalTestBackend, type LocalTestBackend } from '../helpers/gateway-backend/local-backend.ts';
 import { identityFromFlags, parseExposureMode } from '../../src/composition/server.ts';
 import { mcpRoutes } from '../../src/composition/mcp-routes.ts';
 import { describeEachBackend } from '../helpers/backends.ts';

@@ -145,7 +145,7 @@ describe('the packed package, installed', { timeout: 600_000 }, () => {
 
   after(() => rmSync(work, { recursive: true, force: true }));
 
-  test('npm pack builds once and ships the compiled build, declarations, SQL, web files, template and bench data, and no sources', () => {
+  test('npm pack builds once and ships the compiled build, declarations, SQL, web files, template and bench data, and no sources, benchmarks or test backend', () => {
     assert.equal((packOutput.match(/\[quiver\] built dist\/\n/g) ?? []).length, 1, `prepack builds, prepare sees a fresh build:\n${packOutput}`);
     const files = new Set(packedFiles);
     const migrations = readdirSync(join(repo, 'src/store/migrations')).filter((name) => name.endsWith('.sql'));
@@ -159,7 +159,8 @@ describe('the packed package, installed', { timeout: 600_000 }, () => {
     ]) {
       assert.ok(files.has(required), `${required} is in the package`);
     }
-    const unwanted = packedFiles.filter((path) => /^(src|test|scripts|node_modules)\//.test(path) || /\.test\.(ts|js)$/.test(path) || path.endsWith('.ts') && !path.endsWith('.d.ts'));
+    // Issue #28: the benchmarks and the gateway's test backend run from a checkout, never from the package.
+    const unwanted = packedFiles.filter((path) => /^(src|test|scripts|node_modules|dist\/cli\/bench|dist\/gateway\/testing)\//.test(path) || /\.test\.(ts|js)$/.test(path) || path.endsWith('.ts') && !path.endsWith('.d.ts'));
     assert.deepEqual(unwanted, []);
   });
 

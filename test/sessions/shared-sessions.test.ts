@@ -12,7 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describeEachBackend } from '../helpers/backends.ts';
 import { firstText, identity, watchListChanged } from '../gateway/helpers.ts';
-import type { LocalTestBackend } from '../../src/gateway/testing/local-backend.ts';
+import type { LocalTestBackend } from '../helpers/gateway-backend/local-backend.ts';
 import type { SessionIdentity } from '../../src/gateway/backend.ts';
 import { createSessionStore } from '../../src/sessions/index.ts';
 import { collectSessions } from '../../src/composition/stored-sessions.ts';

@@ -11,7 +11,7 @@ import { marketplace, standardPlugins } from '../gateway/helpers.ts';
 import type { Backend } from '../helpers/backends.ts';
 import { createGateway, type Gateway } from '../../src/gateway/gateway.ts';
 import { createMcpHttpHandler, type McpHttpHandler } from '../../src/gateway/http.ts';
-import { createLocalTestBackend, type LocalTestBackend } from '../../src/gateway/testing/local-backend.ts';
+import { createLocalTestBackend, type LocalTestBackend } from '../helpers/gateway-backend/local-backend.ts';
 import type { SessionIdentity } from '../../src/gateway/backend.ts';
 import { createSessionStore, type SessionStore } from '../../src/sessions/index.ts';
 import type { Database } from '../../src/store/database.ts';

@@ -6,31 +6,61 @@
  *   upstream server, interleaved so machine noise hits both alike. Target: ≤ 1 ms added at p50.
  * - `benchSessionTokens`: tool-schema tokens a session carries in `search` mode vs `all` mode
  *   on a catalog of ≥ 150 real tools served by real MCP servers.
- * Both run on THE TEST BACKEND (`testing/local-backend.ts`) and real processes.
+ * Both run on THE TEST BACKEND (`test/helpers/gateway-backend/local-backend.ts`) and real processes.
+ * That backend lives in the checkout's test/ folder, never built nor packed (issue #28), so these
+ * benchmarks run from a source checkout only: it is loaded through tsx, a devDependency there.
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ErrorCodes, QuiverError } from '../../core/errors.ts';
 import { percentile } from '../../core/stats.ts';
 import { countTokens, TOKENIZER_NAME } from '../../core/tokens.ts';
 import { createGateway } from '../../gateway/gateway.ts';
 import { toolDefinitionTokens } from '../../gateway/meta-tools.ts';
-import { createLocalTestBackend, type LocalPluginSpec } from '../../gateway/testing/local-backend.ts';
+import type { GatewayBackend } from '../../gateway/backend.ts';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const repoRoot = join(here, '../../../');
-const gatewayDir = join(here, '../../gateway/');
-/** Node arguments that run a testing script: the TypeScript source through tsx, or the compiled build. */
-function script(name: string): string[] {
-  const source = join(gatewayDir, `testing/${name}.ts`);
-  return existsSync(source) ? ['--import', 'tsx', source] : [join(gatewayDir, `testing/${name}.js`)];
+const testBackendDir = join(repoRoot, 'test/helpers/gateway-backend');
+
+/** The part of a test-backend plugin spec these benchmarks set (LocalPluginSpec there). */
+interface BenchPluginSpec {
+  name: string;
+  command: string;
+  args: string[];
+  cwd: string;
+  manifest?: { title?: string; category?: string };
 }
-const catalogServer = script('catalog-server');
-const gatewayProcess = script('gateway-process');
+
+/** What these benchmarks use of the test backend module. */
+interface TestBackendModule {
+  createLocalTestBackend(options: { plugins: BenchPluginSpec[] }): Promise<GatewayBackend & { readonly warnings: readonly string[]; close(): Promise<void> }>;
+}
+
+/** Fails with the reason when the test backend is not here (an installed package has no test/). */
+function requireCheckout(): void {
+  if (!existsSync(join(testBackendDir, 'local-backend.ts'))) {
+    throw new QuiverError(ErrorCodes.unavailable, `the gateway benchmarks run from a source checkout: ${testBackendDir} is not part of the published package`);
+  }
+}
+
+/** Node arguments that run a test-backend script through tsx. */
+function script(name: string): string[] {
+  requireCheckout();
+  return ['--import', 'tsx', join(testBackendDir, `${name}.ts`)];
+}
+
+/** Loads the test backend through tsx's API (so a compiled build in a checkout can run it too). */
+async function loadTestBackend(): Promise<TestBackendModule> {
+  requireCheckout();
+  const { tsImport } = await import('tsx/esm/api');
+  return (await tsImport(pathToFileURL(join(testBackendDir, 'local-backend.ts')).href, import.meta.url)) as TestBackendModule;
+}
 
 /** The p-th percentile (0–100) of sorted milliseconds, nearest rank (core/stats); NaN when empty. */
 const percentileMs = (sorted: readonly number[], p: number): number => percentile(sorted, p / 100) ?? Number.NaN;
@@ -103,16 +133,16 @@ export async function benchGatewayOverhead(options: { iterations?: number; warmu
     catalogFile,
     JSON.stringify({ name: 'bench', tools: [{ name: 'echo', description: 'Echoes its arguments.', inputSchema: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } }] }),
   );
-  const upstream: LocalPluginSpec = { name: 'bench', command: process.execPath, args: [...catalogServer, '--json', catalogFile], cwd: repoRoot };
+  const upstream: BenchPluginSpec = { name: 'bench', command: process.execPath, args: [...script('catalog-server'), '--json', catalogFile], cwd: repoRoot };
   const configFile = join(directory, 'gateway.json');
   writeFileSync(configFile, JSON.stringify({ plugins: [upstream] }));
 
   const direct = new Client({ name: 'bench-direct', version: '1' });
   const viaGateway = new Client({ name: 'bench-gateway', version: '1' });
   try {
-    await direct.connect(new StdioClientTransport({ command: upstream.command, args: upstream.args!, cwd: repoRoot, stderr: 'ignore' }));
+    await direct.connect(new StdioClientTransport({ command: upstream.command, args: upstream.args, cwd: repoRoot, stderr: 'ignore' }));
     await viaGateway.connect(
-      new StdioClientTransport({ command: process.execPath, args: [...gatewayProcess, '--config', configFile, '--exposure', 'all'], cwd: repoRoot, stderr: 'ignore' }),
+      new StdioClientTransport({ command: process.execPath, args: [...script('gateway-process'), '--config', configFile, '--exposure', 'all'], cwd: repoRoot, stderr: 'ignore' }),
     );
     const callDirect = () => direct.callTool({ name: 'echo', arguments: { message: 'ping' } });
     const callGateway = () => viaGateway.callTool({ name: 'bench__echo', arguments: { message: 'ping' } });
@@ -152,7 +182,8 @@ export async function benchSessionTokens(options: { catalogFile?: string; querie
   const catalogFile = options.catalogFile ?? join(repoRoot, 'test/fixtures/gateway/seal-tools-160.jsonl');
   const limit = options.limit ?? 5;
   const queries = options.queries ?? ['analyze chemical evidence from a crime scene', 'calculate the structural load of a bridge', 'schedule a maintenance inspection'];
-  const plugins: LocalPluginSpec[] = [0, 1, 2, 3].map((part) => ({
+  const catalogServer = script('catalog-server');
+  const plugins: BenchPluginSpec[] = [0, 1, 2, 3].map((part) => ({
     name: `seal-${part + 1}`,
     command: process.execPath,
     args: [...catalogServer, '--jsonl', catalogFile, '--offset', String(part * 40), '--count', '40', '--name', `seal-${part + 1}`],
@@ -161,6 +192,7 @@ export async function benchSessionTokens(options: { catalogFile?: string; querie
   }));
   const everything = join(repoRoot, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
   plugins.push({ name: 'everything', command: process.execPath, args: [everything, 'stdio'], cwd: repoRoot, manifest: { title: 'Everything demo', category: 'core' } });
+  const { createLocalTestBackend } = await loadTestBackend();
   const backend = await createLocalTestBackend({ plugins });
   const gateway = createGateway({ backend, options: { sessions: { sweepIntervalMs: 0 } } });
   const identity = { workspace: 'default', project: null, orgId: null, userId: null, roles: [], tier: null };

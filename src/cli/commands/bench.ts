@@ -4,7 +4,7 @@
  * prints what it measured (one JSON object with --json). Each section runs independently;
  * a failing section is reported with its error, never replaced by a number.
  */
-import { invalidInput } from '../../core/errors.ts';
+import { ErrorCodes, QuiverError, invalidInput } from '../../core/errors.ts';
 import { printJson, type CommandSpec } from '../command.ts';
 
 export const benchCommand: CommandSpec = {
@@ -14,8 +14,12 @@ export const benchCommand: CommandSpec = {
   options: { only: { type: 'string', valueName: 'SECTION,…', description: 'run only these sections (comma-separated names)', defaultHelp: 'every section' } },
   storeless: true,
   async run(context) {
-    // The benches (3.9k lines, MCP clients, pg) load when asked for, not with the command list (issue #28).
-    const { benchSections } = await import('../bench/sections.ts');
+    // The benches (3.9k lines, MCP clients, pg) load when asked for, not with the command list,
+    // and are not in the published package (package.json "files"): they run from a checkout (issue #28).
+    const { benchSections } = await import('../bench/sections.ts').catch((error: unknown) => {
+      if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+      throw new QuiverError(ErrorCodes.unavailable, "the benchmarks are not part of the published package: run 'quiver bench' from a source checkout (git clone, npm install)", { cause: error });
+    });
     const only = typeof context.args.values.only === 'string' ? context.args.values.only.split(',').map((s) => s.trim()) : undefined;
     const known = benchSections.map((s) => s.name);
     for (const name of only ?? []) {

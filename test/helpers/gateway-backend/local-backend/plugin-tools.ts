@@ -1,13 +1,13 @@
 /**
- * @module gateway/testing/local-backend/plugin-tools
+ * @module test/helpers/gateway-backend/local-backend/plugin-tools
  * A plugin's tools as the gateway serves them: listed from the server (every page), named
  * `plugin__tool` (invalid names skipped with a warning), with the spec's visibility and pins,
  * their token cost, and a search document each.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { formatQualifiedName, isValidToolName } from '../../../core/names.ts';
-import type { GatewayTool } from '../../backend.ts';
-import { toMcpTool, toolDefinitionTokens } from '../../meta-tools.ts';
+import { formatQualifiedName, isValidToolName } from '../../../../src/core/names.ts';
+import type { GatewayTool } from '../../../../src/gateway/backend.ts';
+import { toMcpTool, toolDefinitionTokens } from '../../../../src/gateway/meta-tools.ts';
 import { toolDocument, type SearchDocument } from './lexical.ts';
 import { collectPages } from './pages.ts';
 import type { PluginState } from './types.ts';

@@ -1,12 +1,12 @@
 /**
- * @module gateway/testing/local-backend/access
+ * @module test/helpers/gateway-backend/local-backend/access
  * Who sees what (seed 004 §9): a plugin may be restricted to workspaces and granted to
  * organisations, roles or users (any grant suffices; no grants = everyone); the session's
  * expert allow-list narrows tools further. What a session may not see does not exist for it,
  * and a plugin whose manifest is `silent` is never listed.
  */
-import { parseQualifiedName } from '../../../core/names.ts';
-import type { BackendSession, GatewayTool } from '../../backend.ts';
+import { parseQualifiedName } from '../../../../src/core/names.ts';
+import type { BackendSession, GatewayTool } from '../../../../src/gateway/backend.ts';
 import type { PluginState } from './types.ts';
 
 /** True when the session's workspace has the plugin and a grant (if any) matches. */

@@ -1,12 +1,12 @@
 /**
- * @module gateway/testing/local-backend/tool-methods
+ * @module test/helpers/gateway-backend/local-backend/tool-methods
  * The backend's tool methods: search (access first, then ranking: seed 004 §9.1 filters
  * inside the query, not after it), listing, lookup, calls, and the records tests assert on.
  */
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCodes, QuiverError } from '../../../core/errors.ts';
-import type { GatewayBackend } from '../../backend.ts';
+import { ErrorCodes, QuiverError } from '../../../../src/core/errors.ts';
+import type { GatewayBackend } from '../../../../src/gateway/backend.ts';
 import { findVisibleTool, visibleTools } from './access.ts';
 import { lexicalTokens, rankTools } from './lexical.ts';
 import type { BackendState } from './types.ts';

@@ -1,9 +1,9 @@
 /**
- * @module gateway/testing/local-backend/catalog-methods
+ * @module test/helpers/gateway-backend/local-backend/catalog-methods
  * What the backend says about its plugins: capability summaries from the manifests, a
  * plugin's tools, the catalog overview, and marketplace suggestions for plugins not running.
  */
-import type { CapabilitySummary, CatalogOverview, GatewayBackend } from '../../backend.ts';
+import type { CapabilitySummary, CatalogOverview, GatewayBackend } from '../../../../src/gateway/backend.ts';
 import { listedPlugin, listedTools, pluginListed } from './access.ts';
 import { rankMarketplace } from './lexical.ts';
 import type { BackendState } from './types.ts';

@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { QuiverError } from '../../../core/errors.ts';
-import type { BackendSession, GatewayTool } from '../../backend.ts';
+import { QuiverError } from '../../../../src/core/errors.ts';
+import type { BackendSession, GatewayTool } from '../../../../src/gateway/backend.ts';
 import { findVisibleTool, listedPlugin, listedTools, pluginVisible, visibleTools } from './access.ts';
 import { lexicalTokens, rankMarketplace, rankTools, toolDocument } from './lexical.ts';
 import { collectPages } from './pages.ts';

@@ -1,13 +1,13 @@
 /**
- * @module gateway/testing/local-backend/types
+ * @module test/helpers/gateway-backend/local-backend/types
  * What the test backend is configured with, what it exposes for assertions, and the state it
  * keeps per plugin and shares between its parts.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { Logger } from '../../../core/logger.ts';
+import type { Logger } from '../../../../src/core/logger.ts';
 import type { SearchDocument } from './lexical.ts';
-import type { CallRecord, CatalogChange, GatewayBackend, GatewayTool, MarketplaceSuggestion, Visibility } from '../../backend.ts';
+import type { CallRecord, CatalogChange, GatewayBackend, GatewayTool, MarketplaceSuggestion, Visibility } from '../../../../src/gateway/backend.ts';
 
 /** A plugin the test backend runs. */
 export interface LocalPluginSpec {

@@ -1,13 +1,13 @@
 /**
- * @module gateway/testing/local-backend/upstream-error
+ * @module test/helpers/gateway-backend/local-backend/upstream-error
  * Maps what the SDK client throws to the backend's error contract (`gateway/backend.ts`):
  * the caller's mistakes as `invalid_input`, plugin trouble as `timeout`, `unavailable` or
  * `upstream_error` (operational), a cancelled request as `unavailable`.
  */
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCodes, QuiverError } from '../../../core/errors.ts';
-import { withoutMcpErrorPrefix } from '../../../core/mcp-error-text.ts';
-import { UPSTREAM_ERROR } from '../../errors.ts';
+import { ErrorCodes, QuiverError } from '../../../../src/core/errors.ts';
+import { withoutMcpErrorPrefix } from '../../../../src/core/mcp-error-text.ts';
+import { UPSTREAM_ERROR } from '../../../../src/gateway/errors.ts';
 import type { LocalPluginSpec } from './types.ts';
 
 /** The QuiverError for a failure of `what` ("a call of 'x__y'") at the plugin. */

@@ -1,11 +1,11 @@
 /**
- * @module gateway/testing/local-backend/lexical
+ * @module test/helpers/gateway-backend/local-backend/lexical
  * The test backend's plain search: lowercase words (camelCase and snake_case split, naive
  * plural folding, a few stop words), a term-count document per tool with its name counted
  * three times, BM25 (k1 1.2, b 0.75) over the candidates the session may see, and a word
  * overlap count for marketplace suggestions. Not the production retrieval (`src/retrieval`).
  */
-import type { GatewayTool, MarketplaceSuggestion } from '../../backend.ts';
+import type { GatewayTool, MarketplaceSuggestion } from '../../../../src/gateway/backend.ts';
 
 const STOPWORDS = new Set(['a', 'an', 'the', 'to', 'of', 'for', 'and', 'or', 'in', 'on', 'with', 'by', 'is', 'it', 'me', 'my', 'i', 'from', 'that', 'this', 'be', 'as', 'at', 'some', 'can', 'you', 'want', 'need', 'please']);
 

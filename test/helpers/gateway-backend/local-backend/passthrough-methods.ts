@@ -1,13 +1,13 @@
 /**
- * @module gateway/testing/local-backend/passthrough-methods
+ * @module test/helpers/gateway-backend/local-backend/passthrough-methods
  * Resources and prompts, passed through to the plugins: lists fan out to every listed plugin
  * with the capability (`allSettled`: a failing plugin becomes a warning, the rest still
  * answer), reads and gets go to the named plugin.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Prompt, Resource } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCodes, QuiverError } from '../../../core/errors.ts';
-import type { AggregatedList, BackendSession, GatewayBackend } from '../../backend.ts';
+import { ErrorCodes, QuiverError } from '../../../../src/core/errors.ts';
+import type { AggregatedList, BackendSession, GatewayBackend } from '../../../../src/gateway/backend.ts';
 import { listedPlugin, pluginListed } from './access.ts';
 import { collectPages } from './pages.ts';
 import type { BackendState } from './types.ts';

@@ -1,11 +1,11 @@
 /**
- * @module gateway/testing/catalog-server
+ * @module test/helpers/gateway-backend/catalog-server
  * A real MCP server over stdio that serves a catalog of tools read from a file, for gateway
  * tests and benchmarks: `tools/list` returns the tools, `tools/call` echoes the tool name and
  * its arguments. Run it as a process:
  *
- *   node --import tsx src/gateway/testing/catalog-server.ts --jsonl tools.jsonl [--offset N] [--count M] [--name NAME]
- *   node --import tsx src/gateway/testing/catalog-server.ts --json catalog.json
+ *   node --import tsx test/helpers/gateway-backend/catalog-server.ts --jsonl tools.jsonl [--offset N] [--count M] [--name NAME]
+ *   node --import tsx test/helpers/gateway-backend/catalog-server.ts --json catalog.json
  *
  * `tools.jsonl` lines follow the `quiver eval` tools format (`name`, `description`,
  * `parameters`); `catalog.json` is `{name, tools: [{name, description, inputSchema}]}`.

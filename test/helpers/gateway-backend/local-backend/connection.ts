@@ -1,5 +1,5 @@
 /**
- * @module gateway/testing/local-backend/connection
+ * @module test/helpers/gateway-backend/local-backend/connection
  * One stdio connection per plugin, made on first use and again on the next use after the
  * process died (no backoff, no pool: this is the test backend). Concurrent first uses share
  * one connection attempt. A `tools/list_changed` notification reloads the plugin's tools.
@@ -7,7 +7,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCodes, QuiverError } from '../../../core/errors.ts';
+import { ErrorCodes, QuiverError } from '../../../../src/core/errors.ts';
 import type { PluginState } from './types.ts';
 
 /** How connections are made and what happens when a plugin's tool list changes. */

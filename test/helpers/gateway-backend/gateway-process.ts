@@ -1,20 +1,20 @@
 /**
- * @module gateway/testing/gateway-process
+ * @module test/helpers/gateway-backend/gateway-process
  * Runs the gateway over stdio on THE TEST BACKEND as its own process, for end-to-end tests,
  * third-party clients (MCP Inspector) and the overhead benchmark:
  *
- *   node --import tsx src/gateway/testing/gateway-process.ts --config CONFIG.json [--org X --role R --exposure all …]
+ *   node --import tsx test/helpers/gateway-backend/gateway-process.ts --config CONFIG.json [--org X --role R --exposure all …]
  *
  * CONFIG.json: `{plugins: LocalPluginSpec[], marketplace?: [...], gateway?: GatewayOptions}`.
  * stdout carries MCP only; warnings go to stderr as JSON lines. Exits when the client leaves.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createGateway, type GatewayOptions } from '../gateway.ts';
+import { createGateway, type GatewayOptions } from '../../../src/gateway/gateway.ts';
 import { createLocalTestBackend, type LocalPluginSpec } from './local-backend.ts';
-import { MCP_STDIO_OPTIONS, identityFromFlags } from '../identity.ts';
-import { runStdioGateway } from '../stdio.ts';
-import type { MarketplaceSuggestion } from '../backend.ts';
+import { MCP_STDIO_OPTIONS, identityFromFlags } from '../../../src/gateway/identity.ts';
+import { runStdioGateway } from '../../../src/gateway/stdio.ts';
+import type { MarketplaceSuggestion } from '../../../src/gateway/backend.ts';
 
 /** Runs until the stdio client disconnects or a signal arrives. */
 export async function runGatewayProcess(argv: string[]): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * @module gateway/testing/local-backend/pages
+ * @module test/helpers/gateway-backend/local-backend/pages
  * Follows an MCP list's `nextCursor` until the server stops returning one.
  */
 

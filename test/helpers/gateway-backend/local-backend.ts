@@ -1,5 +1,5 @@
 /**
- * @module gateway/testing/local-backend
+ * @module test/helpers/gateway-backend/local-backend
  * THE TEST BACKEND of the gateway: a real, in-memory `GatewayBackend` over real MCP servers
  * started as processes with the SDK client over stdio, with a plain BM25 search. It exists so
  * the gateway is tested end to end (real servers, real calls, real crashes) and benchmarked
@@ -15,9 +15,9 @@
  * `plugin-tools` (listing a plugin's tools), `lexical` (the search), `tool-methods`,
  * `catalog-methods`, `passthrough-methods` (resources, prompts) and `upstream-error`.
  */
-import { ErrorCodes, QuiverError } from '../../core/errors.ts';
-import { silentLogger } from '../../core/logger.ts';
-import type { CatalogChange } from '../backend.ts';
+import { ErrorCodes, QuiverError } from '../../../src/core/errors.ts';
+import { silentLogger } from '../../../src/core/logger.ts';
+import type { CatalogChange } from '../../../src/gateway/backend.ts';
 import { createCatalogMethods } from './local-backend/catalog-methods.ts';
 import { createConnector } from './local-backend/connection.ts';
 import { createPassthroughMethods } from './local-backend/passthrough-methods.ts';
