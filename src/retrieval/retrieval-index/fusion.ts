@@ -33,8 +33,11 @@ export interface FusionInput {
   wholeQueryWeight: number;
 }
 
-/** Writes every document's fused score into `final` (0 for non-candidates). */
-export function fuseScores(input: FusionInput, final: Float32Array): void {
+/**
+ * Writes every document's fused score into `final` (0 for non-candidates) and, for a request
+ * with clauses, the clause each score came from into `bestClause` (clause spread reads it).
+ */
+export function fuseScores(input: FusionInput, final: Float32Array, bestClause: Uint16Array): void {
   const { size, textCount, mask, rows, bonus, lexicalScale, textMax } = input;
   const wholeBonusScale = textCount === 1 ? 1 : textMax[0]! > 0 ? input.wholeQueryWeight / textMax[0]! : 0;
   const wholeScale = lexicalScale[0]! * wholeBonusScale;
@@ -51,21 +54,31 @@ export function fuseScores(input: FusionInput, final: Float32Array): void {
       continue;
     }
     let best = 0;
+    let from = 0;
     for (let t = 1, at = size + d; t < textCount; t++, at += size) {
       const value = rows[at]! * clauseScale[t]!;
-      if (value > best) best = value;
+      if (value > best) {
+        best = value;
+        from = t;
+      }
     }
     final[d] = rows[d]! * wholeScale + best;
+    bestClause[d] = from;
   }
   for (const { documents } of input.pools) {
     for (let p = 0; p < documents.length; p++) {
       const d = documents[p]!;
       let best = 0;
+      let from = 0;
       for (let t = 1, at = size + d; t < textCount; t++, at += size) {
         const value = rows[at]! * clauseScale[t]! + bonus[at]! * clauseBonusScale[t]!;
-        if (value > best) best = value;
+        if (value > best) {
+          best = value;
+          from = t;
+        }
       }
       final[d] = rows[d]! * wholeScale + bonus[d]! * wholeBonusScale + best;
+      bestClause[d] = from;
     }
   }
 }

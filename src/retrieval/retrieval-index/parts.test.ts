@@ -173,7 +173,7 @@ describe('lexical pass, vector pass and fusion', () => {
     assert.deepEqual([...bonus], [0, 0.5, 0], 'only the candidate with a positive similarity gets the bonus');
     assert.deepEqual([...wholeSimilarities], [[0, 0], [1, 1]]);
     const final = new Float32Array(size);
-    fuseScores({ size, textCount: 1, mask: Uint8Array.from([1, 1, 0]), rows, bonus, lexicalScale, textMax, pools, wholeQueryWeight: 0.3 }, final);
+    fuseScores({ size, textCount: 1, mask: Uint8Array.from([1, 1, 0]), rows, bonus, lexicalScale, textMax, pools, wholeQueryWeight: 0.3 }, final, new Uint16Array(size));
     assert.equal(final[0], Math.fround(rows[0]! * lexicalScale[0]!));
     assert.equal(final[1], 0.5);
     assert.equal(final[2], 0);
@@ -186,9 +186,11 @@ describe('lexical pass, vector pass and fusion', () => {
     const best = scoreLexically(lexical, analysis, size, undefined, rows, undefined);
     const { lexicalScale, textMax } = lexicalScales(best);
     const final = new Float32Array(size);
-    fuseScores({ size, textCount: 3, mask: undefined, rows, bonus: new Float32Array(size * 3), lexicalScale, textMax, pools: [], wholeQueryWeight: 0.3 }, final);
+    const bestClause = new Uint16Array(size);
+    fuseScores({ size, textCount: 3, mask: undefined, rows, bonus: new Float32Array(size * 3), lexicalScale, textMax, pools: [], wholeQueryWeight: 0.3 }, final, bestClause);
     // Document 0 is the best 'weather' tool and document 1 the best 'email' tool: each tops a clause.
     for (const d of [0, 1]) assert.ok(final[d]! >= 1, `document ${d} keeps its clause's full score`);
+    assert.deepEqual([bestClause[0], bestClause[1]], [1, 2], 'each remembers the clause its score came from');
   });
 });
 

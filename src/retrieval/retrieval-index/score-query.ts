@@ -30,7 +30,7 @@ export function scoreQuery(
 ): Float32Array {
   const size = view.documents.length;
   const textCount = analysis.texts.length;
-  const { rows, bonus, similarities, final } = reserveRows(view.scratch, size, textCount);
+  const { rows, bonus, similarities, final, bestClause } = reserveRows(view.scratch, size, textCount);
   const matrix = view.matrix;
   const useVectors = queryVectors !== undefined && matrix !== undefined && settings.vectorWeight > 0;
   // The vectors' pools (each text's best lexical hits) are picked during the lexical pass.
@@ -48,7 +48,7 @@ export function scoreQuery(
       rows, lexicalScale, bonus, textMax, similarities, wholeSimilarities: ranks.vector,
     });
   }
-  fuseScores({ size, textCount, mask, rows, bonus, lexicalScale, textMax, pools, wholeQueryWeight: settings.wholeQueryWeight }, final);
+  fuseScores({ size, textCount, mask, rows, bonus, lexicalScale, textMax, pools, wholeQueryWeight: settings.wholeQueryWeight }, final, bestClause);
   clearVectorBonus(bonus, pools, size);
   return final;
 }

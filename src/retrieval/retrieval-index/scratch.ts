@@ -18,6 +18,8 @@ export interface ScoreScratch {
   similarities: Float32Array;
   /** The fused score row a search returns. */
   final: Float32Array;
+  /** Per document, the clause (text index ≥ 1) its fused score came from; 0 for a single text. */
+  bestClause: Uint16Array;
 }
 
 /** Buffers for `size` documents and up to four query texts. */
@@ -28,6 +30,7 @@ export function createScratch(size: number): ScoreScratch {
     capacity: 4,
     similarities: new Float32Array(size),
     final: new Float32Array(size),
+    bestClause: new Uint16Array(size),
   };
 }
 

@@ -11,6 +11,7 @@ import { demoteByAntiPatterns } from './anti-patterns.ts';
 import type { BoundedMemo } from './bounded-memo.ts';
 import { candidateMask } from './candidate-mask.ts';
 import type { QueryAnalysis } from './query-analysis.ts';
+import { spreadClauses } from './clause-spread.ts';
 import { pullPlanSteps } from './plan-steps.ts';
 import { embedQueryTexts } from './query-vectors.ts';
 import { rankOf } from './ranks.ts';
@@ -18,6 +19,9 @@ import { scoreQuery } from './score-query.ts';
 import type { RetrievalSettings } from './settings.ts';
 import type { Snapshot } from './snapshot.ts';
 import type { RetrievalResult, RetrievalSearchResult, SearchOptions } from './types.ts';
+
+/** How many of the best tools clause spread reorders (30 and more measured alike; the k of a selection is below it). */
+const clauseSpreadDepth = 30;
 
 /** What a search needs from the index. */
 export interface SearchContext {
@@ -56,6 +60,9 @@ export async function search(context: SearchContext, query: string, options: Sea
   if (view.removalTools) demoteRemovalTools(final, view.removalTools, analysis.ownTerms, settings.removalPenalty);
   // Plan steps read the best few tools after every demotion, so a demoted tool pulls nothing.
   if (view.planSteps) pullPlanSteps(final, view.planSteps, query, topK(final, 3, view.idOrder, mask, 0), mask);
+  if (analysis.texts.length > 2 && settings.clauseSpread > 0) {
+    spreadClauses(final, topK(final, clauseSpreadDepth, view.idOrder, mask, 0), view.scratch.bestClause, settings.clauseSpread);
+  }
   const results = topK(final, k, view.idOrder, mask, 0).map((d) => {
     const result: RetrievalResult = { id: view.documents[d]!.id, score: final[d]! };
     if (!wholeLexical) return result;
