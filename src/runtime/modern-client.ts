@@ -88,6 +88,18 @@ export class ModernUpstreamClient extends Client {
     return this.#inner.transport as unknown as Transport | undefined;
   }
 
+  /**
+   * Issue #24: a 2026-07-28 plugin announces a changed tool list only on a `subscriptions/listen`
+   * stream (no unsolicited notifications in that revision). When it declares `tools.listChanged`,
+   * one stream per connection is opened for tool-list changes; what arrives on it reaches the
+   * handlers registered with `setNotificationHandler`, as a 2025 plugin's notification does, so
+   * the catalog follows both eras through the same path. The stream ends with the connection.
+   */
+  followToolList(onError: (error: unknown) => void): void {
+    if (!this.#inner.getServerCapabilities()?.tools?.listChanged) return;
+    this.#inner.listen({ toolsListChanged: true }).catch(onError);
+  }
+
   override getServerCapabilities(): Answer<'getServerCapabilities'> {
     return this.#inner.getServerCapabilities() as Answer<'getServerCapabilities'>;
   }

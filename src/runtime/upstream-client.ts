@@ -192,6 +192,8 @@ async function connectModern(transport: unknown, start: ModernStart | 'auto', op
       ...(start !== 'auto' && 'discover' in start ? { prior: { kind: 'modern', discover: start.discover as never } } : {}),
     }),
   );
+  // A plugin that cannot open the stream still works; its list is then read at each sync only.
+  client.followToolList(() => undefined);
   return { client, era: 'modern' };
 }
 
