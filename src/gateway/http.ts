@@ -41,7 +41,9 @@ import type { SessionOwner } from './session-registry.ts';
 import type { SessionStore } from '../sessions/index.ts';
 import { StoredSessions, declaredClient, type HttpSession } from './stored-sessions.ts';
 import { DEFAULT_TURN_GATE, TurnGate, type TurnGateOptions } from './turn-gate.ts';
-import { observeMcpTransport, type McpRequestObserver } from '../telemetry/index.ts';
+import { observeMcpExchange, observeMcpTransport, type McpRequestObserver } from '../telemetry/index.ts';
+import { runWithForwardedHeaders } from '../core/forwarded-headers.ts';
+import { headerRefusal, headerTarget, type HeaderTarget } from './mcp-headers.ts';
 import { JSON_RPC_HTTP_ERROR, bearerChallenge } from '../core/bearer-challenge.ts';
 import { routeRetry, type ReplicaForwarding } from './replica-forward.ts';
 
@@ -202,8 +204,16 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
     modern.notify.resourcesChanged();
   });
 
+  /** A 2026-07-28 request, counted under its header method (issue #24). */
+  async function serveModern(request: Request, identity: SessionIdentity, target: HeaderTarget | undefined): Promise<Response> {
+    const started = performance.now();
+    const response = await answerModern(request, identity, target);
+    if (options.observer && target) observeMcpExchange(options.observer, { method: target.method, toolName: target.name, seconds: (performance.now() - started) / 1000, status: response.status });
+    return response;
+  }
+
   /** A 2026-07-28 request (issue #24): stateless, under the same pacing and overload answers. */
-  async function serveModern(request: Request, identity: SessionIdentity): Promise<Response> {
+  async function answerModern(request: Request, identity: SessionIdentity, target: HeaderTarget | undefined): Promise<Response> {
     if (request.method === 'POST' && gateway.saturated) return overloadedResponse('Quiver is overloaded; retry shortly', 1);
     if (request.method === 'POST') {
       const overloadedNow = await turn();
@@ -216,7 +226,8 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
       if (routed) return routed;
     }
     try {
-      return await modern.fetch(request, { authInfo: { token: '', clientId: 'quiver', scopes: [], extra: { identity } } });
+      // The plugin calls this request makes carry the client's Mcp-Param-* headers (HTTP plugins).
+      return await runWithForwardedHeaders(target?.forwarded ?? {}, () => modern.fetch(request, { authInfo: { token: '', clientId: 'quiver', scopes: [], extra: { identity } } }));
     } catch (error) {
       const retryAfterSeconds = overloadRetryAfter(error);
       if (retryAfterSeconds !== undefined) return overloadedResponse((error as Error).message, retryAfterSeconds);
@@ -343,7 +354,17 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
       const identityKey = canonicalJson(identity);
       const sessionId = request.headers.get('mcp-session-id');
       if (sessionId) return continueSession(request, sessionId, identity, identityKey);
-      if (request.method === 'POST' && !(await isLegacyRequest(request, undefined, { maxRequestBodySize: maxBodyBytes }))) return serveModern(request, identity);
+      // Issue #24: a 2026-07-28 request names its method and target in headers; a tool the
+      // principal may not call is refused on them, before the body is read.
+      const target = request.method === 'POST' ? headerTarget(request) : undefined;
+      if (target) {
+        const refusedByHeaders = await headerRefusal(gateway, identity, target);
+        if (refusedByHeaders) {
+          if (options.observer) observeMcpExchange(options.observer, { method: target.method, toolName: target.name, seconds: 0, status: refusedByHeaders.status });
+          return refusedByHeaders;
+        }
+      }
+      if (request.method === 'POST' && !(await isLegacyRequest(request, undefined, { maxRequestBodySize: maxBodyBytes }))) return serveModern(request, identity, target);
       const initialize = await readInitializeBody(request, maxBodyBytes);
       if (initialize instanceof Response) return initialize;
       const { body } = initialize;

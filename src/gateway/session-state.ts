@@ -118,6 +118,11 @@ export class SessionState implements GatewaySession {
   #resolveClosed!: () => void;
   #closing = false;
 
+  /** The gateway this state answers with (issue #24: the HTTP front's header checks use it before a request's body is read). */
+  get core(): GatewayCore {
+    return this.#core;
+  }
+
   constructor(core: GatewayCore, identity: SessionIdentity, id: string, mode: ExposureMode, instructions: string) {
     const { settings, logger, now } = core;
     this.#core = core;

@@ -27,7 +27,7 @@ import type { McpRequestObserver } from './mcp-transport.ts';
 import { startTracing, type TracingHandle, type TracingSettings } from './tracing/setup.ts';
 
 export { PROMETHEUS_CONTENT_TYPE };
-export { observeMcpTransport, type McpRequestObserver, type ObservableTransport } from './mcp-transport.ts';
+export { observeMcpExchange, observeMcpTransport, type McpRequestObserver, type ObservableTransport } from './mcp-transport.ts';
 export type { Readiness, ReadinessReport } from './readiness.ts';
 export type { MetricSources } from './collectors.ts';
 

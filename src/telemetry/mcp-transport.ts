@@ -45,6 +45,8 @@ const KNOWN_METHODS = new Set([
   'initialize', 'ping', 'tools/list', 'tools/call', 'resources/list', 'resources/read', 'resources/templates/list',
   'resources/subscribe', 'resources/unsubscribe', 'prompts/list', 'prompts/get', 'completion/complete', 'logging/setLevel',
   'tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel',
+  // 2026-07-28 (issue #24).
+  'server/discover', 'subscriptions/listen', 'tasks/update',
 ]);
 
 /** Requests waiting for a response are bounded: a request never answered must not leak. */
@@ -127,4 +129,19 @@ function finish(observer: McpRequestObserver, request: Pending, response: JsonRp
     if (outcome !== 'success') markFailed(request.span, { code });
     request.span.end();
   }
+}
+
+/**
+ * Issue #24: one 2026-07-28 request, measured at the HTTP front from its `Mcp-Method` /
+ * `Mcp-Name` headers (there is no session transport to wrap): the method label, the tool
+ * (meta-tool name or `plugin`), and the outcome from the HTTP status (a JSON-RPC error inside a
+ * 200 counts as success here: the body is not read).
+ */
+export function observeMcpExchange(observer: McpRequestObserver, exchange: { method: string; toolName: string | undefined; seconds: number; status: number }): void {
+  const method = KNOWN_METHODS.has(exchange.method) ? exchange.method : 'other';
+  const tool = method !== 'tools/call' || exchange.toolName === undefined ? '' : observer.metaTools.has(exchange.toolName) ? exchange.toolName : 'plugin';
+  const outcome = exchange.status < 400 ? 'success' : 'error';
+  observer.mcpRequests.observe({ method, tool, outcome }, exchange.seconds);
+  if (tool === observer.searchTool) observer.searches.observe({ outcome }, exchange.seconds);
+  if (outcome === 'error') observer.errors.inc({ source: 'mcp', code: `http_${exchange.status}` });
 }

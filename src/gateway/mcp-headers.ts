@@ -1,0 +1,75 @@
+/**
+ * @module gateway/mcp-headers
+ * What a 2026-07-28 request's headers say, used before its body is read (issue #24). The
+ * revision's HTTP transport names the method in `Mcp-Method` and its target in `Mcp-Name`; a
+ * tool's header parameters travel as `Mcp-Param-<Name>` (SEP-2243), and Quiver declares
+ * `call_tool`'s `name` as `Tool-Name` (`modern-server.ts`), so the real target of a
+ * `call_tool` is in `Mcp-Param-Tool-Name`. The SDK entry (and `http.ts` for `Tool-Name`) refuses
+ * a body that disagrees with these headers (`-32020`), which is what makes deciding on the
+ * headers sound:
+ *
+ * - **authorization**: a `tools/call` whose header target the principal may not call (unknown,
+ *   another organisation's, silent) is refused with 403 before the body is parsed;
+ * - **metrics**: the request is counted under the header's method (`McpRequestObserver`);
+ * - **forwarding**: `Mcp-Param-*` headers other than Quiver's own are passed to the plugin over
+ *   HTTP transports (`core/forwarded-headers.ts`).
+ */
+import { JSON_RPC_HTTP_ERROR } from '../core/bearer-challenge.ts';
+import type { SessionIdentity } from './backend.ts';
+import type { Gateway } from './gateway.ts';
+import { CALL_TOOL, META_TOOL_NAMES } from './meta-tools.ts';
+import { prefixedToolName } from './native-names.ts';
+import { SessionState } from './session-state.ts';
+
+/** Quiver's own header parameter (call_tool's target). */
+export const TOOL_NAME_HEADER = 'mcp-param-tool-name';
+
+/** Most `Mcp-Param-*` headers forwarded, and the longest value (a header is not a payload). */
+const MAX_FORWARDED = 32;
+const MAX_VALUE_LENGTH = 8_192;
+
+/** A request's method and target as its headers name them. */
+export interface HeaderTarget {
+  method: string;
+  /** `Mcp-Name`. */
+  name: string | undefined;
+  /** The plugin tool a `tools/call` runs: `Mcp-Name`, or for `call_tool` its `Tool-Name` parameter. */
+  toolName: string | undefined;
+  /** `Mcp-Param-*` headers for the plugin (lower-case names). */
+  forwarded: Record<string, string>;
+}
+
+/** The target a 2026-07-28 request's headers name; undefined without `Mcp-Method`. */
+export function headerTarget(request: Request): HeaderTarget | undefined {
+  const method = request.headers.get('mcp-method');
+  if (method === null || method === '') return undefined;
+  const name = request.headers.get('mcp-name') ?? undefined;
+  let toolName: string | undefined;
+  if (method === 'tools/call' && name !== undefined) toolName = name === CALL_TOOL ? (request.headers.get(TOOL_NAME_HEADER) ?? undefined) : META_TOOL_NAMES.has(name) ? undefined : name;
+  const forwarded: Record<string, string> = {};
+  let count = 0;
+  request.headers.forEach((value, header) => {
+    if (!header.startsWith('mcp-param-') || count >= MAX_FORWARDED || value.length > MAX_VALUE_LENGTH) return;
+    // Tool-Name of a call_tool is Quiver's own parameter, not the plugin's.
+    if (header === TOOL_NAME_HEADER && name === CALL_TOOL) return;
+    forwarded[header] = value;
+    count += 1;
+  });
+  return { method, name, toolName, forwarded };
+}
+
+/**
+ * The 403 for a `tools/call` whose header target the identity may not call; undefined when it
+ * may (or the headers name no plugin tool: the body decides as usual). An unknown tool and a
+ * hidden one get the same answer.
+ */
+export async function headerRefusal(gateway: Gateway, identity: SessionIdentity, target: HeaderTarget): Promise<Response | undefined> {
+  if (target.method !== 'tools/call' || target.toolName === undefined) return undefined;
+  const state = await gateway.principalSession(identity);
+  if (!(state instanceof SessionState)) return undefined;
+  const { core } = state;
+  const tool = await core.backend.getTool(state.backendSession, await prefixedToolName(core, state, target.toolName));
+  if (tool && tool.visibility !== 'silent') return undefined;
+  const message = `Forbidden: tool '${target.toolName}' is unknown or not available to this credential`;
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: JSON_RPC_HTTP_ERROR, message }, id: null }), { status: 403, headers: { 'content-type': 'application/json' } });
+}
