@@ -13,6 +13,7 @@ import { ErrorCode as McpErrorCode, McpError, type Prompt, type Resource, type T
 import { withoutMcpErrorPrefix } from '../core/mcp-error-text.ts';
 import { ErrorCodes, QuiverError } from '../core/errors.ts';
 import type { CgroupHandle } from './cgroup.ts';
+import { currentForwardedHeaders } from '../core/forwarded-headers.ts';
 import { isModernVersion, MODERN_PROTOCOL_VERSION, probeEra } from './era-probe.ts';
 import { ModernUpstreamClient, newModernSdkClient, toMcpError, type ModernStart } from './modern-client.ts';
 import { ProcessTransport, type ExitInfo } from './process-transport.ts';
@@ -321,6 +322,8 @@ export async function connectHttp(spec: HttpSpec, options: ConnectOptions): Prom
   const withHeaders: typeof fetch = async (input, init) => {
     const merged = new Headers(init?.headers);
     for (const [name, value] of Object.entries(headers)) merged.set(name, value);
+    // Issue #24: Mcp-Param-* headers the client addressed to the plugin (never over what the SDK or the install set).
+    for (const [name, value] of Object.entries(currentForwardedHeaders())) if (!merged.has(name)) merged.set(name, value);
     let token: string | undefined;
     try {
       token = await options.authorization?.(spec.url, spec.authorizationOwner);
