@@ -15,7 +15,7 @@ import { createApiKeyService } from './access/api-keys.ts';
 import { createCatalogService } from './catalog/index.ts';
 import { createRemoteOAuth, parseOwnerLabel } from './plugins/oauth/remote-oauth.ts';
 import { createGuardedFetch, parseOAuthNetworkPolicy } from './plugins/oauth/network-guard.ts';
-import { discoverWaitingPlugins } from './plugins/oauth/discover-after-authorization.ts';
+import { withWaitingDiscovery } from './composition/remote-oauth-discovery.ts';
 import { withRemoteRevocation } from './plugins/oauth/revoke-on-removal.ts';
 import { createCallEventRecorder } from './runtime/call-event-recorder.ts';
 import { createPluginService } from './plugins/service.ts';
@@ -202,20 +202,17 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     const secrets = createLazySecretBox(() => loadSecretKey({ configured: config.secretKey, homeDir: config.homeDir }).key);
     // Issue #27: Quiver as an OAuth client of remote plugins; their calls carry its tokens, refreshed before expiry.
     // Its OAuth requests reach public addresses only, unless QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES says more (SSRF guard).
-    // A plugin installed before its authorization (it answered 401) is discovered once one completes; the service is wired below.
-    let waitingPlugins: Parameters<typeof discoverWaitingPlugins>[0] | undefined;
-    const remoteOAuth = createRemoteOAuth({
+    const remoteOAuthClient = createRemoteOAuth({
       db,
       secrets,
       fetchFor: createGuardedFetch(parseOAuthNetworkPolicy(config.remoteOAuth?.allowAddresses)),
-      onAuthorized: async (url, owner) => (waitingPlugins === undefined ? [] : discoverWaitingPlugins(waitingPlugins, url, owner)),
     });
     // A spec bound to an owner (a per-user or per-organisation server) carries that owner's token, never the hub's.
     const remoteToken = (url: string, owner: string | undefined) => {
-      if (owner === undefined) return remoteOAuth.accessToken(url);
+      if (owner === undefined) return remoteOAuthClient.accessToken(url);
       const parsed = parseOwnerLabel(owner);
       if (!parsed) throw new QuiverError(ErrorCodes.missingCredential, 'a remote connection names an unknown authorization owner: refused');
-      return remoteOAuth.accessToken(url, parsed);
+      return remoteOAuthClient.accessToken(url, parsed);
     };
     const supervisor = wireSupervisor({
       db,
@@ -252,8 +249,9 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
         broadcast('enablement', 'plugins');
         pluginChanges.emit(event);
       },
-    }), { db, remoteOAuth, logger: logger.child({ part: 'remote-oauth' }) });
-    waitingPlugins = plugins;
+    }), { db, remoteOAuth: remoteOAuthClient, logger: logger.child({ part: 'remote-oauth' }) });
+    // A plugin installed before its authorization (it answered 401) is discovered once one completes (issue #27).
+    const remoteOAuth = withWaitingDiscovery(remoteOAuthClient, plugins);
     // Issue #24: a running plugin's tools/list_changed re-syncs its tools (debounced, one sync at a time).
     const toolListFollower = createToolListFollower({ supervisor, plugins, logger: logger.child({ part: 'tool-list-follower' }) });
     closers.unshift(() => toolListFollower.close());

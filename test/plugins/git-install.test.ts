@@ -12,6 +12,7 @@ import { describeEachBackend } from '../helpers/backends.ts';
 import type { Database } from '../../src/store/database.ts';
 import { isQuiverError, type QuiverError } from '../../src/core/errors.ts';
 import { calcFixtureWith, createHarness, createPluginRepo, openTempDir, type PluginRepo, type PluginsHarness } from './helpers.ts';
+import { skipUnless } from '../helpers/requirements.ts';
 
 /** Runs `work`, expecting an install_failed at `step`; returns the error. */
 async function expectInstallFailure(work: () => Promise<unknown>, step: string): Promise<QuiverError> {
@@ -219,7 +220,7 @@ describeEachBackend('plugins from git', (backend) => {
     await assertNothingLeft('no-launch', cache);
   });
 
-  it('says which folder keeps the sandbox user out, instead of a bare sandbox failure', { skip: process.getuid?.() === 0 ? false : 'only when running as root' }, async () => {
+  it('says which folder keeps the sandbox user out, instead of a bare sandbox failure', { skip: skipUnless(process.getuid?.() !== 0 && 'this check runs only as root') }, async () => {
     const privateRoot = join(root, 'private');
     await mkdir(privateRoot, { mode: 0o700 });
     await chmod(privateRoot, 0o700);

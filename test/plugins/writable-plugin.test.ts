@@ -19,11 +19,13 @@ import { detectHost } from '../../src/runtime/sandbox.ts';
 import { createSupervisor, type Supervisor } from '../../src/runtime/supervisor.ts';
 import type { Database } from '../../src/store/database.ts';
 import { describeEachBackend } from '../helpers/backends.ts';
+import { skipUnless } from '../helpers/requirements.ts';
 import { openTempDir, repoRoot } from './helpers.ts';
 
 const INSTALL_TIMEOUT = 300_000;
 const host = detectHost();
-const skip = host.bubblewrap === undefined ? `bubblewrap is not usable here: ${host.bubblewrapProblem}` : host.overlay === undefined ? `no code overlay here: ${host.overlayProblem}` : false;
+// A host without them skips on a developer machine and fails under CI, naming what it lacks (issue #28: it skipped silently).
+const skip = skipUnless(host.bubblewrap === undefined ? `bubblewrap is not usable here: ${host.bubblewrapProblem}` : host.overlay === undefined ? `no code overlay here: ${host.overlayProblem}` : false);
 // The version the repository pins as a devDependency, so npm's cache already holds it.
 const memoryVersion = (JSON.parse(readFileSync(join(repoRoot, 'node_modules/@modelcontextprotocol/server-memory/package.json'), 'utf8')) as { version: string }).version;
 const npmCacheDir = process.env.QUIVER_TEST_NPM_CACHE;

@@ -57,15 +57,29 @@ describe('no orphans when Quiver is SIGKILLed', () => {
     process.kill(pid, 'SIGKILL');
     await eventually(() => leftovers(report.supervisorId).length === 0, 5_000, 'every plugin process gone');
     for (const plugin of report.plugins) assert.equal(isAlive(plugin.leader), false);
+    // Sweep what the dead host left (the next test asserts that sweep).
+    await eventually(() => !isAlive(pid), 5_000, 'host gone');
+    const next = createSupervisor();
+    next.host();
+    await next.close();
+  });
+
+  // Its own test, skipped (and failing under CI) by name where the host has no cgroups, rather
+  // than assertions behind a bare `if` that pass unseen on such a host (issue #28).
+  it('with bubblewrap and cgroups: the next supervisor sweeps the cgroups a SIGKILLed host left behind', {
+    skip: skipUnless((!host.bubblewrap && 'bubblewrap is unavailable') || (host.cgroups.kind === 'none' && 'no writable cgroup hierarchy (v1 or v2) for the supervisor')),
+  }, async () => {
+    const { pid, report } = await startHost({ trustLevels: ['UNVERIFIED'] });
+    for (const plugin of report.plugins) assert.ok(isAlive(plugin.leader), `${plugin.trustLevel} leader alive`);
+    process.kill(pid, 'SIGKILL');
+    await eventually(() => !isAlive(pid), 5_000, 'host gone');
+    await eventually(() => leftovers(report.supervisorId).length === 0, 5_000, 'every plugin process gone');
     // The dead Quiver could not remove its plugins' cgroups; the next supervisor sweeps them.
-    if (host.cgroups.kind !== 'none') {
-      await eventually(() => !isAlive(pid), 2_000, 'host gone');
-      assert.ok(findCgroups(`quiver-${pid}-`).length > 0, 'the killed host left cgroups behind');
-      const next = createSupervisor();
-      next.host();
-      assert.deepEqual(findCgroups(`quiver-${pid}-`), []);
-      await next.close();
-    }
+    assert.ok(findCgroups(`quiver-${pid}-`).length > 0, 'the killed host left cgroups behind');
+    const next = createSupervisor();
+    next.host();
+    assert.deepEqual(findCgroups(`quiver-${pid}-`), []);
+    await next.close();
   });
 
   it('without bubblewrap (dangerouslyAllowUnsandboxed): setpriv --pdeathsig kills the plugin server itself', { skip: skipUnless(!host.setpriv && 'setpriv is unavailable') }, async () => {

@@ -13,7 +13,6 @@
  */
 import { before, after, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseArgs } from 'node:util';
 import { rm } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -22,7 +21,7 @@ import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { serveHttp, type HttpServer } from '../../src/composition/server.ts';
 import { commands } from '../../src/cli/commands/index.ts';
-import { GLOBAL_OPTIONS, type CliContext } from '../../src/cli/command.ts';
+import { runCli } from '../../src/cli/run-cli.ts';
 import { listToolPins } from '../../src/store/repositories/tool-pins.ts';
 import { definitionHash } from '../../src/trust/pinning/index.ts';
 import { toolDefinitionHash } from '../../src/verification/report.ts';
@@ -45,22 +44,12 @@ describeEachBackend('tool pinning and rug-pull quarantine', (backend) => {
   let server: HttpServer;
   let mcpKey: string;
 
-  /** Runs a CLI command against the test's app. */
-  async function quiver(...argv: string[]): Promise<{ code: number; stdout: string }> {
-    const command = commands.filter((candidate) => candidate.path.every((word, index) => argv[index] === word)).sort((a, b) => b.path.length - a.path.length)[0]!;
-    const parsed = parseArgs({ args: argv.slice(command.path.length), options: { ...GLOBAL_OPTIONS, ...(command.options ?? {}) }, allowPositionals: true, strict: true });
+  /** Runs a CLI command through the real CLI runner against the test's app. */
+  async function quiver(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     let stdout = '';
-    const context: CliContext = {
-      args: { values: parsed.values, positionals: parsed.positionals },
-      io: { stdout: (chunk) => (stdout += chunk), stderr: () => undefined },
-      env: {},
-      json: parsed.values.json === true,
-      config: () => app.config,
-      openApp: async () => app,
-      cwd: home,
-      readStdin: async () => undefined,
-    };
-    return { code: await command.run(context), stdout };
+    let stderr = '';
+    const code = await runCli(argv, commands, { stdout: (chunk) => (stdout += chunk), stderr: (chunk) => (stderr += chunk) }, {}, { app, cwd: home });
+    return { code, stdout, stderr };
   }
 
   /** A real MCP client session through the gateway (/mcp, default search exposure). */

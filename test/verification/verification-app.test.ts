@@ -10,13 +10,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, chmodSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createApp, type App } from '../../src/app.ts';
 import { createApi } from '../../src/api/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { GLOBAL_OPTIONS, type CliContext } from '../../src/cli/command.ts';
-import { verifyCommands } from '../../src/cli/commands/verify.ts';
+import { EXIT_CODES } from '../../src/cli/command.ts';
+import { commands } from '../../src/cli/commands/index.ts';
+import { runCli } from '../../src/cli/run-cli.ts';
 import { STAGE_ORDER } from '../../src/verification/types.ts';
 import { checkReportSignature } from '../../src/verification/signing.ts';
 import { stageRegistry } from '../../src/verification/stages/index.ts';
@@ -31,22 +31,12 @@ describeEachBackend('verification in the app', (backend) => {
   let admin: string;
   let reader: string;
 
+  /** `quiver ARGV` through the real CLI runner against this test's app (run in the test's folder). */
   async function quiver(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    const command = verifyCommands.filter((candidate) => candidate.path.every((word, index) => argv[index] === word)).sort((a, b) => b.path.length - a.path.length)[0]!;
-    const parsed = parseArgs({ args: argv.slice(command.path.length), options: { ...GLOBAL_OPTIONS, ...(command.options ?? {}) }, allowPositionals: true, strict: true });
     let stdout = '';
     let stderr = '';
-    const context: CliContext = {
-      args: { values: parsed.values, positionals: parsed.positionals },
-      io: { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) },
-      env: {},
-      json: parsed.values.json === true,
-      config: () => app.config,
-      openApp: async () => app,
-      cwd: root,
-      readStdin: async () => undefined,
-    };
-    return { code: await command.run(context), stdout, stderr };
+    const code = await runCli(argv, commands, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) }, {}, { app, cwd: root });
+    return { code, stdout, stderr };
   }
 
   const call = async (method: string, path: string, key: string) => {
@@ -126,7 +116,9 @@ describeEachBackend('verification in the app', (backend) => {
     assert.equal((await app.verification.reports('echo-plugin')).length, 2);
     const pem = await quiver('verify-report', 'public-key');
     assert.match(pem.stdout, /^-----BEGIN PUBLIC KEY-----/);
-    await assert.rejects(quiver('plugin', 'verification', 'nope'), /not found/i);
+    const missing = await quiver('plugin', 'verification', 'nope');
+    assert.equal(missing.code, EXIT_CODES.notFound);
+    assert.match(missing.stderr, /not found/i);
     writeFileSync(join(root, 'broken.json'), '{"jobId": "ver-');
     writeFileSync(join(root, 'hub.pem'), pem.stdout);
     const broken = await quiver('verify-report', 'check', 'broken.json', '--public-key', 'hub.pem');
