@@ -12,8 +12,8 @@
  * with ARGS as launch arguments; `url` → a remote plugin (Streamable HTTP, SSE fallback);
  * `node /abs/path/x.js ARGS…` → the folder of the nearest package.json whose `bin` or `main` is
  * that file; `uvx NAME ARGS…` and `python -m MODULE ARGS…` → `pypi:NAME` (issue #26). Anything
- * else (a relative path…) is reported as not installed, with the reason; a `docker run` / `podman run` entry with the exact command that runs it under
- * the sandbox's rules (import-container.ts). Issue #26: folders an npx entry's arguments name
+ * else (a relative path…) is reported as not installed, with the reason. A `docker run` / `podman run` entry becomes a
+ * `container:IMAGE` plugin when a container engine runs here, else it is refused with the exact command (import-container.ts). Issue #26: folders an npx entry's arguments name
  * become host-path grants (import-grants.ts), and a networked server gets its egress step or a
  * proposed allow-list (import-egress.ts).
  *
@@ -51,7 +51,7 @@ export const clientServerEntrySchema = z.looseObject({
 
 /** What `quiver import` will do with one entry. */
 export type ImportPlan =
-  | { entry: string; plugin: string; action: 'install'; source: string; options: Pick<AddPluginOptions, 'args' | 'secrets' | 'headers' | 'bin' | 'mounts'>; egress?: EgressProposal | { open: true } | undefined; warnings: string[] }
+  | { entry: string; plugin: string; action: 'install'; source: string; options: Pick<AddPluginOptions, 'args' | 'secrets' | 'headers' | 'bin' | 'mounts'>; egress?: EgressProposal | { open: true } | undefined; pull?: true; warnings: string[] }
   | { entry: string; plugin: string | null; action: 'skip'; reason: string; warnings: string[] };
 
 /** What happened to one entry. */
@@ -268,7 +268,13 @@ export async function planClientServer(entry: string, raw: unknown): Promise<Imp
     if ('reason' in found) return skip(found.reason);
     return { entry, plugin, action: 'install', source: found.folder, options: { args: args.slice(1), secrets: env, ...(found.bin ? { bin: found.bin } : {}) }, warnings };
   }
-  if (name === 'docker' || name === 'podman') return skip(planContainerEntry(name, args, { plugin }).reason);
+  if (name === 'docker' || name === 'podman') {
+    const container = planContainerEntry(name, args, { plugin, env });
+    if ('reason' in container) return skip(container.reason);
+    const { source, secrets, mounts, pull } = container.install;
+    const options = { args: container.install.args, secrets, ...(mounts.length > 0 ? { mounts } : {}) };
+    return { entry, plugin, action: 'install', source, options, ...(pull ? { pull: true } : {}), warnings: [...warnings, ...container.install.warnings] };
+  }
   return skip(runnerHints[name] ?? `the command '${server.command}' is not one Quiver can install (npx, pnpm dlx, bunx, node /path/script.js or a url)`);
 }
 
@@ -285,6 +291,7 @@ function planDetail(plan: Extract<ImportPlan, { action: 'install' }>): string | 
   const parts: string[] = [];
   const mounts = plan.options.mounts ?? [];
   if (mounts.length > 0) parts.push(`host paths ${mounts.map((mount) => `${mount.path} (${mount.mode === 'rw' ? 'read-write' : 'read-only'})`).join(', ')}`);
+  if (plan.pull === true) parts.push(`the engine does not have the image yet: the import pulls it`);
   if (plan.egress !== undefined) parts.push('open' in plan.egress ? 'egress: any site it is asked for (allow hosts one by one)' : `egress: proposed ${plan.egress.hosts.join(', ')}`);
   return parts.length > 0 ? parts.join('; ') : undefined;
 }

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { containerRunArgs, detectEngines, parseContainerRun, planContainerEntry, type ContainerRun } from './import-container.ts';
@@ -54,7 +54,8 @@ describe('container entries (import-container.ts, issue #26)', () => {
   it('refuses an entry with the exact command when no engine can run it (none on PATH, or a client without its daemon)', () => {
     const empty = mkdtempSync(join(tmpdir(), 'quiver-no-engine-'));
     try {
-      const none = planContainerEntry('docker', ['run', '-i', '--rm', '-e', 'TOKEN', 'ghcr.io/github/github-mcp-server'], { plugin: 'github', searchPath: empty });
+      const planned = planContainerEntry('docker', ['run', '-i', '--rm', '-e', 'TOKEN', 'ghcr.io/github/github-mcp-server'], { plugin: 'github', searchPath: empty });
+      const none = 'reason' in planned ? planned : assert.fail('no engine on an empty PATH: refused');
       assert.match(none.reason, /neither docker nor podman is on PATH/);
       assert.match(none.reason, /apt-get install -y podman/);
       assert.ok(none.reason.includes('docker run --rm -i --cap-drop ALL --security-opt no-new-privileges --read-only'), none.reason);
@@ -62,10 +63,27 @@ describe('container entries (import-container.ts, issue #26)', () => {
     } finally {
       rmSync(empty, { recursive: true, force: true });
     }
-    // This machine: whatever is on PATH is probed for real; an engine that answers is never reported broken.
-    for (const engine of detectEngines()) {
-      const plan = planContainerEntry('docker', ['run', '-i', 'mcp/time'], { plugin: 'time' });
-      if (engine.problem !== undefined) assert.ok(plan.reason.includes(`${engine.name} is installed but cannot run containers`), plan.reason);
+    // A docker client without its daemon (a script standing in for the CLI, failing 'info' as it does) is reported broken.
+    const clientOnly = mkdtempSync(join(tmpdir(), 'quiver-docker-client-'));
+    try {
+      writeFileSync(join(clientOnly, 'docker'), '#!/bin/sh\necho "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?" >&2\nexit 1\n', { mode: 0o755 });
+      const planned = planContainerEntry('docker', ['run', '-i', 'mcp/time'], { plugin: 'time', searchPath: clientOnly });
+      assert.ok('reason' in planned && planned.reason.includes('docker is installed but cannot run containers (Cannot connect to the Docker daemon'), JSON.stringify(planned));
+    } finally {
+      rmSync(clientOnly, { recursive: true, force: true });
     }
+  });
+
+  it('with a working engine (podman, provisioned by scripts/provision/system.sh), plans a container:IMAGE plugin: grants, rewritten paths, secrets by name', () => {
+    const working = detectEngines().filter((engine) => engine.problem === undefined);
+    assert.ok(working.length > 0, `no container engine runs here: ${JSON.stringify(detectEngines())}`);
+    const planned = planContainerEntry('docker', ['run', '-i', '--rm', '-e', 'TOKEN', '-e', 'MODE=fast', '-v', '/srv/data:/data:ro', 'localhost/quiver-not-built:1', '/data', '--root=/data/sub'], { plugin: 'boxed', env: { TOKEN: 't0k' } });
+    const plan = 'install' in planned ? planned.install : assert.fail(planned.reason);
+    assert.equal(plan.source, 'container:localhost/quiver-not-built:1');
+    assert.deepEqual(plan.args, ['/srv/data', '--root=/srv/data/sub'], 'the container-side path becomes the host path it is bound at');
+    assert.deepEqual(plan.mounts, [{ path: '/srv/data', mode: 'ro' }]);
+    assert.deepEqual(plan.secrets, { TOKEN: 't0k', MODE: 'fast' });
+    assert.equal(plan.pull, true, 'the engine does not have this image');
+    assert.match(plan.warnings.join('\n'), /bound at the same path inside the container/);
   });
 });

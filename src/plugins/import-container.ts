@@ -1,23 +1,21 @@
 /**
  * @module plugins/import-container
  * Containers, honestly (issue #26). An imported `docker run … IMAGE ARGS` (or `podman run`)
- * entry is parsed and its command translated to the sandbox's rules: no capabilities
- * (`--cap-drop ALL`), no privilege gain (`--security-opt no-new-privileges`), a read-only root
- * with a small /tmp, the unprivileged user, bounded memory and processes, no network unless
- * the plugin's egress is allowed, bind mounts only for the config's host folders (read-only
- * where it said `:ro`), credentials passed by name (`-e KEY`, the value in the environment,
- * never on a command line) and `-i` for stdio. Options that would loosen those rules
- * (`--privileged`, `--cap-add`, `--network host`, …) are refused or dropped with a warning.
+ * entry is parsed and checked against the sandbox's rules: options that would loosen them
+ * (`--privileged`, `--cap-add`, devices, host namespaces, `-d`) refuse the entry; options the
+ * sandbox sets itself (network, user, limits, ports, names…) are replaced, with a warning.
  *
- * What runs here: the parsing and translation (unit-tested) and the refusal. Starting the
- * translated command as a plugin process is not built: it needs a container engine, which the
- * machines this is built and tested on do not have, so it could not be tested. Every container
- * entry is refused, with the exact command that runs it under the sandbox's rules (after
- * installing an engine, when there is none) behind an HTTP endpoint Quiver then adds, or the
- * hosted HTTP server of a well-known image.
+ * When a container engine runs here (docker with its daemon, or podman; probed with `info`), the
+ * entry becomes a `container:IMAGE` plugin (runtime/container.ts runs it under the translated
+ * rules): the config's bind mounts become host-path grants (read-only where it said so), bound
+ * at the host path inside the container, and arguments naming the container-side path are
+ * rewritten to the host path; `-e KEY` / `-e KEY=VALUE` and the entry's `env` become the
+ * plugin's secrets, passed by name. When no engine runs, the entry is refused with the exact
+ * command that runs it under the sandbox's rules, and the HTTP alternative.
  */
 import { spawnSync } from 'node:child_process';
-import { findExecutable } from '../runtime/sandbox.ts';
+import { defaultSearchPath } from '../runtime/sandbox.ts';
+import { detectEngines as detectRuntimeEngines, type DetectedEngine } from '../runtime/container.ts';
 
 /** A bind mount of the config's `-v HOST:CONTAINER[:ro]` / `--mount type=bind,…`. */
 export interface ContainerMount {
@@ -32,8 +30,10 @@ export interface ContainerRun {
   image: string;
   /** Arguments after the image (the server's own). */
   args: string[];
-  /** Environment names the container gets (`-e KEY` or `-e KEY=VALUE`; values never kept here). */
+  /** Environment names the container gets (`-e KEY` or `-e KEY=VALUE`). */
   envNames: string[];
+  /** Values given on the command line (`-e KEY=VALUE`): kept as secrets, never printed. */
+  inlineEnv: Record<string, string>;
   mounts: ContainerMount[];
   warnings: string[];
 }
@@ -73,6 +73,7 @@ function mountFrom(value: string, option: string): ContainerMount | { reason: st
 export function parseContainerRun(engine: 'docker' | 'podman', args: readonly string[]): ContainerRun | { reason: string } {
   if (args[0] !== 'run') return { reason: `${engine} ${args[0] ?? ''}: only '${engine} run … IMAGE' entries can become plugins` };
   const envNames: string[] = [];
+  const inlineEnv: Record<string, string> = {};
   const mounts: ContainerMount[] = [];
   const warnings: string[] = [];
   let index = 1;
@@ -94,7 +95,10 @@ export function parseContainerRun(engine: 'docker' | 'podman', args: readonly st
       const name = value.split('=')[0]!;
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return { reason: `-e ${name}: not an environment-variable name` };
       envNames.push(name);
-      if (value.includes('=')) warnings.push(`-e ${name}=… on the command line: passed by name instead, its value from the entry's env`);
+      if (value.includes('=')) {
+        inlineEnv[name] = value.slice(name.length + 1);
+        warnings.push(`-e ${name}=… on the command line: passed by name instead, its value kept as a secret`);
+      }
     } else if (option === '-v' || option === '--volume' || option === '--mount') {
       const mount = mountFrom(value, option);
       if ('reason' in mount) return mount;
@@ -109,7 +113,7 @@ export function parseContainerRun(engine: 'docker' | 'podman', args: readonly st
   }
   const image = args[index];
   if (image === undefined) return { reason: `${engine} run without an image` };
-  return { engine, image, args: args.slice(index + 1), envNames: [...new Set(envNames)], mounts, warnings };
+  return { engine, image, args: args.slice(index + 1), envNames: [...new Set(envNames)], inlineEnv, mounts, warnings };
 }
 
 /**
@@ -134,24 +138,11 @@ export function containerRunArgs(run: ContainerRun, options: { egress: boolean; 
   ];
 }
 
-/** A container engine on PATH, and why it cannot run containers when it cannot. */
-export interface DetectedEngine {
-  name: 'docker' | 'podman';
-  path: string;
-  problem: string | undefined;
-}
+export type { DetectedEngine };
 
-/** Finds docker and podman and asks each whether it can run containers (`info`; a docker client without its daemon cannot). */
+/** Finds docker and podman and asks each whether it can run containers (runtime/container.ts; probed once per process). */
 export function detectEngines(searchPath?: string | undefined): DetectedEngine[] {
-  const found: DetectedEngine[] = [];
-  for (const name of ['docker', 'podman'] as const) {
-    const path = findExecutable(name, searchPath);
-    if (path === undefined) continue;
-    const probe = spawnSync(path, ['info', '--format', '{{json .}}'], { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe'] });
-    const reason = (probe.stderr ?? '').trim().split('\n').pop() || probe.error?.message || `'${name} info' exited ${probe.status}`;
-    found.push({ name, path, problem: probe.status === 0 ? undefined : `cannot run containers (${reason.slice(0, 200)})` });
-  }
-  return found;
+  return detectRuntimeEngines(searchPath ?? process.env['PATH'] ?? defaultSearchPath);
 }
 
 /** Shell quoting for the printed command (a value with spaces or quotes stays one argument). */
@@ -164,34 +155,78 @@ const HOSTED: Array<{ image: RegExp; url: string; header: string }> = [
   { image: /^ghcr\.io\/github\/github-mcp-server(:|$)/, url: 'https://api.githubcopilot.com/mcp/', header: "--header 'Authorization=Bearer YOUR_TOKEN'" },
 ];
 
+/** What an importable container entry installs: `container:IMAGE` with its arguments, secrets and grants. */
+export interface ContainerImport {
+  source: string;
+  args: string[];
+  /** The entry's `env` and `-e KEY=VALUE` values: the plugin's secrets. */
+  secrets: Record<string, string>;
+  mounts: Array<{ path: string; mode: 'ro' | 'rw' }>;
+  /** Set when the engine does not have the image yet (the import pulls it). */
+  pull: boolean;
+  warnings: string[];
+}
+
+/** A container-side path in an argument becomes the host path it is bound at (same path inside). */
+function rewritePath(arg: string, mounts: readonly ContainerMount[]): string {
+  const at = arg.startsWith('-') ? arg.indexOf('=') + 1 : 0;
+  if (arg.startsWith('-') && at === 0) return arg;
+  const value = arg.slice(at);
+  // The deepest container path first: `/projects/a` before `/projects`.
+  for (const mount of [...mounts].sort((a, b) => b.container.length - a.container.length)) {
+    const target = mount.container.replace(/\/+$/, '') || '/';
+    if (value === target || value.startsWith(`${target}/`)) return `${arg.slice(0, at)}${mount.host}${value.slice(target.length)}`;
+  }
+  return arg;
+}
+
+/** True when the engine already has the image (no pull needed). */
+function hasImage(engine: DetectedEngine, image: string): boolean {
+  return spawnSync(engine.path, ['image', 'inspect', '--format', '{{.Id}}', image], { stdio: 'ignore', timeout: 30_000 }).status === 0;
+}
+
 /**
- * The refusal of a container entry, with what makes it work: the engine to install and the
- * translated command Quiver would run, or the HTTP alternative.
+ * Plans a container entry: with a working engine, the plugin to install; without one, the
+ * refusal with what makes it work (the engine to install and the command Quiver would run it
+ * with, or the HTTP alternative).
  */
 export function planContainerEntry(
   engine: 'docker' | 'podman',
   args: readonly string[],
-  context: { plugin: string; file?: string | undefined; searchPath?: string | undefined },
-): { reason: string } {
+  context: { plugin: string; env?: Record<string, string> | undefined; file?: string | undefined; searchPath?: string | undefined },
+): { reason: string } | { install: ContainerImport } {
   const run = parseContainerRun(engine, args);
   if ('reason' in run) return run;
   const engines = detectEngines(context.searchPath);
   const present = engines.find((found) => found.problem === undefined);
-  const command = [present?.name ?? engine, ...containerRunArgs(run, { egress: false })].map(quoted).join(' ');
+  if (present !== undefined) {
+    const warnings = [...run.warnings];
+    for (const mount of run.mounts) {
+      if (mount.container !== mount.host) warnings.push(`${mount.host} is bound at the same path inside the container (a grant keeps its path), not at ${mount.container}; arguments naming ${mount.container} now name ${mount.host}`);
+    }
+    const secrets = { ...(context.env ?? {}), ...run.inlineEnv };
+    const unset = run.envNames.filter((name) => secrets[name] === undefined);
+    if (unset.length > 0) warnings.push(`-e ${unset.join(', ')} has no value in this configuration: set it with 'quiver plugin secret set ${context.plugin} NAME VALUE'`);
+    return {
+      install: {
+        source: `container:${run.image}`,
+        args: run.args.map((arg) => rewritePath(arg, run.mounts)),
+        secrets,
+        mounts: run.mounts.map((mount) => ({ path: mount.host, mode: mount.mode })),
+        pull: !hasImage(present, run.image),
+        warnings,
+      },
+    };
+  }
+  const command = [engine, ...containerRunArgs(run, { egress: false })].map(quoted).join(' ');
   const hosted = HOSTED.find((entry) => entry.image.test(run.image));
   const http = hosted
     ? `or use the hosted server: 'quiver plugin add ${hosted.url} --name ${context.plugin} ${hosted.header}'`
     : 'or use an HTTP endpoint its publisher hosts';
-  if (present === undefined) {
-    const broken = engines.map((found) => `${found.name} is installed but ${found.problem}`).join('; ');
-    return {
-      reason:
-        `a container (${run.image}) and no working container engine here (${broken || 'neither docker nor podman is on PATH'}). ` +
-        `Start or install one (e.g. 'apt-get install -y podman') ` +
-        `and run it under the sandbox's rules as: ${command} — it speaks stdio: put it behind a stdio-to-HTTP bridge, then 'quiver plugin add http://HOST:PORT/mcp --name ${context.plugin}'; ${http}`,
-    };
-  }
+  const broken = engines.map((found) => `${found.name} is installed but ${found.problem}`).join('; ');
   return {
-    reason: `a container (${run.image}): Quiver does not start containers as plugins yet; run it under the sandbox's rules as: ${command} — it speaks stdio: put it behind a stdio-to-HTTP bridge, then 'quiver plugin add http://HOST:PORT/mcp --name ${context.plugin}'; ${http}`,
+    reason:
+      `a container (${run.image}) and no working container engine here (${broken || 'neither docker nor podman is on PATH'}). ` +
+      `Start or install one (e.g. 'apt-get install -y podman') and import again: Quiver then runs it as a plugin under the sandbox's rules, as ${command}; ${http}`,
   };
 }

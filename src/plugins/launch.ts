@@ -26,6 +26,8 @@ export interface StoredStdioLaunch {
   env: string[];
   /** Working folder relative to the plugin's cache folder. */
   cwd: string;
+  /** The plugin is this container image (`command` is then only a label; runtime/container.ts, issue #26). */
+  container?: { image: string } | undefined;
 }
 
 /** A remote plugin reached over Streamable HTTP (SSE fallback). */

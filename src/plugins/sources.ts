@@ -9,6 +9,7 @@
  * | `pypi:<name>[==<version>]` (also `name@version`, as uvx writes it) | pypi (a Python package, issue #26) |
  * | `market:<registry name>`                                    | market |
  * | `openapi:<file or http(s) URL>` (with `--base-url URL`)     | openapi (a REST API, issue #14) |
+ * | `container:<image>` (e.g. `container:ghcr.io/o/server:1`)    | container (run through docker or podman, issue #26) |
  * | `git+<url>`, `git://…`, `ssh://…`, `git@host:path`, `file://…` | git  |
  * | `http(s)://…` ending in `.git`, or `https://github.com/o/r` (also gitlab.com, bitbucket.org, codeberg.org) | git |
  * | any other `http(s)://…`                                     | url (remote MCP endpoint) |
@@ -32,7 +33,9 @@ export type PluginSource =
   | { kind: 'url'; url: string }
   | { kind: 'market'; name: string }
   /** A REST API: its OpenAPI document (absolute path or URL) and the API root its operations are called on. */
-  | { kind: 'openapi'; location: string; baseUrl?: string | undefined };
+  | { kind: 'openapi'; location: string; baseUrl?: string | undefined }
+  /** A container image, run through the docker or podman found on PATH (runtime/container.ts, issue #26). */
+  | { kind: 'container'; image: string };
 
 const GIT_HOSTS = new Set(['github.com', 'gitlab.com', 'bitbucket.org', 'codeberg.org']);
 
@@ -69,6 +72,13 @@ export function parsePluginSource(input: string, cwd: string = process.cwd()): P
   }
   if (text.startsWith('pypi:')) return parsePypiSource(text.slice(5).trim());
   if (text.startsWith('openapi:')) return parseOpenApiSource(text.slice(8).trim(), cwd);
+  if (text.startsWith('container:')) {
+    const image = text.slice(10).trim();
+    if (!/^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$/.test(image) || image.length > 512) {
+      throw invalidInput(`'${text}' is not a container image: use container:IMAGE, e.g. container:ghcr.io/github/github-mcp-server:v0.20.0`);
+    }
+    return { kind: 'container', image };
+  }
   if (text.startsWith('market:')) {
     const name = text.slice(7).trim();
     if (name === '') throw invalidInput("'market:' needs a marketplace server name, e.g. market:io.github.user/server");
@@ -157,6 +167,9 @@ export function defaultNameHint(source: PluginSource): string {
     }
     case 'market':
       return source.name.split('/').pop() ?? source.name;
+    case 'container':
+      // "ghcr.io/github/github-mcp-server:v1" → "github-mcp-server".
+      return (source.image.split('@')[0]!.split('/').pop() ?? source.image).replace(/:[^:]*$/, '');
     case 'openapi': {
       // "…/petstore.yaml" → "petstore"; "https://api.example.com/v1/openapi.json" → "api.example.com-v1".
       const last = source.location.replace(/[?#].*$/, '').replace(/[/\\]+$/, '').split(/[/\\]/).pop() ?? 'api';

@@ -36,8 +36,9 @@ import { QuiverError, ErrorCodes } from '../core/errors.ts';
 import type { CgroupSupport } from './cgroup.ts';
 import { detectCgroups } from './cgroup.ts';
 import { overlayChain, overlayLayout, unsafeOverlayPath, type OverlayLayout, type OverlayTools } from './code-overlay.ts';
+import { buildContainerLaunch, type ContainerSpec } from './container.ts';
 import { launchMounts } from './host-mounts.ts';
-import type { IsolationPolicy } from './isolation-policy.ts';
+import { defaultLimits, type IsolationPolicy } from './isolation-policy.ts';
 import { sandboxBridgeScript } from './sandbox-bridge.ts';
 import type { EgressMount } from './sandbox-egress.ts';
 import type { StdioSpec } from './types.ts';
@@ -201,9 +202,9 @@ export interface LaunchDescription {
   /** 'allow-list': own network namespace, out only through the egress proxy's allow-list. */
   network: 'none' | 'allow-list' | 'host';
   /** How the process tree is kept together and killed with Quiver. */
-  treeGuard: 'bubblewrap-pid-namespace' | 'pdeathsig' | 'process-group-only';
-  /** How resource limits are enforced. */
-  limits: 'cgroup' | 'node-heap-flag' | 'none';
+  treeGuard: 'bubblewrap-pid-namespace' | 'pdeathsig' | 'process-group-only' | 'container';
+  /** How resource limits are enforced ('container': the engine's flags, runtime/container.ts). */
+  limits: 'cgroup' | 'node-heap-flag' | 'none' | 'container';
   /** How the plugin sees its own folder (specs with a `codeDir`, sandboxed): writable overlay or read-only. */
   codeFolder?: 'overlay' | 'read-only';
   warnings: string[];
@@ -216,6 +217,8 @@ export interface Launch {
   env: Record<string, string>;
   cwd: string;
   description: LaunchDescription;
+  /** A container plugin's engine and container name: whoever ends the process removes the container too. */
+  container?: { engine: string; name: string } | undefined;
 }
 
 const sandboxPath = '/usr/local/bin:/usr/bin:/bin';
@@ -254,6 +257,8 @@ export function isLoaderVariable(name: string): boolean {
 /** Builds the sandbox (or pass-through) command line for a stdio plugin. Throws when a required sandbox is unavailable. */
 export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
   const { host, policy } = context;
+  // A container image runs under the engine with the same rules as flags (issue #26).
+  if (spec.container !== undefined) return containerLaunchFor(spec, spec.container, context);
   const warnings: string[] = [];
   const cwd = spec.cwd ? resolve(spec.cwd) : context.stateDir;
   let sandboxed = policy.sandbox;
@@ -495,4 +500,38 @@ function overlayFor(codeDir: string, context: LaunchContext, warnings: string[])
   if (problem === undefined) return overlayLayout(context.stateDir, codeDir);
   warnings.push(`the plugin's folder is read-only (writes there fail with EROFS): ${problem}`);
   return undefined;
+}
+
+/** The engine command of a container plugin (runtime/container.ts), as a Launch. */
+function containerLaunchFor(spec: StdioSpec, container: ContainerSpec, context: LaunchContext): Launch {
+  const unsafe = Object.keys(spec.env).filter(isLoaderVariable);
+  if (unsafe.length > 0) {
+    throw new QuiverError(ErrorCodes.invalidInput, `plugin '${spec.pluginName}': the environment may not set ${unsafe.join(', ')} (dynamic-loader variables act on the engine that starts the container)`, {
+      details: { reason: 'unsafe_environment', pluginId: spec.pluginId, keys: unsafe },
+    });
+  }
+  const launch = buildContainerLaunch({
+    pluginId: spec.pluginId,
+    pluginName: spec.pluginName,
+    container,
+    args: spec.args,
+    env: spec.env,
+    mounts: spec.mounts,
+    policy: context.policy,
+    egressRules: spec.egress?.length ?? 0,
+    defaultLimits: { ...defaultLimits, ...spec.limits },
+    hiddenPaths: context.hiddenPaths ?? [],
+    searchPath: context.searchPath,
+    marker: { name: supervisorMarkerName, value: context.marker },
+    setpriv: context.host.setpriv,
+    stateDir: context.stateDir,
+  });
+  return {
+    command: launch.command,
+    args: launch.args,
+    env: launch.env,
+    cwd: launch.cwd,
+    description: { sandboxed: true, network: launch.network, treeGuard: 'container', limits: 'container', warnings: launch.warnings },
+    container: { engine: launch.engine.path, name: launch.name },
+  };
 }

@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { parseOrThrow } from '../core/validation.ts';
+import { containerSpecSchema } from './container.ts';
 import { hostMountSchema } from './host-mounts.ts';
 
 /** Trust levels of seed 000 §4.1 (NEXUS_OFFICIAL is called OFFICIAL in Quiver). */
@@ -130,6 +131,8 @@ export const stdioSpecSchema = z.object({
    * has no network at all. `port` 0 is never allowed.
    */
   egress: z.array(z.object({ host: z.string().min(1).max(253), port: z.number().int().min(1).max(65_535) })).max(500).optional(),
+  /** The plugin is this container image, run through docker or podman under the same rules (runtime/container.ts, issue #26). */
+  container: containerSpecSchema.optional(),
 });
 
 /** A remote plugin reached over Streamable HTTP (with an SSE fallback). */

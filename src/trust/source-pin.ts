@@ -68,5 +68,11 @@ export async function sourcePinOf(record: Pick<PluginRecord, 'sourceType' | 'sou
       return { pinned: false, description: `remote server ${str(source['url']) ?? ''} (not pinned: its code is not here)`.replace('  ', ' ') };
     case 'sync':
       return { pinned: false, description: 'a synced catalog entry (no code to pin)' };
+    case 'container': {
+      const id = str(source['imageId']);
+      return id !== undefined
+        ? { pinned: true, description: `container image ${str(source['image']) ?? ''} id ${id.slice(0, 12)} (pinned; its contents are not analysed)` }
+        : { pinned: false, description: 'a container image without a recorded id (not pinned)' };
+    }
   }
 }

@@ -63,7 +63,7 @@ export interface VerificationSubject {
   pluginId: string;
   pluginName: string;
   version: string;
-  sourceType: 'git' | 'npm' | 'path' | 'url' | 'sync' | 'openapi' | 'pypi';
+  sourceType: 'git' | 'npm' | 'path' | 'url' | 'sync' | 'openapi' | 'pypi' | 'container';
   /** Source details as installed (git: url, ref, commit; npm: package, version, integrity…). */
   source: Record<string, unknown>;
   /** The installed code folder (read it through plugins/source-files.ts), null for remote plugins. */

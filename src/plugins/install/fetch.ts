@@ -20,6 +20,7 @@ import type { FailStep, InstallStep } from './failure.ts';
 import type { Staging } from './staging.ts';
 import type { FetchedSource } from './types.ts';
 import { fetchOpenApi } from './openapi.ts';
+import { fetchContainer } from '../container/fetch.ts';
 import { buildPythonCheckout, fetchPypi, fetchPythonFolder } from './fetch-python.ts';
 import { hasOwnVenv } from '../python/folder-copy.ts';
 import { detectPythonProject } from '../python/install.ts';
@@ -189,7 +190,9 @@ export async function fetchSource(input: FetchInput): Promise<FetchedSource> {
           ? await fetchPath(input, source.path)
           : source.kind === 'openapi'
             ? await fetchOpenApi(input, source)
-            : fetchUrl(input, source.url);
+            : source.kind === 'container'
+              ? await fetchContainer(input, source.image)
+              : fetchUrl(input, source.url);
   if (request.reuseCachePath === undefined) {
     // A re-install keeps the recorded source as it is; a new fetch records what it was asked for.
     fetched.sourceRecord = { ...fetched.sourceRecord, ...(request.sourceExtras ?? {}) };

@@ -13,6 +13,7 @@ import { parseSourceJson, readSourceFile, SOURCE_FILE_LIMIT, SourceFileError } f
 import type { FailStep } from './failure.ts';
 import type { FetchedSource } from './types.ts';
 import { openApiLaunch } from './openapi.ts';
+import { containerLaunch } from '../container/fetch.ts';
 import { viaVenv } from '../python/entry-point.ts';
 import { detectPythonProject } from '../python/install.ts';
 
@@ -76,6 +77,7 @@ export async function readPluginFiles(fetched: FetchedSource, name: string, fail
 export async function resolvePluginLaunch(request: InstallRequest, fetched: FetchedSource, files: PluginFiles, fail: FailStep): Promise<StoredLaunch> {
   if (request.source.kind === 'url') return { transport: 'http', url: request.source.url };
   if (request.source.kind === 'openapi') return openApiLaunch(fetched);
+  if (request.source.kind === 'container') return containerLaunch(request, fetched);
   const { sourceRecord } = fetched;
   try {
     return await resolveLaunch({

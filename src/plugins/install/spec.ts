@@ -74,6 +74,7 @@ export function buildUpstreamSpec(input: {
     // In a sandbox the folder appears writable; the writes stay in the state folder (runtime/code-overlay.ts).
     codeDir: input.root,
     mounts: [...(input.mounts ?? [])],
+    ...(input.launch.container === undefined ? {} : { container: { image: input.launch.container.image } }),
     ...(input.stateDir === undefined ? {} : { stateDir: input.stateDir }),
   };
 }

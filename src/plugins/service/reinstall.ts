@@ -42,6 +42,8 @@ function sourceOf(record: PluginRecord, overrides: ReinstallOverrides): InstallR
       return { kind: 'url', url: String(source['url']) };
     case 'openapi':
       return { kind: 'openapi', location: String(source['location']), baseUrl: String(source['baseUrl']) };
+    case 'container':
+      return { kind: 'container', image: String(source['image']) };
     default:
       throw invalidInput(`plugin '${record.name}' registered itself through the sync API; it has no source to install from`);
   }
@@ -53,7 +55,7 @@ export async function requestOf(context: PluginContext, existing: PluginRecord, 
   // update refetches from the remote; sync (and update of a folder or URL) re-discovers what is installed.
   // A Python folder runs from its copy in the cache (folderHash, issue #26): update copies the folder again.
   const copiedFolder = existing.sourceType === 'path' && typeof previousSource['folderHash'] === 'string';
-  const refetch = mode === 'update' && (existing.sourceType === 'git' || existing.sourceType === 'npm' || existing.sourceType === 'openapi' || existing.sourceType === 'pypi' || copiedFolder);
+  const refetch = mode === 'update' && (existing.sourceType === 'git' || existing.sourceType === 'npm' || existing.sourceType === 'openapi' || existing.sourceType === 'pypi' || existing.sourceType === 'container' || copiedFolder);
   return {
     source: sourceOf(existing, overrides),
     name: existing.name,

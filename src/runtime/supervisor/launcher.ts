@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../core/logger.ts';
 import { cgroupName, type CgroupHandle } from '../cgroup.ts';
+import { removeContainer, sweepOrphanContainers } from '../container.ts';
 import { isolationPolicyFor } from '../isolation-policy.ts';
 import type { Redactor } from '../redact.ts';
 import { buildLaunch, defaultSearchPath, detectHost, sandboxUid, type HostCapabilities, type LaunchDescription } from '../sandbox.ts';
@@ -63,6 +64,7 @@ export function createLauncher(options: LauncherOptions): Launcher {
   let stateRoot = sandbox.stateRoot;
   let ownsStateRoot = false;
   let launches = 0;
+  let containersSwept = false;
 
   function host(): HostCapabilities {
     if (!hostCapabilities) {
@@ -111,11 +113,19 @@ export function createLauncher(options: LauncherOptions): Launcher {
     const capabilities = host();
     const policy = isolationPolicyFor(spec.trustLevel, { ...sandbox.defaultLimits, ...spec.limits }, { egressRules: (spec.egress?.length ?? 0) > 0 });
     const stateDir = stateDirFor(spec);
-    const cgroup = cgroupFor(spec, policy.limits);
+    if (spec.container !== undefined && !containersSwept) {
+      // Once, at the first container launch (the engine is probed then anyway): containers an
+      // earlier Quiver left when it was killed.
+      containersSwept = true;
+      const containers = sweepOrphanContainers(searchPath);
+      if (containers > 0) logger.info({ containers }, 'removed plugin containers left by an earlier Quiver process');
+    }
+    // A container's limits and network are the engine's flags (runtime/container.ts).
+    const cgroup = spec.container === undefined ? cgroupFor(spec, policy.limits) : undefined;
     let launch;
     let egress: SandboxEgress | undefined;
     try {
-      egress = await egressFor(spec, policy.network === 'allow-list' && capabilities.bubblewrap !== undefined);
+      egress = await egressFor(spec, spec.container === undefined && policy.network === 'allow-list' && capabilities.bubblewrap !== undefined);
       launch = buildLaunch(spec, {
         host: capabilities,
         policy,
@@ -139,8 +149,12 @@ export function createLauncher(options: LauncherOptions): Launcher {
       connection = await connectStdio(spec, launch, { startTimeoutMs, redact: launchOptions.redact, clock, cgroup, stopGraceMs, signal: launchOptions.signal });
     } catch (error) {
       await egress?.close();
+      if (launch.container) await removeContainer(launch.container.engine, launch.container.name);
       throw error;
     }
+    // Killing the engine client may leave its container running: remove it by name.
+    const container = launch.container;
+    if (container) connection.onEnd(() => void removeContainer(container.engine, container.name));
     // The proxy lives exactly as long as the process it serves.
     if (egress) connection.onEnd(() => void egress.close());
     return connection;

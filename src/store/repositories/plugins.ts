@@ -8,7 +8,7 @@ import type { Queryable } from '../database.ts';
 import { jsonParam, timeParam, toDate, toDateOrNull } from './mapping.ts';
 
 /** Where a plugin came from (the schema's `source_type`). */
-export type PluginSourceType = 'git' | 'npm' | 'path' | 'url' | 'sync' | 'openapi' | 'pypi';
+export type PluginSourceType = 'git' | 'npm' | 'path' | 'url' | 'sync' | 'openapi' | 'pypi' | 'container';
 /** Lifecycle of an installed plugin. */
 export type PluginStatus = 'active' | 'disabled' | 'failed' | 'removed';
 

@@ -90,6 +90,13 @@ export const sourceStage: Stage = async (context) => {
         issues: [{ severity: 'low', code: 'remote_api_unseen', message: `a REST API described by OpenAPI: the document is pinned (sha256 ${String(subject.source['sha256'] ?? 'unknown').slice(0, 16)}…) and served by Quiver's own code; the API behind ${String(subject.source['baseUrl'] ?? 'its base URL')} is not verified` }],
       };
       break;
+    case 'container':
+      // Issue #26: the image is pinned by id, but its contents are not analysed (no static analysis sees into an image).
+      result = {
+        score: 30,
+        issues: [{ severity: 'medium', code: 'container_image_unseen', message: `a container image (${String(subject.source['image'] ?? 'unknown')}, id ${String(subject.source['imageId'] ?? 'unknown').slice(0, 12)}): pinned by id, but its contents are not analysed; only what it serves is verified` }],
+      };
+      break;
     default:
       result = { score: 0, issues: [{ severity: 'high', code: 'no_source', message: 'registered through sync: there is no source to verify' }] };
   }

@@ -130,6 +130,10 @@ export function createStaticAnalysisStage(options: { limits?: CodeFileLimits } =
     if (subject.codeDir === null) {
       return { score: 50, issues: [{ severity: 'info', code: 'no-code', message: 'a remote plugin: there is no code to analyse' }], metrics: { files: 0 } };
     }
+    if (subject.sourceType === 'container') {
+      // Issue #26: the code is inside an image this stage does not open; its folder holds only container.json.
+      return { score: 0, issues: [{ severity: 'medium', code: 'container-image-unseen', message: `a container image (${String(subject.source['image'] ?? 'unknown')}): its code is inside the image, which static analysis does not open; nothing here vouches for it` }], metrics: { files: 0 } };
+    }
     context.progress('static analysis: reading the dependency tree');
     const { root, ownDir } = codeLayout(subject.codeDir, subject.source);
     const tree = await readPackageTree(root, { ownDir });
