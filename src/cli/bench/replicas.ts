@@ -95,7 +95,7 @@ export function writeEchoPlugin(folder: string): void {
   writeFileSync(join(folder, 'package.json'), JSON.stringify({ name: 'bench-echo', version: '1.0.0', description: 'Echo server', main: 'server.mjs' }));
 }
 
-async function withDatabase<T>(adminUrl: string, body: (url: string) => Promise<T>): Promise<T> {
+export async function withDatabase<T>(adminUrl: string, body: (url: string) => Promise<T>): Promise<T> {
   const name = `quiver_bench_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();

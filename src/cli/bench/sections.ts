@@ -27,6 +27,14 @@ import { benchSharedLimits } from './shared-limits.ts';
 import { benchRollouts } from './rollouts.ts';
 import { benchSessionEvents } from './session-events.ts';
 import { benchResandbox } from './resandbox.ts';
+import { benchTwoEras } from './two-eras.ts';
+import { benchModernReplicas } from './replicas-modern.ts';
+
+/** A positive integer from the environment (short configurable runs), else `fallback`. */
+function envCount(name: string, fallback: number): number {
+  const value = Number(process.env[name]);
+  return Number.isInteger(value) && value > 0 ? value : fallback;
+}
 
 /** One named benchmark. */
 export interface BenchSection {
@@ -123,6 +131,18 @@ export const benchSections: BenchSection[] = [
     name: 'replicas',
     target: 'issue #16: search + call through HAProxy, 1 vs 3 replicas on one PostgreSQL (ratio; 2 cores bound the absolute figure), and the latency shared session state adds over in-memory sessions',
     run: () => benchReplicas(),
+  },
+  {
+    name: 'twoEras',
+    target:
+      'issue #24: per era default (2025 search, 2026 still), over HTTP and stdio: tools/list bytes before and after N searches (2026: unchanged, so the prompt cache survives), list tokens per turn, search_tools p50/p99 (QUIVER_BENCH_TWO_ERAS_SEARCHES, default 3; QUIVER_BENCH_TWO_ERAS_TIMED, default 40)',
+    run: () => benchTwoEras({ searches: envCount('QUIVER_BENCH_TWO_ERAS_SEARCHES', 3), timedSearches: envCount('QUIVER_BENCH_TWO_ERAS_TIMED', 40) }),
+  },
+  {
+    name: 'modernReplicas',
+    target:
+      'issue #24: 2026-07-28 search + call_tool through HAProxy, 1 vs 3 replicas on one PostgreSQL (ratio; no session rows; QUIVER_BENCH_MODERN_REPLICAS_CLIENTS, default 8; QUIVER_BENCH_MODERN_REPLICAS_MS, default 10000)',
+    run: () => benchModernReplicas({ clients: envCount('QUIVER_BENCH_MODERN_REPLICAS_CLIENTS', 8), durationMs: envCount('QUIVER_BENCH_MODERN_REPLICAS_MS', 10_000) }),
   },
   {
     name: 'sessionEvents',
