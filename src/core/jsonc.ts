@@ -1,49 +1,22 @@
 /**
  * @module core/jsonc
  * JSON with comments and trailing commas, as VS Code writes `.vscode/mcp.json` and
- * `settings.json`: comments and trailing commas are blanked out (outside strings), then the
- * text goes through `JSON.parse`, so positions in error messages stay right.
+ * `settings.json`, read with VS Code's own parser (`jsonc-parser`, no dependencies), so what
+ * VS Code accepts is what Quiver accepts. An error names its line and column.
  */
+// jsonc-parser ships a UMD build as its main: Node's ESM loader sees its exports on the default only.
+import jsonc from 'jsonc-parser';
 
-/** Strips `//` and `/* *\/` comments and trailing commas outside strings; the rest is untouched. */
-export function stripJsonComments(text: string): string {
-  const out = text.split('');
-  let i = 0;
-  let lastSignificant = -1; // index of the last non-space character kept, to find trailing commas
-  while (i < out.length) {
-    const char = out[i]!;
-    if (char === '"') {
-      lastSignificant = i;
-      i += 1;
-      while (i < out.length && out[i] !== '"') i += out[i] === '\\' ? 2 : 1;
-      lastSignificant = i;
-      i += 1;
-    } else if (char === '/' && out[i + 1] === '/') {
-      while (i < out.length && out[i] !== '\n') out[i++] = ' ';
-    } else if (char === '/' && out[i + 1] === '*') {
-      out[i++] = ' ';
-      out[i++] = ' ';
-      while (i < out.length && !(out[i] === '*' && out[i + 1] === '/')) {
-        if (out[i] !== '\n') out[i] = ' ';
-        i += 1;
-      }
-      if (i < out.length) {
-        out[i++] = ' ';
-        out[i++] = ' ';
-      }
-    } else if (char === '}' || char === ']') {
-      if (lastSignificant >= 0 && out[lastSignificant] === ',') out[lastSignificant] = ' ';
-      lastSignificant = i;
-      i += 1;
-    } else {
-      if (!/\s/.test(char)) lastSignificant = i;
-      i += 1;
-    }
-  }
-  return out.join('');
-}
-
-/** Parses JSON that may carry comments and trailing commas; throws SyntaxError like `JSON.parse`. */
+/** Parses JSON that may carry comments and trailing commas; throws SyntaxError (with line and column) like `JSON.parse`. */
 export function parseJsonc(text: string): unknown {
-  return JSON.parse(stripJsonComments(text.replace(/^\uFEFF/, '')));
+  const errors: jsonc.ParseError[] = [];
+  const value: unknown = jsonc.parse(text.replace(/^\uFEFF/, ''), errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: false });
+  const first = errors[0];
+  if (first !== undefined) {
+    const before = text.replace(/^\uFEFF/, '').slice(0, first.offset);
+    const line = before.split('\n').length;
+    const column = first.offset - before.lastIndexOf('\n');
+    throw new SyntaxError(`${jsonc.printParseErrorCode(first.error)} at line ${line}, column ${column}`);
+  }
+  return value;
 }
