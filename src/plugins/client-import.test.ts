@@ -85,7 +85,13 @@ describe('client configuration import (client-import.ts)', () => {
   });
 
   it('reports what it cannot install, with the reason', async () => {
-    assert.match(skipped(await planClientServer('gh', { command: 'docker', args: ['run', '-i', 'ghcr.io/github/github-mcp-server'] })), /a container \(ghcr\.io\/github\/github-mcp-server\).*--cap-drop ALL.*api\.githubcopilot\.com/);
+    // A container entry: a container:IMAGE plugin where an engine runs (podman here, scripts/provision/system.sh;
+    // the refusal without one is import-container.test.ts's), refused when it would loosen the rules.
+    const gh = await planClientServer('gh', { command: 'docker', args: ['run', '-i', '-e', 'TOKEN', 'ghcr.io/github/github-mcp-server'], env: { TOKEN: 't' } });
+    assert.ok(gh.action === 'install', JSON.stringify(gh));
+    assert.equal(gh.source, 'container:ghcr.io/github/github-mcp-server');
+    assert.deepEqual(gh.options.secrets, { TOKEN: 't' });
+    assert.match(skipped(await planClientServer('priv', { command: 'docker', args: ['run', '-i', '--privileged', 'x'] })), /would loosen the sandbox's rules/);
     assert.match(skipped(await planClientServer('weird', { command: 'ruby', args: ['s.rb'] })), /'ruby' is not one Quiver can install/);
     assert.match(skipped(await planClientServer('off', { command: 'npx', args: ['pkg'], disabled: true })), /disabled/);
     assert.match(skipped(await planClientServer('ld', { command: 'npx', args: ['pkg'], env: { LD_PRELOAD: '/x.so' } })), /outside its sandbox/);

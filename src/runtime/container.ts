@@ -25,17 +25,10 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, lstatSync } from 'node:fs';
-import { z } from 'zod';
 import { QuiverError, ErrorCodes } from '../core/errors.ts';
 import { launchMounts, protectedOverlap } from './host-mounts.ts';
+import type { ContainerSpec } from './container-spec.ts';
 import type { IsolationPolicy } from './isolation-policy.ts';
-
-/** What a stdio spec carries when its plugin is a container image. */
-export const containerSpecSchema = z.object({
-  /** The image reference as the engine resolves it (`ghcr.io/o/x:1`, `localhost/x:latest`). */
-  image: z.string().min(1).max(512).regex(/^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$/, 'not an image reference'),
-});
-export type ContainerSpec = z.output<typeof containerSpecSchema>;
 
 /** A container engine on PATH, and why it cannot run containers when it cannot. */
 export interface DetectedEngine {

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { parseOrThrow } from '../core/validation.ts';
-import { containerSpecSchema } from './container.ts';
+import { containerSpecSchema } from './container-spec.ts';
 import { hostMountSchema } from './host-mounts.ts';
 
 /** Trust levels of seed 000 §4.1 (NEXUS_OFFICIAL is called OFFICIAL in Quiver). */
