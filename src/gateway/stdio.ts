@@ -15,6 +15,7 @@ import { StdioServerTransport as ModernStdioServerTransport, serveStdio } from '
 import type { SessionIdentity } from './backend.ts';
 import { observeMcpTransport, type McpRequestObserver } from '../telemetry/index.ts';
 import type { Gateway, GatewaySession } from './gateway.ts';
+import type { Server as ModernServer } from '@modelcontextprotocol/server';
 
 export interface RunStdioGatewayOptions {
   gateway: Gateway;
@@ -112,8 +113,19 @@ export async function runStdioGateway(options: RunStdioGatewayOptions): Promise<
     if (claimsModernEra(line)) {
       era = 'modern';
       const transport = new ModernStdioServerTransport(input, stdout);
-      const handle = serveStdio(() => options.gateway.modernServer(options.identity), { legacy: 'reject', transport });
-      closeConnection = () => handle.close();
+      // The entry pins one server for the connection; its list-change notifications go to the
+      // connection's subscriptions/listen streams (stamped with each id, filtered), never unasked.
+      let pinned: ModernServer | undefined;
+      const handle = serveStdio(async () => (pinned = await options.gateway.modernServer(options.identity)), { legacy: 'reject', transport });
+      // Issue #24: a catalog change (install, enablement, rules) reaches this client's listen streams.
+      const stopListsChanged = options.gateway.onListsChanged(() => {
+        if (!pinned) return;
+        void Promise.allSettled([pinned.sendToolListChanged(), pinned.sendPromptListChanged(), pinned.sendResourceListChanged()]);
+      });
+      closeConnection = async () => {
+        stopListsChanged();
+        await handle.close();
+      };
       return;
     }
     era = 'legacy';
