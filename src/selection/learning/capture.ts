@@ -22,6 +22,9 @@ export interface CaptureResult {
   /** Rows written and ids trimmed, for the scope's in-memory overlay. */
   written: LearnedExampleRow[];
   removed: string[];
+  /** Who taught, and the session the calls belong to (its user's when it has none), for "called after". */
+  contributor?: string;
+  sessionKey?: string;
 }
 
 /** The tool quarantine check (issue #10); a tool it names teaches nothing. */
@@ -65,13 +68,15 @@ export async function captureObservation(
   if (key.replace(/<[a-z]+>/g, '').trim().length < 3) return nothing('too_short');
   const orgScope = orgScopeOf(request.orgId);
   const flagged = new Set(observation.flaggedToolIds);
-  const result: CaptureResult = { orgScope, learned: [], skipped: [], written: [], removed: [] };
+  const contributor = contributorOf(request);
+  const sessionKey = request.sessionId ? `session:${request.sessionId}` : contributor;
+  const result: CaptureResult = { orgScope, learned: [], skipped: [], written: [], removed: [], contributor, sessionKey };
   for (const toolId of new Set(observation.calledToolIds)) {
     if (flagged.has(toolId)) result.skipped.push('flagged');
     else if (await quarantined(deps.isQuarantined, toolId)) result.skipped.push('quarantined');
     else if (await isLearningBlocked(db, orgScope, toolId)) result.skipped.push('blocked');
     else {
-      const write = { orgScope, toolId, text, textKey: key, contributor: contributorOf(request), source: observation.source, at: deps.clock() };
+      const write = { orgScope, toolId, text, textKey: key, contributor, source: observation.source, at: deps.clock() };
       const { written, removed } = await db.transaction((tx) => upsertLearnedExample(tx, write, { perTool: settings.perToolCap, perContributor: perContributorCap(settings) }));
       result.learned.push(toolId);
       result.written.push(written);

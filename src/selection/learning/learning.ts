@@ -21,6 +21,8 @@ import {
 } from '../../store/repositories/learned-examples.ts';
 import type { OutcomeObservation, OutcomeObserver } from '../engine/types.ts';
 import { captureObservation, type QuarantineCheck, type SkipReason } from './capture.ts';
+import { deleteExpiredTransitions, loadScopeTransitions, recordTransitions } from '../../store/repositories/learned-transitions.ts';
+import { buildCalledAfter, createSessionTrail, transitionsOf, type CalledAfterOverlay } from './called-after.ts';
 import { contentTerms, type ScopeOverlay } from './overlay.ts';
 
 /** A request as the overlays score it. */
@@ -53,6 +55,8 @@ export interface LearningStats {
   errors: number;
   scopes: number;
   examples: number;
+  /** "Called after" transitions recorded since start. */
+  transitions: number;
   /** The similarity floor in use (absent until calibrated). */
   minSimilarity?: number;
   /** How the floor was computed for this embedder (issue #25). */
@@ -66,6 +70,8 @@ export interface Learning extends OutcomeObserver {
   readonly settings: LearningSettings;
   /** A scope's overlay as built now (never waits; loads in the background when missing or stale). */
   overlayFor(orgId: string | null): ScopeOverlay | undefined;
+  /** A scope's "called after" transitions as loaded now (never waits; loads in the background). */
+  calledAfterFor(orgId: string | null): CalledAfterOverlay | undefined;
   /** A request's vector and content terms (memoised). */
   analyseQuery(query: string): Promise<AnalysedQuery>;
   /** Resolves when every observation so far is written and ranks. */
@@ -92,7 +98,7 @@ export function createLearning(options: LearningOptions): Learning {
   const logger = options.logger ?? silentLogger;
   const clock = options.clock ?? (() => new Date());
   const { db, embedder } = options;
-  const counters = { observed: 0, learned: 0, errors: 0, skipped: {} as Partial<Record<SkipReason, number>> };
+  const counters = { observed: 0, learned: 0, errors: 0, transitions: 0, skipped: {} as Partial<Record<SkipReason, number>> };
 
   // One queue: captures and scope loads run one at a time, off every search's path.
   let tail: Promise<void> = Promise.resolve();
@@ -155,6 +161,41 @@ export function createLearning(options: LearningOptions): Learning {
     for (const reason of result.skipped) counters.skipped[reason] = (counters.skipped[reason] ?? 0) + 1;
     counters.learned += result.learned.length;
     if (result.learned.length > 0 && result.orgScope !== undefined) markChanged(result.orgScope, result.written, result.removed);
+    if (result.learned.length > 0 && result.orgScope !== undefined && result.sessionKey !== undefined && result.contributor !== undefined) {
+      await learnTransitions(result.orgScope, result.sessionKey, result.contributor, result.learned);
+    }
+  }
+
+  // "Called after" (called-after.ts): only the tools capture let learn take part, so every guard
+  // of learned examples holds here too. The session's previous calls live in memory only.
+  const trail = createSessionTrail({ ttlMs: 30 * 60_000, maxSessions: 10_000, toolsPerSession: 4 });
+  const transitionScopes = new Map<string, { counts: Map<string, number>; overlay: CalledAfterOverlay; at: number }>();
+  const transitionLoads = new Set<string>();
+  const pairKey = (from: string, to: string) => `${from}\u0000${to}`;
+  function setTransitions(orgScope: string, counts: Map<string, number>, at: number): void {
+    const list = [...counts].map(([key, contributors]) => {
+      const [fromTool, toTool] = key.split('\u0000') as [string, string];
+      return { fromTool, toTool, contributors };
+    });
+    transitionScopes.set(orgScope, { counts, overlay: buildCalledAfter(list), at });
+  }
+  async function reloadTransitions(orgScope: string): Promise<void> {
+    const rows = await loadScopeTransitions(db, orgScope);
+    setTransitions(orgScope, new Map(rows.map((row) => [pairKey(row.fromTool, row.toTool), row.contributors])), clock().getTime());
+  }
+  async function learnTransitions(orgScope: string, sessionKey: string, contributor: string, called: readonly string[]): Promise<void> {
+    const now = clock().getTime();
+    const key = `${orgScope}\u0000${sessionKey}`;
+    const pairs = transitionsOf(trail.previous(key, now), called);
+    trail.remember(key, [...trail.previous(key, now), ...called], now);
+    if (pairs.length === 0) return;
+    const at = clock();
+    await db.transaction((tx) =>
+      recordTransitions(tx, pairs.map(([fromTool, toTool]) => ({ orgScope, fromTool, toTool, contributor, at })), { perTool: settings.perToolCap }),
+    );
+    counters.transitions += pairs.length;
+    // A scope held in memory is re-read (counts are per distinct contributor, which the database knows).
+    if (transitionScopes.has(orgScope)) await reloadTransitions(orgScope);
   }
 
   // Captures queued together update their scope once, after the last of them (in memory:
@@ -191,8 +232,10 @@ export function createLearning(options: LearningOptions): Learning {
 
   async function sweep(): Promise<string[]> {
     if (settings.retentionDays <= 0) return [];
-    const touched = await deleteExpiredExamples(db, new Date(clock().getTime() - settings.retentionDays * 86_400_000));
+    const before = new Date(clock().getTime() - settings.retentionDays * 86_400_000);
+    const touched = await deleteExpiredExamples(db, before);
     await afterWrite(touched);
+    for (const orgScope of await deleteExpiredTransitions(db, before)) if (transitionScopes.has(orgScope)) await reloadTransitions(orgScope);
     return touched;
   }
 
@@ -203,6 +246,23 @@ export function createLearning(options: LearningOptions): Learning {
       schedule(() => capture(observation));
     },
     overlayFor: (orgId) => scopes.current(orgScopeOf(orgId)),
+    calledAfterFor(orgId) {
+      const orgScope = orgScopeOf(orgId);
+      const entry = transitionScopes.get(orgScope);
+      if ((!entry || clock().getTime() - entry.at > settings.refreshMs) && !transitionLoads.has(orgScope)) {
+        transitionLoads.add(orgScope);
+        schedule(async () => {
+          try {
+            await reloadTransitions(orgScope);
+          } catch (error) {
+            logger.warn({ err: error, orgScope }, 'learning: could not load called-after transitions; ranking without them');
+          } finally {
+            transitionLoads.delete(orgScope);
+          }
+        });
+      }
+      return entry?.overlay;
+    },
     async analyseQuery(query) {
       const cached = analysed.get(query);
       if (cached) return cached;
@@ -229,9 +289,10 @@ export function createLearning(options: LearningOptions): Learning {
     async setEnabled(toolId, enabled, orgId) {
       const orgScope = orgId === undefined ? null : orgScopeOf(orgId);
       await setLearningBlocked(db, orgScope, toolId, !enabled);
-      // A block hides the tool's examples from ranking: rebuild what is loaded.
+      // A block hides the tool's examples and transitions from ranking: rebuild what is loaded.
       if (orgScope === null) await scopes.reloadAll();
       else await afterWrite([orgScope]);
+      for (const held of [...transitionScopes.keys()]) if (orgScope === null || held === orgScope) await reloadTransitions(held);
     },
     blocks: (toolId) => learningBlocks(db, toolId),
     counts: (orgId) => countLearnedExamples(db, orgId === undefined ? undefined : orgScopeOf(orgId)),

@@ -7,6 +7,7 @@
  * any failure here falls back to the shared ranking with a warning.
  */
 import type { RetrievalHit, RetrievalSearchOptions, SelectionRetrieval } from '../retrieval.ts';
+import { pullSuccessors } from './called-after.ts';
 import type { Learning } from './learning.ts';
 
 type Found = { results: RetrievalHit[]; warnings?: string[] };
@@ -34,8 +35,23 @@ async function baseScores(base: SelectionRetrieval, query: string, found: Found,
   return scores;
 }
 
-/** Wraps `base` with the learned-example overlay of each request's organisation. */
-export function withLearnedExamples(base: SelectionRetrieval, learning: Pick<Learning, 'overlayFor' | 'analyseQuery'>): SelectionRetrieval {
+/** Wraps `base` with the learned-example overlay and the "called after" transitions of each request's organisation. */
+export function withLearnedExamples(base: SelectionRetrieval, learning: Pick<Learning, 'overlayFor' | 'analyseQuery' | 'calledAfterFor'>): SelectionRetrieval {
+  const boosted = withBoosts(base, learning);
+  return {
+    ...boosted,
+    async search(query, options) {
+      const found = await boosted.search(query, options);
+      if (options.orgId === undefined) return found;
+      const transitions = learning.calledAfterFor(options.orgId);
+      if (!transitions || transitions.size === 0) return found;
+      return { ...found, results: pullSuccessors(found.results, transitions, { k: options.k, candidateIds: options.candidateIds }) };
+    },
+  };
+}
+
+/** The learned-example boosts alone. */
+function withBoosts(base: SelectionRetrieval, learning: Pick<Learning, 'overlayFor' | 'analyseQuery'>): SelectionRetrieval {
   return {
     method: base.method,
     build: (documents) => base.build(documents),
