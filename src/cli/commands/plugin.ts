@@ -102,7 +102,7 @@ function sourceFrom(context: CliContext, text: string): string {
 
 const add: CommandSpec = {
   path: ['plugin', 'add'],
-  summary: 'Install a plugin: git URL (--ref), npm:<package>, a folder, an http(s) MCP endpoint, market:<name>, or openapi:<file or URL> (a REST API, --base-url).',
+  summary: 'Install a plugin: git URL (--ref), npm:<package>, a folder, an http(s) MCP endpoint, market:<name>, openapi:<file or URL> (a REST API, --base-url), or container:<image> (run through docker or podman).',
   usage: 'SOURCE [--name N] [--ref R] [--path DIR] [--workspace W] [--project P] [--header K=V]... [--secret K=V]... [--arg A]... [--mount DIR[:ro|:rw]]... [--bin B] [--base-url URL] [--trusted]',
   options: {
     name: { type: 'string', valueName: 'N', description: 'install under this name (kebab-case)', defaultHelp: 'derived from the source' },
