@@ -31,6 +31,8 @@ export interface QuiverConfig {
    * (`QUIVER_HTTP_MAX_CONNECTIONS_PER_CLIENT`, default 1024, 0 = no cap).
    */
   http: { host: string; port: number; allowAllInterfaces: boolean; headersTimeoutMs: number; requestTimeoutMs: number; maxConnectionsPerClient: number };
+  /** The built-in authorization server (issue #27, `QUIVER_AUTH_*`, docs/authorization.md). */
+  authServer: AuthServerConfig;
   logLevel: (typeof logLevels)[number];
   /** 32-byte key for secrets at rest, if given (else a generated key file is used). */
   secretKey: string | undefined;
@@ -230,6 +232,21 @@ export interface OAuthConfig {
   organisations: Record<string, z.output<typeof admittedOrganisationSchema>>;
 }
 
+/**
+ * The built-in authorization server (issue #27): `auto` (the default) runs it when `quiver serve`
+ * binds a loopback address and no external issuer is configured; `on` runs it on any bind (then
+ * `QUIVER_AUTH_ISSUER` names the public origin, unless loopback); `off` never.
+ */
+export interface AuthServerConfig {
+  mode: 'auto' | 'on' | 'off';
+  /** The issuer identifier: Quiver's public origin (`https://quiver.example.com`); default `http://<bind host>:<port>`. */
+  issuer: string | undefined;
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  /** Tests only (`QUIVER_AUTH_TEST_PRIVATE_CLIENT_METADATA=1`): fetch Client ID Metadata Documents from loopback and private addresses. */
+  allowPrivateClientMetadata: boolean;
+}
+
 /** Settings given on the command line, which win over the environment. */
 export interface ConfigOverrides {
   dataDir?: string | undefined;
@@ -363,6 +380,16 @@ const envSchema = z.object({
   QUIVER_OAUTH_ORG_CLAIM: z.string().min(1).max(200).default('org'),
   QUIVER_OAUTH_USER_CLAIM: z.string().min(1).max(200).default('sub'),
   QUIVER_OAUTH_ROLES_CLAIM: z.string().min(1).max(200).default('groups'),
+  QUIVER_AUTH_SERVER: z.enum(['auto', 'on', 'off']).default('auto'),
+  QUIVER_AUTH_ISSUER: z
+    .string()
+    .url()
+    .refine((text) => { const url = new URL(text); return /^https?:$/.test(url.protocol) && (url.pathname === '/' || url.pathname === '') && !url.search && !url.hash; }, 'an http(s) origin without path, query or fragment (https://quiver.example.com)')
+    .transform((text) => new URL(text).origin)
+    .optional(),
+  QUIVER_AUTH_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(3600),
+  QUIVER_AUTH_REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(365 * 86_400).default(30 * 86_400),
+  QUIVER_AUTH_TEST_PRIVATE_CLIENT_METADATA: z.enum(['0', '1']).default('0'),
 });
 
 /** The OAuth settings, or undefined when no issuer is configured; fails fast on a bad organisation map. */
@@ -525,6 +552,13 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
       maxQueuedSearches: values.QUIVER_MCP_MAX_QUEUED_SEARCHES,
       maxWaitMs: values.QUIVER_MCP_MAX_WAIT_MS,
       sessionStore: values.QUIVER_MCP_SESSIONS,
+    },
+    authServer: {
+      mode: values.QUIVER_AUTH_SERVER,
+      issuer: values.QUIVER_AUTH_ISSUER,
+      accessTokenTtlSeconds: values.QUIVER_AUTH_ACCESS_TOKEN_TTL_SECONDS,
+      refreshTokenTtlSeconds: values.QUIVER_AUTH_REFRESH_TOKEN_TTL_SECONDS,
+      allowPrivateClientMetadata: values.QUIVER_AUTH_TEST_PRIVATE_CLIENT_METADATA === '1',
     },
     trust: {
       runtimeThreshold: values.QUIVER_TRUST_RUNTIME_THRESHOLD,

@@ -14,6 +14,7 @@ import { QUIVER_VERSION } from '../core/version.ts';
 import { isPublicBindHost } from '../config.ts';
 import type { App } from './app-type.ts';
 import { createApi } from '../api/app.ts';
+import { createBuiltInAuthorizationServer } from './authorization-server.ts';
 import type { ExposureMode, SessionIdentity } from '../gateway/backend.ts';
 import { createGateway, type Gateway } from '../gateway/gateway.ts';
 import { runStdioGateway, type StdioGateway } from '../gateway/stdio.ts';
@@ -165,7 +166,9 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
   // DNS-rebinding protection: only these Host names reach /mcp (and, without a configured resource URL, name the OAuth resource).
   const allowedHosts = isPublicBindHost(host) ? ['127.0.0.1', 'localhost', '::1', host] : ['127.0.0.1', 'localhost', '::1'];
   // Issue #27: access tokens beside API keys, the protected resource metadata and its challenges.
-  const resourceServer = createResourceServer(app.apiKeys, app.config.oauth, allowedHosts);
+  // ... from an external issuer, or from the built-in authorization server (loopback binds by default).
+  const authorizationServer = createBuiltInAuthorizationServer(app, host);
+  const resourceServer = createResourceServer(app.apiKeys, app.config.oauth, allowedHosts, authorizationServer?.tokens);
   const mcp = mcpRoutes({
     gateway: appGateway.gateway,
     ...(sessionStore ? { sessionStore } : {}),
@@ -181,14 +184,17 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
     apiKeys: app.apiKeys,
     authenticator: resourceServer.authenticator,
     ...(resourceServer.challenge ? { challenge: resourceServer.challenge } : {}),
-    modules: [...app.apiModules(), ...resourceServer.modules, mcp],
+    modules: [...app.apiModules(), ...resourceServer.modules, ...(authorizationServer?.modules ?? []), mcp],
     logger: app.logger,
     telemetry: app.telemetry,
   });
   // Issue #23: read timeouts, a per-client connection cap, Connection: close after a 408/413.
-  const guard = createHttpGuard(app.config.http, (request: Request, env: { incoming?: unknown }) => api.fetch(request, env));
+  const guard = createHttpGuard(app.config.http, (request: Request, env: { incoming?: unknown }) =>
+    authorizationServer?.server.handles(request) ? authorizationServer.server.fetch(request, env as never) : api.fetch(request, env),
+  );
   const server = serve({ fetch: guard.fetch, hostname: host, port, serverOptions: guard.serverOptions });
   guard.attach(server as HttpServerType);
+  authorizationServer?.attach(server as HttpServerType);
   const unwatch = app.telemetry.watch({ sessions: [() => mcp.handler.sessionCount] });
   let forwarding: ControlSocket | undefined;
   let adminKey: string | undefined;

@@ -5,6 +5,7 @@
  * authorization server is configured, and its claims become a principal (`token-principal`).
  * Both kinds work side by side. Without OAuth configured a JWT is just an unknown key.
  */
+import type { JWTPayload } from 'jose';
 import { QuiverError, ErrorCodes } from '../../core/errors.ts';
 import type { ApiKeyService, Principal } from '../api-keys.ts';
 import { looksLikeJwt, type JwtVerifier } from './jwt-verifier.ts';
@@ -20,7 +21,10 @@ export interface Authenticator {
 /** Access-token settings of the authenticator. */
 export interface AccessTokenSettings {
   verifier: JwtVerifier;
-  mapping: ClaimMapping;
+  /** How claims become a principal (an external issuer's claim mapping) ... */
+  mapping?: ClaimMapping;
+  /** ... or a function (the built-in authorization server reads the account). */
+  principalOf?: (claims: JWTPayload) => Promise<Principal>;
   resource: ProtectedResourceSettings;
   /** Hosts that may name the resource when no identifier is configured. */
   allowedHosts: readonly string[];
@@ -37,6 +41,8 @@ export function createAuthenticator(options: { apiKeys: Pick<ApiKeyService, 'aut
         throw new QuiverError(ErrorCodes.unauthorized, 'access tokens are accepted only at the configured resource URL (QUIVER_OAUTH_RESOURCE) or a loopback host');
       }
       const claims = await tokens.verifier.verify(presented, audience);
+      if (tokens.principalOf) return tokens.principalOf(claims);
+      if (!tokens.mapping) throw new QuiverError(ErrorCodes.unauthorized, 'access tokens are not accepted here');
       return principalFromClaims(claims, tokens.mapping);
     },
   };

@@ -27,6 +27,8 @@ export interface JwtVerifierOptions {
   issuer: string;
   /** The JWKS URL; default: `jwks_uri` from the issuer's metadata. */
   jwksUrl?: string | undefined;
+  /** The keys themselves (Quiver's own authorization server): no JWKS is fetched. */
+  keys?: (() => Promise<Parameters<typeof jwtVerify>[1]>) | undefined;
   /** Leeway for `exp` / `nbf`, seconds (default 5). */
   clockToleranceSeconds?: number | undefined;
   /** The fetch used for metadata discovery (tests, proxies); default global fetch. */
@@ -122,7 +124,7 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
     async verify(token, audience) {
       if (!looksLikeJwt(token)) throw refused('the access token is not a JWT');
       try {
-        const { payload } = await jwtVerify(token, await keySet(), {
+        const { payload } = await jwtVerify(token, options.keys ? await options.keys() : await keySet(), {
           issuer: options.issuer,
           audience,
           algorithms: [...ACCEPTED_ALGORITHMS],

@@ -5,6 +5,7 @@
 import type { CommandSpec } from '../command.ts';
 import { serveCommand } from './serve.ts';
 import { keysCommands } from './keys.ts';
+import { userCommands } from './users.ts';
 import { benchCommand } from './bench.ts';
 import { manifestCheckCommand } from './manifest.ts';
 import { toolsCommands } from './tools.ts';
@@ -25,4 +26,4 @@ import { learnedExampleCommands } from './learned-examples.ts';
 import { pidCommands } from './pid.ts';
 
 /** All commands. */
-export const commands: CommandSpec[] = [serveCommand, ...pluginCommands, ...rolloutCommands, ...pluginEnvCommands, ...pluginMountCommands, ...pinningCommands, ...trustCommands, importCommand, clientConfigCommand, ...workspaceCommands, ...toolsCommands, ...learnedExampleCommands, ...pidCommands, ...selectionCommands, ...embeddingsCommands, ...verifyCommands, manifestCheckCommand, evalCommand, ...keysCommands, benchCommand];
+export const commands: CommandSpec[] = [serveCommand, ...pluginCommands, ...rolloutCommands, ...pluginEnvCommands, ...pluginMountCommands, ...pinningCommands, ...trustCommands, importCommand, clientConfigCommand, ...workspaceCommands, ...toolsCommands, ...learnedExampleCommands, ...pidCommands, ...selectionCommands, ...embeddingsCommands, ...verifyCommands, manifestCheckCommand, evalCommand, ...keysCommands, ...userCommands, benchCommand];
