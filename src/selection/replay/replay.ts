@@ -53,6 +53,8 @@ export interface ReplayReport {
   shuffled: boolean;
   windows: ReplayWindow[];
   overall: ReplayWindow;
+  /** The multi-tool requests alone (absent when the stream has none): where plan steps and "called after" act. */
+  multiTool?: ReplayWindow;
   durationMs: number;
 }
 
@@ -164,6 +166,7 @@ export async function runReplay(input: {
     shuffled: settings.shuffle === true,
     windows: windowsOf(scored, settings.window),
     overall: summarizeWindow(scored, 1),
+    ...(scored.some((s) => s.multi) ? { multiTool: summarizeWindow(scored.filter((s) => s.multi), 1) } : {}),
     durationMs: Math.round(performance.now() - started),
   };
 }

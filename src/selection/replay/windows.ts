@@ -13,6 +13,10 @@ export const replayRecallKs = [1, 3, 5] as const;
 /** One scored interaction. */
 export interface ScoredInteraction {
   recall: Map<number, number>;
+  /** 1 when every gold item was offered within each cut-off. */
+  completeness: Map<number, number>;
+  /** The request has more than one gold item (a multi-tool request). */
+  multi: boolean;
   reciprocalRank: number;
   /** The simulated model called a gold tool. */
   calledGold: boolean;
@@ -28,6 +32,8 @@ export interface ReplayWindow {
   'recall@1': number;
   'recall@3': number;
   'recall@5': number;
+  /** Share of interactions with every gold item in the top 5 (Comp@5; a single-tool request: its recall@5). */
+  'comp@5': number;
   mrr: number;
   /** Share of interactions where the model called a gold tool (it was offered). */
   called: number;
@@ -38,7 +44,7 @@ export interface ReplayWindow {
 /** Scores one interaction from the offered ranking and the query's gold items. */
 export function scoreInteraction(offered: readonly string[], items: RelevantItems, outcome: { calledGold: boolean; noisy: boolean }): ScoredInteraction {
   const metrics = queryMetrics(offered, items, replayRecallKs);
-  return { recall: metrics.recall, reciprocalRank: metrics.reciprocalRank, calledGold: outcome.calledGold, noisy: outcome.noisy };
+  return { recall: metrics.recall, completeness: metrics.completeness, multi: items.length > 1, reciprocalRank: metrics.reciprocalRank, calledGold: outcome.calledGold, noisy: outcome.noisy };
 }
 
 const round = (value: number): number => Number(value.toFixed(4));
@@ -54,6 +60,7 @@ export function summarizeWindow(scored: readonly ScoredInteraction[], from: numb
     'recall@1': mean((s) => s.recall.get(1) ?? 0),
     'recall@3': mean((s) => s.recall.get(3) ?? 0),
     'recall@5': mean((s) => s.recall.get(5) ?? 0),
+    'comp@5': mean((s) => s.completeness.get(5) ?? 0),
     mrr: mean((s) => s.reciprocalRank),
     called: mean((s) => (s.calledGold ? 1 : 0)),
     noisy: mean((s) => (s.noisy ? 1 : 0)),
