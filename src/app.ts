@@ -25,6 +25,8 @@ import type { ApiRouteModule } from './api/app.ts';
 import { accessRoutes } from './api/routes/access.ts';
 import { catalogRoutes } from './api/routes/catalog.ts';
 import { pluginRoutes } from './api/routes/plugins.ts';
+import type { OAuthRouteServices } from './api/routes/plugins/oauth.ts';
+import { createBrowserAuthorization } from './plugins/oauth/browser-flow.ts';
 import { selectionRoutes } from './api/routes/selection.ts';
 import { embeddingRoutes } from './api/routes/embeddings.ts';
 import { uiRoutes } from './api/routes/ui.ts';
@@ -252,6 +254,8 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     }), { db, remoteOAuth: remoteOAuthClient, logger: logger.child({ part: 'remote-oauth' }) });
     // A plugin installed before its authorization (it answered 401) is discovered once one completes (issue #27).
     const remoteOAuth = withWaitingDiscovery(remoteOAuthClient, plugins);
+    // The admin UI's Connect: the flow in the user's browser, back to Quiver's callback (issue #27).
+    const remoteOAuthRoutes: OAuthRouteServices = { remoteOAuth, browser: createBrowserAuthorization({ remoteOAuth, secrets }), publicUrl: config.remoteOAuth?.publicUrl };
     // Issue #24: a running plugin's tools/list_changed re-syncs its tools (debounced, one sync at a time).
     const toolListFollower = createToolListFollower({ supervisor, plugins, logger: logger.child({ part: 'tool-list-follower' }) });
     closers.unshift(() => toolListFollower.close());
@@ -302,7 +306,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
         closed = true;
         for (const close of closers) await close().catch((error) => logger.warn({ err: error }, 'close failed'));
       },
-      apiModules: () => routeModules(app, tenancy),
+      apiModules: () => routeModules(app, tenancy, remoteOAuthRoutes),
     };
     // Every part is built and every late link subscribed: trust may now evaluate and emit.
     trust.start();
@@ -314,13 +318,13 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
 }
 
 /** The REST API's route modules over the app's services (tenant visibility filters what they show). */
-function routeModules(app: App, tenancy: TenantVisibility): ApiRouteModule[] {
+function routeModules(app: App, tenancy: TenantVisibility, oauth: OAuthRouteServices): ApiRouteModule[] {
   const { apiKeys, catalog, rollouts, plugins, pluginHealth, pinning, verification, trust, selection, learning, pidGeneration, embeddings } = app;
   return [
     accessRoutes({ apiKeys }),
     catalogRoutes({ catalog, tenancy }),
     rolloutRoutes(rollouts),
-    pluginRoutes({ plugins, tenancy, health: pluginHealth, pinning, verification, trust }),
+    pluginRoutes({ plugins, tenancy, health: pluginHealth, pinning, verification, trust, oauth }),
     selectionRoutes({ selection, tenancy }),
     learnedExampleRoutes({ learning, tenancy }),
     pidGenerationRoutes({ pidGeneration }),

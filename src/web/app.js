@@ -8,6 +8,7 @@ import { renderRollouts } from './rollouts.js';
 import { renderPid } from './pid.js';
 import { accuracyChart } from './accuracy.js';
 import { learningPanel } from './learning.js';
+import { oauthCell, oauthReturnNotice } from './oauth.js';
 
 const KEY_STORAGE = 'quiver.apiKey';
 const REGISTRY = '/internal/tool-registry';
@@ -528,6 +529,8 @@ async function renderPlugins(root) {
   });
   root.append(
     h('h2', {}, 'Plugins'),
+    // Back from a remote plugin's sign-in (Connect, issue #27): say how it went.
+    oauthReturnNotice({ h }),
     h('div', { className: 'filters' }, field('Workspace', workspace, 'enable / disable applies to this workspace')),
     listTarget,
     addPluginForm(() => loadPlugins(listTarget)),
@@ -585,6 +588,7 @@ function pluginRow(plugin, detail, reload) {
         ? h('button', { type: 'button', className: 'secondary', onclick: () => change('disable'), ...adminOnly }, 'Disable')
         : h('button', { type: 'button', onclick: () => change('enable'), ...adminOnly }, 'Enable'),
       feedback,
+      oauthCell(plugin, { api, h, badge, formatDate, errorBox, toast, reload }),
     ),
   );
 }

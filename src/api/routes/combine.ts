@@ -30,11 +30,14 @@ export function combineRouteModules(groups: readonly ApiRouteModule[]): ApiRoute
       bodyLimits[path] = bytes;
     }
   }
+  // Public paths (an OAuth callback, issue #27) stay public in the combined module.
+  const publicPaths = groups.flatMap((group) => group.publicPaths ?? []);
   return {
     register(app: Hono<ApiEnv>) {
       for (const group of groups) group.register(app);
     },
     openapi,
     ...(Object.keys(bodyLimits).length > 0 ? { bodyLimits } : {}),
+    ...(publicPaths.length > 0 ? { publicPaths } : {}),
   };
 }

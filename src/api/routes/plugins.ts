@@ -30,10 +30,11 @@ import type { VerificationService } from '../../verification/service/index.ts';
 import { approvalRoutes } from './plugins/approvals.ts';
 import type { PinningService } from '../../trust/pinning/index.ts';
 import { trustRoutes } from './plugins/trust.ts';
+import { oauthRoutes, type OAuthRouteServices } from './plugins/oauth.ts';
 import type { TrustService } from '../../trust/types.ts';
 
 /** Routes under /api/v1/plugins, /api/v1/workspaces and /api/v1/marketplace. */
-export function pluginRoutes(services: { plugins: PluginService; tenancy?: TenantVisibility; health?: PluginHealthSource; pinning?: PinningService; verification?: VerificationService; trust?: TrustService }): ApiRouteModule {
+export function pluginRoutes(services: { plugins: PluginService; tenancy?: TenantVisibility; health?: PluginHealthSource; pinning?: PinningService; verification?: VerificationService; trust?: TrustService; oauth?: OAuthRouteServices }): ApiRouteModule {
   const tenancy = services.tenancy ?? unrestrictedVisibility;
   const parts: PluginRouteParts = { plugins: services.plugins, tenancy, visibility: createPluginVisibility(services.plugins, tenancy) };
   return combineRouteModules([
@@ -46,6 +47,8 @@ export function pluginRoutes(services: { plugins: PluginService; tenancy?: Tenan
     verificationRoutes(services.verification),
     // Trust, egress and reports (issue #10): every path is below `:id`.
     ...(services.trust === undefined ? [] : [trustRoutes(parts, services.trust)]),
+    // A remote plugin's OAuth authorization (issue #27): paths below `:id`, and the public callback.
+    ...(services.oauth === undefined ? [] : [oauthRoutes(parts, services.oauth)]),
     lifecycleRoutes(parts),
     enablementRoutes(parts),
     settingsRoutes(parts),

@@ -100,6 +100,8 @@ export interface RemoteOAuth {
   accessToken(url: string, owner?: RemoteOwnerKey): Promise<string | undefined>;
   /** Revokes every owner's tokens at the authorization server (when it offers revocation) and forgets them. */
   revoke(url: string): Promise<{ forgotten: boolean; revoked: boolean; owners: number }>;
+  /** Revokes one owner's tokens (when the server offers revocation) and forgets them: the admin UI's Disconnect. */
+  disconnect(url: string, owner?: RemoteOwnerKey): Promise<{ forgotten: boolean; revoked: boolean }>;
   status(url: string, owner?: RemoteOwnerKey): Promise<RemoteAuthorizationStatus>;
   /** Whose authorization `url`'s calls carry: the hub's (default), each user's or each organisation's. */
   ownerKind(url: string): Promise<RemoteOwnerKind>;
@@ -306,7 +308,9 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
             }).then((response) => response.ok, () => false),
           ),
       );
-      revoked = all.length > 0 && all.every(Boolean);
+      // The grant ends with its refresh token; a server may refuse to revoke a self-contained
+      // (JWT) access token (unsupported_token_type, RFC 7009 §2.2.1), which then just expires.
+      revoked = all[0] === true;
     }
     return { forgotten: await deleteRemoteOAuth(db, url, owner), revoked };
   }
@@ -319,6 +323,9 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
       // A client registered for another redirect URI registers again: redirect URIs match exactly.
       const client = state.client as { redirect_uris?: unknown } | undefined;
       if (client && !(Array.isArray(client.redirect_uris) && client.redirect_uris.includes(redirectUri))) delete state.client;
+      // The SDK would refresh rather than start while tokens exist; they are set aside, not
+      // dropped: a started but never finished authorization must not disconnect a working one.
+      const kept = { tokens: state.tokens, expiresAt: state.expiresAt, clientId: (state.client as { client_id?: unknown } | undefined)?.client_id };
       delete state.tokens;
       delete state.expiresAt;
       state.redirectUri = redirectUri;
@@ -326,6 +333,11 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
       const provider = new StoredStateProvider(state, true, now, url, owner);
       const result = await auth(provider, { serverUrl: url, fetchFn: fetchFor(url) });
       if (result !== 'REDIRECT' || !provider.authorizationUrl) throw new QuiverError(ErrorCodes.upstreamError, `the authorization server of ${url} did not start an authorization`);
+      // Kept only for the same client: tokens of a replaced registration could not be refreshed.
+      if (kept.tokens !== undefined && kept.clientId !== undefined && (state.client as { client_id?: unknown } | undefined)?.client_id === kept.clientId) {
+        state.tokens = kept.tokens;
+        if (kept.expiresAt !== undefined) state.expiresAt = kept.expiresAt;
+      }
       await save(url, state, owner);
       return { authorizationUrl: provider.authorizationUrl };
     },
@@ -380,6 +392,8 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
       const results = await Promise.all(owners.map((owner) => revokeOwner(url, owner)));
       return { forgotten: results.some((result) => result.forgotten), revoked: results.length > 0 && results.every((result) => result.revoked), owners: owners.length };
     },
+
+    disconnect: (rawUrl, rawOwner) => revokeOwner(normalisedUrl(rawUrl), checkedOwner(rawOwner)),
 
     async status(rawUrl, rawOwner) {
       const state = await load(normalisedUrl(rawUrl), checkedOwner(rawOwner));
