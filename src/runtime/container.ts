@@ -202,10 +202,15 @@ export function buildContainerLaunch(input: ContainerLaunchInput): ContainerLaun
   return { command: chain[0]!, args: chain.slice(1), env, cwd: input.stateDir, engine, name, network: network === 'none' ? 'none' : 'host', warnings };
 }
 
+/** `rm -f NAME`, killing at once: podman's `rm -f` otherwise waits 10 s after SIGTERM (docker's kills at once). */
+function removeArgs(engine: string, name: string): string[] {
+  return engine.endsWith('podman') ? ['rm', '-f', '--time', '0', name] : ['rm', '-f', name];
+}
+
 /** Kills and removes a container by name (no error when it is already gone). */
 export function removeContainer(engine: string, name: string): Promise<void> {
   return new Promise((resolve) => {
-    const child = spawn(engine, ['rm', '-f', name], { stdio: 'ignore' });
+    const child = spawn(engine, removeArgs(engine, name), { stdio: 'ignore' });
     const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
     child.on('error', () => resolve());
     child.on('close', () => {
@@ -243,7 +248,7 @@ export function sweepOrphanContainers(searchPath: string): number {
       const [name, owner] = line.trim().split('\t');
       const pid = Number(owner);
       if (!name || !Number.isInteger(pid) || pid <= 0 || alive(pid)) continue;
-      spawnSync(engine.path, ['rm', '-f', name], { stdio: 'ignore', timeout: 30_000 });
+      spawnSync(engine.path, removeArgs(engine.path, name), { stdio: 'ignore', timeout: 30_000 });
       removed += 1;
     }
   }
