@@ -11,13 +11,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import type { App } from '../../src/app.ts';
-import { GLOBAL_OPTIONS, type CliContext } from '../../src/cli/command.ts';
-import { importCommand } from '../../src/cli/commands/import.ts';
-import type { Database } from '../../src/store/database.ts';
+import { createApp, type App } from '../../src/app.ts';
+import { EXIT_CODES } from '../../src/cli/command.ts';
+import { commands } from '../../src/cli/commands/index.ts';
+import { runCli } from '../../src/cli/run-cli.ts';
+import { loadConfig } from '../../src/config.ts';
 import { describeEachBackend } from '../helpers/backends.ts';
-import { createHarness, openTempDir, repoRoot, type PluginsHarness } from '../plugins/helpers.ts';
+import { openTempDir, repoRoot } from '../plugins/helpers.ts';
 
 const INSTALL_TIMEOUT = 600_000;
 const versionOf = (name: string) => (JSON.parse(readFileSync(join(repoRoot, 'node_modules/@modelcontextprotocol', name, 'package.json'), 'utf8')) as { version: string }).version;
@@ -33,42 +33,50 @@ const claudeDesktopConfig = {
 };
 
 describeEachBackend('quiver import (client configurations)', (backend) => {
-  let db: Database;
-  let harness: PluginsHarness;
+  let app: App;
   let root: string;
   let file: string;
-  let opened = 0;
+  // How often the command listed the installed plugins (the dry run reads them once, for the taken names).
+  let listed = 0;
 
-  async function quiver(...argv: string[]): Promise<{ code: number; stdout: string; json: any }> {
-    const parsed = parseArgs({ args: argv, options: { ...GLOBAL_OPTIONS, ...(importCommand.options ?? {}) }, allowPositionals: true, strict: true });
+  /** `quiver import ARGV` through the real CLI runner, against this test's app and in its folder. */
+  async function quiver(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string; json: any }> {
     let stdout = '';
-    const context: CliContext = {
-      args: { values: parsed.values, positionals: parsed.positionals },
-      io: { stdout: (text) => (stdout += text), stderr: () => undefined },
-      env: {},
-      json: parsed.values.json === true,
-      config: () => assert.fail('not used'),
-      openApp: async () => {
-        opened += 1;
-        return { plugins: harness.plugins } as unknown as App;
-      },
-      cwd: root,
-      readStdin: async () => undefined,
-    };
-    const code = await importCommand.run(context);
-    return { code, stdout, json: context.json ? JSON.parse(stdout) : undefined };
+    let stderr = '';
+    // The app as the runner hands it to the command, its plugin list counted.
+    const counted: App = { ...app, plugins: { ...app.plugins, list: (...args) => ((listed += 1), app.plugins.list(...args)) } };
+    const code = await runCli(['import', ...argv], commands, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) }, {}, { app: counted, cwd: root });
+    return { code, stdout, stderr, json: argv.includes('--json') && code === EXIT_CODES.ok ? JSON.parse(stdout) : undefined };
+  }
+
+  /** A refusal: the usage exit code and the reason on stderr. */
+  function assertRefused(result: { code: number; stderr: string }, reason: RegExp): void {
+    assert.equal(result.code, EXIT_CODES.usage, result.stderr);
+    assert.match(result.stderr, reason);
   }
 
   before(async () => {
-    db = await backend.open();
-    harness = await createHarness(db, { discoveryTimeoutMs: 60_000, ...(npmCacheDir === undefined ? {} : { npmCacheDir }), extra: { npmTimeoutMs: 300_000 } });
+    const db = await backend.open();
     root = await openTempDir('import');
+    app = await createApp(
+      loadConfig({
+        // The machine's environment for npm and git (the app hands it to install commands).
+        ...process.env,
+        ...(npmCacheDir === undefined ? {} : { npm_config_cache: npmCacheDir }),
+        QUIVER_HOME: join(root, 'home'),
+        QUIVER_DATABASE_URL: 'memory://',
+        QUIVER_LOG_LEVEL: 'silent',
+        QUIVER_DISCOVERY_TIMEOUT_MS: '60000',
+        QUIVER_NPM_TIMEOUT_MS: '300000',
+        QUIVER_VERIFY_ON_INSTALL: 'off',
+      }),
+      { db },
+    );
     file = 'claude_desktop_config.json';
     await writeFile(join(root, file), JSON.stringify(claudeDesktopConfig, null, 2));
   });
   after(async () => {
-    await harness.close();
-    await db.close();
+    await app.close();
     await rm(root, { recursive: true, force: true });
   });
 
@@ -79,8 +87,8 @@ describeEachBackend('quiver import (client configurations)', (backend) => {
     assert.match(dry.stdout, /^would install\s+memory\s+memory\s+from npm:@modelcontextprotocol\/server-memory@/m);
     assert.match(dry.stdout, /^refused\s+deno\s+deno\s+a Deno server: Quiver runs Node servers only/m);
     assert.match(dry.stdout, /3 to install, 1 refused \(dry run: nothing installed\)/);
-    assert.ok(opened <= 1, 'the store is read at most once, for the installed names');
-    assert.deepEqual(await harness.plugins.list(), []);
+    assert.ok(listed <= 1, 'the installed names are read at most once');
+    assert.deepEqual(await app.plugins.list(), []);
   });
 
   it('installs the three npm servers and reports the Deno one as not installed, with the reason', { timeout: INSTALL_TIMEOUT }, async () => {
@@ -95,20 +103,20 @@ describeEachBackend('quiver import (client configurations)', (backend) => {
     assert.equal(byEntry.deno.plugin, 'deno');
     assert.deepEqual([result.json.installed, result.json.skipped, result.json.failed], [3, 1, 0]);
 
-    const installed = (await harness.plugins.list()).map((plugin) => [plugin.name, plugin.sourceType]).sort();
+    const installed = (await app.plugins.list()).map((plugin) => [plugin.name, plugin.sourceType]).sort();
     assert.deepEqual(installed, [['everything', 'npm'], ['memory', 'npm'], ['sequential-thinking', 'npm']]);
     for (const name of ['memory', 'everything', 'sequential-thinking']) {
-      const tools = await harness.plugins.tools(name);
+      const tools = await app.plugins.tools(name);
       assert.equal(byEntry[name].tools, tools.length);
       assert.ok(tools.length >= 1, `${name} has tools`);
     }
-    assert.ok((await harness.plugins.tools('sequential-thinking')).some((tool) => tool.name === 'sequentialthinking'));
+    assert.ok((await app.plugins.tools('sequential-thinking')).some((tool) => tool.name === 'sequentialthinking'));
 
     // The env value is a secret (never shown), and it reaches the server.
-    const everything = await harness.plugins.show('everything');
+    const everything = await app.plugins.show('everything');
     assert.deepEqual(everything.secrets.map((secret) => secret.key), ['IMPORTED_LABEL']);
     assert.ok(!JSON.stringify(result.json).includes('from-claude-desktop'), 'the value is not echoed');
-    const env = await harness.supervisor.callTool(await harness.plugins.upstreamSpec('everything'), 'get-env', {});
+    const env = await app.supervisor.callTool(await app.plugins.upstreamSpec('everything'), 'get-env', {});
     assert.equal(JSON.parse((env.content as Array<{ text: string }>)[0]!.text)['IMPORTED_LABEL'], 'from-claude-desktop');
   });
 
@@ -130,15 +138,15 @@ describeEachBackend('quiver import (client configurations)', (backend) => {
     const renamedMemory = renamed.json.servers.find((outcome: { entry: string }) => outcome.entry === 'memory');
     assert.deepEqual([renamedMemory.plugin, renamedMemory.status], ['memory-2', 'would-install']);
     assert.match(renamedMemory.source, /^npm:@modelcontextprotocol\/server-memory@/);
-    await assert.rejects(quiver(file, '--dry-run', '--name', 'nosuch=x'), /has no server 'nosuch'/);
-    await assert.rejects(quiver(file, '--dry-run', '--name', 'memory'), /--name takes ENTRY=NAME/);
+    assertRefused(await quiver(file, '--dry-run', '--name', 'nosuch=x'), /has no server 'nosuch'/);
+    assertRefused(await quiver(file, '--dry-run', '--name', 'memory'), /--name takes ENTRY=NAME/);
   });
 
   it('refuses a file that is not a client configuration', async () => {
     await writeFile(join(root, 'other.json'), '{"name": "not a client config"}');
-    await assert.rejects(quiver('other.json'), /not an MCP client configuration/);
+    assertRefused(await quiver('other.json'), /not an MCP client configuration/);
     await writeFile(join(root, 'broken.json'), '{"mcpServers": ');
-    await assert.rejects(quiver('broken.json'), /is not valid JSON/);
-    await assert.rejects(quiver('missing.json'), /no such file/);
+    assertRefused(await quiver('broken.json'), /is not valid JSON/);
+    assertRefused(await quiver('missing.json'), /no such file/);
   });
 });
