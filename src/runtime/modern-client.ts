@@ -21,6 +21,7 @@ import type { AnyObjectSchema, SchemaOutput } from '@modelcontextprotocol/sdk/se
 import { ErrorCode, McpError, type ClientNotification, type ClientRequest, type ClientResult, type LoggingLevel, type Notification, type Request, type Result } from '@modelcontextprotocol/sdk/types.js';
 import { withoutMcpErrorPrefix } from '../core/mcp-error-text.ts';
 import type { DiscoverResult } from './era-probe.ts';
+import { pollToolList, type ListedTools } from './tool-list-poll.ts';
 
 /** What a modern connection is opened with: a probe's `DiscoverResult`, or a pinned version to discover in place. */
 export type ModernStart = { discover: DiscoverResult } | { pin: string };
@@ -65,11 +66,17 @@ type Answer<K extends keyof Client> = Client[K] extends (...args: never[]) => in
 export class ModernUpstreamClient extends Client {
   readonly #inner: ModernSdkClient;
   #logLevel: LoggingLevel | undefined;
+  /** The handler of tool-list changes (the runtime's), called by the poller of a list without a stream. */
+  #toolListChanged: ((notification: { method: string }) => void | Promise<void>) | undefined;
+  #stopPolling: (() => void) | undefined;
 
   constructor(inner: ModernSdkClient, clientInfo: { name: string; version: string }, capabilities: Client['registerCapabilities'] extends (capabilities: infer C) => void ? C : never) {
     super(clientInfo, { capabilities });
     this.#inner = inner;
-    inner.onclose = () => this.onclose?.();
+    inner.onclose = () => {
+      this.#stopPolling?.();
+      this.onclose?.();
+    };
     inner.onerror = (error) => this.onerror?.(error);
   }
 
@@ -96,8 +103,15 @@ export class ModernUpstreamClient extends Client {
    * the catalog follows both eras through the same path. The stream ends with the connection.
    */
   followToolList(onError: (error: unknown) => void): void {
-    if (!this.#inner.getServerCapabilities()?.tools?.listChanged) return;
-    this.#inner.listen({ toolsListChanged: true }).catch(onError);
+    if (this.#inner.getServerCapabilities()?.tools?.listChanged) {
+      this.#inner.listen({ toolsListChanged: true }).catch(onError);
+      return;
+    }
+    // No stream: its list is read again when its ttlMs says it went stale (tool-list-poll.ts).
+    this.#stopPolling = pollToolList(
+      () => this.#inner.listTools(undefined, { cacheMode: 'refresh' }) as Promise<ListedTools>,
+      () => void this.#toolListChanged?.({ method: 'notifications/tools/list_changed' }),
+    );
   }
 
   override getServerCapabilities(): Answer<'getServerCapabilities'> {
@@ -113,6 +127,7 @@ export class ModernUpstreamClient extends Client {
   }
 
   override async close(): Promise<void> {
+    this.#stopPolling?.();
     await this.#inner.close();
   }
 
@@ -202,7 +217,9 @@ export class ModernUpstreamClient extends Client {
 
   override setNotificationHandler<T extends AnyObjectSchema>(notificationSchema: T, handler: (notification: SchemaOutput<T>) => void | Promise<void>): void {
     if (!(#inner in this)) return super.setNotificationHandler(notificationSchema, handler);
-    this.#inner.setNotificationHandler(methodOf(notificationSchema) as 'notifications/message', (notification) => handler(notification as SchemaOutput<T>));
+    const method = methodOf(notificationSchema);
+    if (method === 'notifications/tools/list_changed') this.#toolListChanged = (notification) => handler(notification as SchemaOutput<T>);
+    this.#inner.setNotificationHandler(method as 'notifications/message', (notification) => handler(notification as SchemaOutput<T>));
   }
 }
 

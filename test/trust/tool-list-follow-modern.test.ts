@@ -1,7 +1,8 @@
 /**
  * Issue #24: the catalog follows a 2026-07-28 plugin's tool-list changes. Such a plugin sends no
  * unsolicited notifications: Quiver's runtime opens a `subscriptions/listen` stream toward it
- * (it declares `tools.listChanged`), and what arrives there takes the same path as a 2025
+ * when it declares `tools.listChanged`, else reads its list again when the list's `ttlMs` says
+ * it went stale; either change takes the same path as a 2025
  * plugin's `notifications/tools/list_changed` (composition/tool-list-follower: sync under the
  * pinning rules). A real plugin on the v2 SDK (`@modelcontextprotocol/server`, 2025 era refused)
  * grows a tool at runtime once the test marks `garden.json` grown and a call pokes it;
@@ -20,8 +21,12 @@ import { describeEachBackend } from '../helpers/backends.ts';
 import { modernPluginFolder } from '../helpers/sdk-plugin-folders.ts';
 import { openTempDir } from '../plugins/helpers.ts';
 
-/** A 2026-only plugin whose `harvest_crop` tool appears once garden.json says grown (read at start and on each call). */
-const GROWING_SERVER = `import { readFileSync } from 'node:fs';
+/**
+ * A 2026-only plugin whose `harvest_crop` tool appears once garden.json says grown (read at start
+ * and on each call). `listChanged`: it announces the change on subscriptions/listen; without it,
+ * its tools/list says it stays fresh 1 s (ttlMs), so Quiver reads it again when stale.
+ */
+const growingServer = (listChanged: boolean): string => `import { readFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 
@@ -30,7 +35,7 @@ const grownFile = new URL('./garden.json', import.meta.url);
 const text = (value) => ({ content: [{ type: 'text', text: value }] });
 
 function createServer() {
-  const server = new McpServer({ name: 'garden', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
+  const server = new McpServer({ name: 'garden', version: '1.0.0' }, ${listChanged ? "{ capabilities: { tools: { listChanged: true } } }" : "{ capabilities: { tools: {} }, cacheHints: { 'tools/list': { ttlMs: 1000, cacheScope: 'public' } } }"});
   let grown = false;
   const grow = () => {
     if (grown || !JSON.parse(readFileSync(grownFile, 'utf8')).grown) return;
@@ -57,7 +62,8 @@ async function eventually(what: string, check: () => Promise<boolean>): Promise<
   assert.fail(`timed out waiting until ${what}`);
 }
 
-describeEachBackend("the catalog follows a 2026-07-28 plugin's tool-list changes through subscriptions/listen (issue #24)", (backend) => {
+for (const listChanged of [true, false]) {
+describeEachBackend(`the catalog follows a 2026-07-28 plugin's tool-list changes ${listChanged ? 'through subscriptions/listen' : 'by polling at its ttlMs'} (issue #24)`, (backend) => {
   let home: string;
   let folder: string;
   let app: App;
@@ -85,7 +91,7 @@ describeEachBackend("the catalog follows a 2026-07-28 plugin's tool-list changes
     const db = await backend.open();
     app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_DATABASE_URL: 'memory://', QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off' }), { db });
     folder = modernPluginFolder(join(home, 'garden-src'));
-    await writeFile(join(folder, 'server.mjs'), GROWING_SERVER);
+    await writeFile(join(folder, 'server.mjs'), growingServer(listChanged));
     await writeFile(join(folder, 'garden.json'), '{ "grown": false }\n');
     server = await serveHttp(app, { host: '127.0.0.1', port: 0 });
     mcpKey = (await app.apiKeys.create({ name: 'agent', scopes: ['mcp'] })).key;
@@ -107,6 +113,8 @@ describeEachBackend("the catalog follows a 2026-07-28 plugin's tool-list changes
     await writeFile(join(folder, 'garden.json'), '{ "grown": true }\n');
     await plantSeed();
     await eventually('the grown tool is in the catalog', async () => (await catalogNames()).includes('harvest_crop'));
+    // The sync writes the tool and then its pinning verdict: wait for both.
+    await eventually('the grown tool awaits approval', async () => (await app.pinning.quarantined('garden')).length > 0);
     const [pending, ...others] = await app.pinning.quarantined('garden');
     assert.equal(others.length, 0);
     assert.equal(pending!.tool, 'harvest_crop');
@@ -114,3 +122,4 @@ describeEachBackend("the catalog follows a 2026-07-28 plugin's tool-list changes
     assert.deepEqual(pids(), running, 'the announcing process was not restarted');
   });
 });
+}
