@@ -6,7 +6,8 @@
  * protected resource metadata → Quiver's own authorization server metadata → Dynamic
  * Client Registration → authorization code + PKCE, Quiver's sign-in and consent pages driven
  * in Chromium, state and `iss` (RFC 9207) checked at the loopback callback → `search_tools` and
- * a tool. Then: a refresh rotates the refresh token (the old one is refused after), wrong
+ * a tool; a client identified by a Client ID Metadata Document (on loopback https, under the
+ * test-only setting) the same without registering. Then: a refresh rotates the refresh token (the old one is refused after), wrong
  * passwords are throttled (the right one is refused too past the limit), a form without its
  * CSRF token is refused, and tokens for another audience, expired, of another organisation or
  * of a disabled account are refused with the spec's errors. Both backends.
@@ -14,6 +15,10 @@
 import { it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -50,6 +55,39 @@ async function startCallbackServer(): Promise<{ url: string; next(): Promise<URL
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
     next: () => new Promise((resolve) => (waiting = resolve)),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * A Client ID Metadata Document server on loopback https (a self-signed certificate made with
+ * openssl): the document names its own URL as client_id. Quiver fetches it only under the
+ * test-only setting that lets the provider reach loopback addresses.
+ */
+async function startMetadataDocumentServer(folder: string, redirect: string): Promise<{ url: string; fetched: number; close(): Promise<void> }> {
+  const key = join(folder, 'cimd-key.pem');
+  const cert = join(folder, 'cimd-cert.pem');
+  await promisify(execFile)('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1']);
+  const state = { url: '', fetched: 0 };
+  const server = createHttpsServer({ key: await readFile(key), cert: await readFile(cert) }, (request, response) => {
+    if (request.url !== '/clients/quiver-test.json') return void response.writeHead(404).end();
+    state.fetched++;
+    response.setHeader('content-type', 'application/json');
+    response.end(JSON.stringify({ client_id: state.url, client_name: 'quiver metadata-document test', redirect_uris: [redirect], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', application_type: 'native' }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/clients/quiver-test.json`;
+  return {
+    get url() {
+      return state.url;
+    },
+    get fetched() {
+      return state.fetched;
+    },
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
@@ -106,10 +144,20 @@ class TestOAuthClient implements OAuthClientProvider {
   }
 }
 
+/** A client identified by its metadata document's URL (SEP-991): the SDK uses it when the server supports it. */
+class MetadataDocumentClient extends TestOAuthClient {
+  constructor(
+    redirect: string,
+    readonly clientMetadataUrl: string,
+  ) {
+    super(redirect);
+  }
+}
+
 const PASSWORDS: Record<string, string> = { 'alice@acme.test': 'correct horse battery staple', 'carol@acme.test': 'carol has a long password' };
 
 /** Opens the authorization URL and goes through Quiver's sign-in and consent pages; the callback's query. */
-async function authorizeInBrowser(page: Page, url: URL, email: string, callback: Promise<URLSearchParams>): Promise<URLSearchParams> {
+async function authorizeInBrowser(page: Page, url: URL, email: string, callback: Promise<URLSearchParams>, clientName = 'quiver <b>built-in</b> test'): Promise<URLSearchParams> {
   let arrived: URLSearchParams | undefined;
   void callback.then((params) => (arrived = params));
   await page.goto(url.href);
@@ -124,7 +172,7 @@ async function authorizeInBrowser(page: Page, url: URL, email: string, callback:
       await page.getByRole('button', { name: 'Sign in' }).click();
     } else {
       // The client's name is shown escaped, never as markup.
-      assert.match(await page.locator('h1').innerText(), /quiver <b>built-in<\/b> test/);
+      assert.equal(await page.locator('h1').innerText(), `Allow ${clientName}?`);
       await consent.click();
     }
     await page.waitForLoadState();
@@ -155,6 +203,7 @@ describeEachBackend('the built-in authorization server (issue #27)', (backend) =
   let server: HttpServer;
   let mcpUrl: URL;
   let callbacks: Awaited<ReturnType<typeof startCallbackServer>>;
+  let documents: Awaited<ReturnType<typeof startMetadataDocumentServer>> | undefined;
   let context: BrowserContext | undefined;
   let page: Page;
   let admin: Record<string, string>;
@@ -181,7 +230,9 @@ describeEachBackend('the built-in authorization server (issue #27)', (backend) =
     if (browserSkip) return;
     home = await openTempDir('builtin-as');
     callbacks = await startCallbackServer();
-    const env = { QUIVER_HOME: home, QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off' };
+    documents = await startMetadataDocumentServer(home, callbacks.url);
+    // Test-only: the metadata document server is on loopback, which the provider refuses otherwise.
+    const env = { QUIVER_HOME: home, QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off', QUIVER_AUTH_TEST_PRIVATE_CLIENT_METADATA: '1' };
     app = await createApp(loadConfig(env), { db: await backend.open() });
     await createTwinPluginFolder(home, 'alpha');
     await app.plugins.add(join(home, 'alpha'), { name: 'alpha' });
@@ -196,6 +247,7 @@ describeEachBackend('the built-in authorization server (issue #27)', (backend) =
     if (browserSkip) return;
     await closeBrowserTest({ context, server, app });
     await callbacks?.close();
+    await documents?.close();
     await closeBrowserTest({ folder: home });
   });
 
@@ -298,6 +350,32 @@ describeEachBackend('the built-in authorization server (issue #27)', (backend) =
       assert.equal(transport.sessionId, undefined);
     } finally {
       await client.close();
+    }
+  });
+
+  it('a client identified by a Client ID Metadata Document (SDK 1.x): no registration, the document fetched from its https URL', { skip: browserSkip, timeout: 180_000 }, async () => {
+    const oauth = new MetadataDocumentClient(callbacks.url, documents!.url);
+    // The document's server has a self-signed certificate; only this case trusts it.
+    const previous = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+    process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
+    try {
+      await assert.rejects(new Client({ name: 'oauth-cimd', version: '1.0.0' }).connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth })), UnauthorizedError);
+      assert.equal(oauth.client?.client_id, documents!.url, 'the client id is the document URL, no registration');
+      const params = await authorizeInBrowser(page, oauth.authorizationUrl!, 'alice@acme.test', callbacks.next(), 'quiver metadata-document test');
+      assert.ok(documents!.fetched >= 1, 'Quiver fetched the document');
+      assert.equal(params.get('iss'), server.url);
+      const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth });
+      await transport.finishAuth(params.get('code')!);
+      const client = new Client({ name: 'oauth-cimd', version: '1.0.0' });
+      await client.connect(transport);
+      try {
+        await searchAndCall(client);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      if (previous === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+      else process.env.NODE_TLS_REJECT_UNAUTHORIZED = previous;
     }
   });
 
