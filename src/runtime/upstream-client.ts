@@ -14,6 +14,7 @@ import { withoutMcpErrorPrefix } from '../core/mcp-error-text.ts';
 import { ErrorCodes, QuiverError } from '../core/errors.ts';
 import type { CgroupHandle } from './cgroup.ts';
 import { currentForwardedHeaders } from '../core/forwarded-headers.ts';
+import { MCP_APPS_CLIENT_EXTENSIONS } from './mcp-apps-capability.ts';
 import { isModernVersion, MODERN_PROTOCOL_VERSION, probeEra } from './era-probe.ts';
 import { ModernUpstreamClient, newModernSdkClient, toMcpError, type ModernStart } from './modern-client.ts';
 import { ProcessTransport, type ExitInfo } from './process-transport.ts';
@@ -77,6 +78,8 @@ export const UPSTREAM_CLIENT_CAPABILITIES = Object.freeze({
   sampling: { tools: {} },
   elicitation: { form: {}, url: {} },
   roots: { listChanged: true },
+  // Issue #24: app views pass through to the hosts behind Quiver (MCP Apps).
+  extensions: MCP_APPS_CLIENT_EXTENSIONS,
 });
 
 /** A new MCP client as Quiver connects to every plugin (its name, version and capabilities). */

@@ -11,7 +11,8 @@
  * - A v2 client pinned to 2026-07-28, over HTTP and stdio: `search_tools` returns the tool's
  *   `_meta.ui` at that address and the view reads from it.
  * - Capabilities: the 2026 plugin's `resources/read` and `prompts/get` carry the capabilities of
- *   the client that asked (a 2026 client's per-request ones, a 2025 client's session ones).
+ *   the client that asked (a 2026 client's per-request ones, a 2025 client's session ones), plus
+ *   the MCP Apps extension Quiver declares to every plugin.
  */
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -30,6 +31,8 @@ import { appsPluginFolder } from '../helpers/sdk-plugin-folders.ts';
 const MODERN = '2026-07-28';
 const VIEW = 'ui://apps/forecast/view.html';
 const APP_MIME = 'text/html;profile=mcp-app';
+/** What Quiver declares to every plugin besides the caller's capabilities: it passes app views through. */
+const UI = { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: [APP_MIME] } } };
 type CallResult = { content?: Array<{ type: string; text?: string }>; isError?: boolean; structuredContent?: Record<string, unknown> };
 const text = (result: unknown): string => ((result as CallResult).content ?? []).map((item) => item.text ?? '').join('');
 
@@ -93,9 +96,9 @@ describeEachBackend('MCP Apps and caller capabilities through the gateway (issue
 
       // Caller capabilities reach the 2026 plugin on reads and prompts: this session's own.
       const caps = await client.readResource({ uri: 'quiver://apps/caps%3A%2F%2Fdeclared' });
-      assert.deepEqual(JSON.parse((caps.contents[0] as { text: string }).text), { roots: {} });
+      assert.deepEqual(JSON.parse((caps.contents[0] as { text: string }).text), { roots: {}, ...UI });
       const prompt = await client.getPrompt({ name: 'apps__declared_capabilities' });
-      assert.deepEqual(JSON.parse((prompt.messages[0]!.content as { text: string }).text), { roots: {} });
+      assert.deepEqual(JSON.parse((prompt.messages[0]!.content as { text: string }).text), { roots: {}, ...UI });
     } finally {
       await client.close();
     }
@@ -114,9 +117,9 @@ describeEachBackend('MCP Apps and caller capabilities through the gateway (issue
     assert.deepEqual(content._meta, { ui: { csp: { connectDomains: ['https://api.example.com'] }, prefersBorder: true } });
     // Per-request capabilities of this client reach the plugin's read and prompt.
     const caps = await client.readResource({ uri: 'quiver://apps/caps%3A%2F%2Fdeclared' });
-    assert.deepEqual(JSON.parse((caps.contents[0] as { text: string }).text), { elicitation: { form: {} } });
+    assert.deepEqual(JSON.parse((caps.contents[0] as { text: string }).text), { elicitation: { form: {} }, ...UI });
     const prompt = await client.getPrompt({ name: 'apps__declared_capabilities' });
-    assert.deepEqual(JSON.parse((prompt.messages[0]!.content as { text: string }).text), { elicitation: { form: {} } });
+    assert.deepEqual(JSON.parse((prompt.messages[0]!.content as { text: string }).text), { elicitation: { form: {} }, ...UI });
     assert.equal(text(await client.callTool({ name: 'call_tool', arguments: { name: 'apps__refresh_forecast', arguments: { city: 'Rome' } } })), 'refreshed Rome');
   }
 

@@ -28,6 +28,7 @@ import {
   type LoggingMessageNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../core/logger.ts';
+import { MCP_APPS_CLIENT_EXTENSIONS } from '../mcp-apps-capability.ts';
 import type { CallerCapabilities, CallerLink, ForwardedRequest } from './api.ts';
 import type { Deadline } from './deadline.ts';
 import type { Entry, Instance } from './state.ts';
@@ -204,7 +205,16 @@ function missingCapability(request: ForwardedRequest, capabilities: CallerCapabi
 export async function forwardRequest(instance: Instance, request: ForwardedRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
   const refuse = (why: string): McpError => new McpError(ErrorCode.InvalidRequest, `Quiver cannot forward ${request.method} from plugin '${instance.entry.spec.pluginName}': ${why}`);
   const target = attribute(instance);
-  if ('problem' in target) throw refuse(target.problem);
+  if ('problem' in target) {
+    // Issue #24: a call sharing the connection of a call paused on a 2026 client cannot answer
+    // what it did not declare; told so, it ends as -32021 if it then fails (as when alone).
+    for (const claim of claimsOf(instance)) {
+      if (!claim.caller || pausedOnClient(claim)) continue;
+      const capability = missingCapability(request, claim.caller.capabilities)?.capability;
+      if (capability) claim.caller.refused?.(capability);
+    }
+    throw refuse(target.problem);
+  }
   const { claim } = target;
   const missing = missingCapability(request, claim.caller.capabilities);
   if (missing) {
@@ -328,6 +338,8 @@ export function withCallerCapabilities<P extends { _meta?: Record<string, unknow
     ...(declared.sampling ? { sampling: declared.sampling } : {}),
     ...(declared.elicitation ? { elicitation: declared.elicitation } : {}),
     ...(declared.roots ? { roots: declared.roots } : {}),
+    // MCP Apps: Quiver passes views through whatever the caller is (as declared at discovery).
+    extensions: MCP_APPS_CLIENT_EXTENSIONS,
   };
   return { ...params, _meta: { ...params._meta, [CLIENT_CAPABILITIES_KEY]: capabilities } };
 }
