@@ -530,7 +530,7 @@ async function renderPlugins(root) {
   root.append(
     h('h2', {}, 'Plugins'),
     // Back from a remote plugin's sign-in (Connect, issue #27): say how it went.
-    oauthReturnNotice({ h }),
+    oauthReturnNotice({ h }) ?? '',
     h('div', { className: 'filters' }, field('Workspace', workspace, 'enable / disable applies to this workspace')),
     listTarget,
     addPluginForm(() => loadPlugins(listTarget)),

@@ -99,14 +99,17 @@ describeEachBackend('admin UI: Connect and Disconnect a remote plugin behind OAu
     await cell.getByText('needs authorization').waitFor();
     assert.match((await cell.textContent()) ?? '', new RegExp(`or run: quiver plugin authorize ${remote.url.replace(/[.]/g, '\\.')}`));
 
+    const authorizationRequests: URL[] = [];
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if (url.origin === provider.issuer && url.pathname === '/auth') authorizationRequests.push(url);
+    });
     await cell.getByRole('button', { name: 'Connect' }).click();
     await page.waitForURL((url) => url.origin === provider.issuer);
-    const authorizeUrl = new URL(page.url());
-    if (authorizeUrl.pathname.endsWith('/auth')) {
-      assert.equal(authorizeUrl.searchParams.get('redirect_uri'), `${server.url}/api/v1/oauth/callback`);
-      assert.equal(authorizeUrl.searchParams.get('code_challenge_method'), 'S256');
-    }
     await signInAtProvider(page, server.url, 'alice');
+    assert.equal(authorizationRequests[0]?.searchParams.get('redirect_uri'), `${server.url}/api/v1/oauth/callback`);
+    assert.equal(authorizationRequests[0]?.searchParams.get('code_challenge_method'), 'S256');
+    assert.equal(authorizationRequests[0]?.searchParams.get('resource'), remote.url);
 
     await page.getByText('Connected remote').waitFor();
     assert.equal(new URL(page.url()).search, '', 'the outcome is shown once: the query is dropped');

@@ -39,6 +39,12 @@ export async function startOidcProvider(options: {
   accessTokenTtl?: (resource: string) => number;
   /** Issue refresh tokens to every client allowed the refresh_token grant (default false). */
   refreshTokens?: boolean;
+  /**
+   * Support OAuth Client ID Metadata Documents (draft-02: https client_ids whose document the
+   * provider fetches), fetched with this fetch (the test's CA; the provider's own SSRF
+   * protection would refuse the loopback address the test serves them on).
+   */
+  clientMetadataFetch?: (url: string, init: RequestInit) => Promise<Response>;
 }): Promise<TestOidcProvider> {
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -57,6 +63,7 @@ export async function startOidcProvider(options: {
       devInteractions: { enabled: true },
       registration: { enabled: true },
       revocation: { enabled: true },
+      ...(options.clientMetadataFetch ? { clientIdMetadataDocument: { enabled: true, ack: 'draft-02' } } : {}),
       resourceIndicators: {
         enabled: true,
         defaultResource: (_ctx: unknown, _client: unknown, oneOf?: string) => oneOf,
@@ -67,6 +74,7 @@ export async function startOidcProvider(options: {
         },
       },
     },
+    ...(options.clientMetadataFetch ? { fetch: options.clientMetadataFetch } : {}),
     ...(options.refreshTokens ? { issueRefreshToken: (_ctx: unknown, client: { grantTypeAllowed(grant: string): boolean }) => client.grantTypeAllowed('refresh_token') } : {}),
     findAccount: (_ctx: unknown, id: string) => ({ accountId: id, claims: () => ({ sub: id }) }),
     extraTokenClaims: (_ctx: unknown, token: { accountId?: string }) => {

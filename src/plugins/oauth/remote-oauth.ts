@@ -117,6 +117,8 @@ export interface RemoteOAuthOptions {
   refreshMarginMs?: number;
   /** The fetch of each server's OAuth requests; default the SSRF guard admitting public addresses only (network-guard.ts). */
   fetchFor?: GuardedFetchFactory;
+  /** Quiver's Client ID Metadata Document URL (client-metadata.ts): its client_id where the server supports it; absent: DCR. */
+  clientMetadataUrl?: string | undefined;
   /** Runs after an authorization is stored (the plugins waiting for it are discovered); its failures are reported, not thrown. */
   onAuthorized?: (url: string, owner: RemoteOwnerKey) => Promise<DiscoveredAfterAuthorization[]>;
 }
@@ -190,6 +192,8 @@ class StoredStateProvider implements OAuthClientProvider {
     readonly now: () => number,
     readonly url: string,
     readonly owner: RemoteOwnerKey = HUB_OWNER,
+    /** Read by the SDK: used as client_id where the server advertises client_id_metadata_document_supported. */
+    readonly clientMetadataUrl?: string,
   ) {}
   get redirectUrl(): string | undefined {
     return this.stored.redirectUri;
@@ -274,7 +278,7 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
     if (state.expiresAt === undefined || state.expiresAt - now() > margin) return tokens.access_token;
     const whose = owner.kind === 'hub' ? '' : ` for ${owner.kind} '${owner.id}'`;
     if (!tokens.refresh_token) throw new QuiverError(ErrorCodes.missingCredential, `the authorization of the remote MCP server ${url}${whose} has expired and cannot be refreshed: ${connectHint(url, owner)}`);
-    const provider = new StoredStateProvider(state, false, now, url, owner);
+    const provider = new StoredStateProvider(state, false, now, url, owner, options.clientMetadataUrl);
     const result = await auth(provider, { serverUrl: url, fetchFn: fetchFor(url) });
     await save(url, state, owner);
     const fresh = state.tokens as OAuthTokens | undefined;
@@ -330,7 +334,7 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
       delete state.expiresAt;
       state.redirectUri = redirectUri;
       state.pending = { state: randomBytes(32).toString('base64url'), codeVerifier: '', startedAt: now() };
-      const provider = new StoredStateProvider(state, true, now, url, owner);
+      const provider = new StoredStateProvider(state, true, now, url, owner, options.clientMetadataUrl);
       const result = await auth(provider, { serverUrl: url, fetchFn: fetchFor(url) });
       if (result !== 'REDIRECT' || !provider.authorizationUrl) throw new QuiverError(ErrorCodes.upstreamError, `the authorization server of ${url} did not start an authorization`);
       // Kept only for the same client: tokens of a replaced registration could not be refreshed.
@@ -364,7 +368,7 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
       }
       const code = callback.get('code');
       if (!code) throw invalidInput('the authorization callback carries no code');
-      const provider = new StoredStateProvider(state, false, now, url, owner);
+      const provider = new StoredStateProvider(state, false, now, url, owner, options.clientMetadataUrl);
       const result = await auth(provider, { serverUrl: url, authorizationCode: code, fetchFn: fetchFor(url) });
       if (result !== 'AUTHORIZED') throw new QuiverError(ErrorCodes.upstreamError, `the authorization server of ${url} did not issue tokens`);
       delete state.pending;

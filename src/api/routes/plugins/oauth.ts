@@ -16,13 +16,14 @@ import type { Context, Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { invalidInput, QuiverError, ErrorCodes } from '../../../core/errors.ts';
 import type { Principal } from '../../../access/api-keys.ts';
+import { BROWSER_CALLBACK_PATH, CLIENT_METADATA_PATH, clientMetadataDocument, clientMetadataUrl } from '../../../plugins/oauth/client-metadata.ts';
 import { TICKET_COOKIE_PREFIX, ticketCookieName, type BrowserAuthorization } from '../../../plugins/oauth/browser-flow.ts';
 import { HUB_OWNER, type RemoteOAuth, type RemoteOwner, type RemoteOwnerKind } from '../../../plugins/oauth/remote-oauth.ts';
 import { principalWith, type ApiEnv } from '../../http.ts';
 import type { ApiRouteModule } from '../../app.ts';
 import type { PluginRouteParts } from './parts.ts';
 
-export const OAUTH_CALLBACK_PATH = '/api/v1/oauth/callback';
+export const OAUTH_CALLBACK_PATH = BROWSER_CALLBACK_PATH;
 
 /** What the routes use. */
 export interface OAuthRouteServices {
@@ -62,9 +63,17 @@ function publicBase(services: OAuthRouteServices, c: Context<ApiEnv>): string {
 /** Routes of a remote plugin's authorization. */
 export function oauthRoutes(parts: Pick<PluginRouteParts, 'plugins' | 'visibility'>, services: OAuthRouteServices): ApiRouteModule {
   const { remoteOAuth, browser } = services;
+  // Quiver's Client ID Metadata Document, served where its URL (the client_id) says, when a public https URL is configured.
+  const cimd = clientMetadataUrl(services.publicUrl) === undefined ? undefined : clientMetadataDocument(services.publicUrl!);
   return {
-    publicPaths: [OAUTH_CALLBACK_PATH],
+    publicPaths: [OAUTH_CALLBACK_PATH, ...(cimd === undefined ? [] : [CLIENT_METADATA_PATH])],
     register(app: Hono<ApiEnv>) {
+      if (cimd !== undefined) {
+        app.get(CLIENT_METADATA_PATH, (c) => {
+          c.header('cache-control', 'public, max-age=3600');
+          return c.json(cimd);
+        });
+      }
       app.get('/api/v1/plugins/:id/oauth', async (c) => {
         const principal = principalWith(c, 'read');
         const plugin = await remotePlugin(parts, c);
@@ -126,6 +135,9 @@ export function oauthRoutes(parts: Pick<PluginRouteParts, 'plugins' | 'visibilit
       },
       '/api/v1/plugins/:id/oauth/connect': {
         post: { summary: 'Start authorization code + PKCE in this browser: answers the URL to open and sets the ticket cookie the callback needs; the hub\'s needs admin scope', tags: ['plugins'] },
+      },
+      [CLIENT_METADATA_PATH]: {
+        get: { summary: "Quiver's OAuth Client ID Metadata Document (public; served when QUIVER_PUBLIC_URL is an https URL): its URL is Quiver's client_id at authorization servers that support it", tags: ['plugins'] },
       },
       [OAUTH_CALLBACK_PATH]: {
         get: { summary: 'The authorization response (public): checks the ticket cookie, state and iss, redeems the code, and redirects to the admin UI with the outcome', tags: ['plugins'] },
