@@ -12,6 +12,7 @@ import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { createLocalJWKSet, type JWK } from 'jose';
 import type { Logger } from '../../core/logger.ts';
 import type { Database } from '../../store/database.ts';
+import { deleteExpiredProviderRecords } from '../../store/repositories/auth-provider-records.ts';
 import { createCsrfTokens } from './csrf.ts';
 import { interactionRoutes, SIGNUP_PATH, type NodeBindings } from './interactions.ts';
 import { createProvider, type Provider } from './provider.ts';
@@ -49,6 +50,8 @@ export interface AuthorizationServer {
 }
 
 const DISCOVERY = '/.well-known/openid-configuration';
+/** Expired provider records (codes, sessions, interactions) are deleted at most this often, by a request that comes along. */
+const SWEEP_INTERVAL_MS = 3600_000;
 const RFC8414_DISCOVERY = '/.well-known/oauth-authorization-server';
 
 export function createAuthorizationServer(options: AuthorizationServerOptions): AuthorizationServer {
@@ -58,6 +61,14 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   const throttle = createLoginThrottle(options.throttle);
   let state: Promise<{ provider: Provider; handler: ReturnType<Provider['callback']>; keys: ReturnType<typeof createLocalJWKSet> }> | undefined;
   let provider: Provider | undefined;
+  let lastSweep = 0;
+
+  /** Deletes expired records in the background (no timer to stop: requests drive it). */
+  function sweepNow(): void {
+    if (Date.now() - lastSweep < SWEEP_INTERVAL_MS) return;
+    lastSweep = Date.now();
+    void deleteExpiredProviderRecords(options.db, new Date()).catch((error: unknown) => options.logger.warn({ message: (error as Error).message }, 'sweeping expired authorization records failed'));
+  }
 
   function started() {
     state ??= (async () => {
@@ -97,6 +108,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     },
     async fetch(request, env) {
       const { handler } = await started();
+      sweepNow();
       const url = new URL(request.url);
       if (url.pathname.startsWith('/oauth/interaction/') || url.pathname === SIGNUP_PATH) return pages.fetch(request, env);
       // RFC 8414 metadata is the same document as OpenID discovery here (an issuer without a path).
