@@ -119,4 +119,24 @@ describeEachBackend('the Tasks extension for 2026-07-28 clients (issue #24)', (b
     const unknown = await post('finder', 'tasks/get', { taskId: 'no-such-task' });
     assert.equal(unknown.error?.code, -32602);
   });
+
+  it('a principal holds at most 32 tasks: with 32 unfinished a new one is refused; a finished one makes room', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 32; i++) {
+      const created = await post('native', 'tools/call', { name: 'brew_north', arguments: {} });
+      assert.equal(created.result?.['resultType'], 'task', JSON.stringify(created));
+      ids.push(String(created.result?.['taskId']));
+    }
+    const refused = await post('native', 'tools/call', { name: 'brew_north', arguments: {} });
+    assert.equal(refused.error?.code, -32600, JSON.stringify(refused));
+    assert.match(refused.error?.message ?? '', /32 unfinished tasks/);
+    // Pouring finishes every brew; the one whose final state was read makes room for a new task.
+    await post('native', 'tools/call', { name: 'pour_north', arguments: {} });
+    await pollUntil('native', ids[0]!, 'completed');
+    const next = await post('native', 'tools/call', { name: 'brew_north', arguments: {} });
+    assert.equal(next.result?.['resultType'], 'task', JSON.stringify(next));
+    assert.equal((await post('native', 'tasks/get', { taskId: ids[0]! })).error?.code, -32602, 'the oldest finished task was let go');
+    assert.equal((await post('native', 'tasks/get', { taskId: ids[1]! })).result?.['taskId'], ids[1]);
+    await post('native', 'tasks/cancel', { taskId: String(next.result?.['taskId']) });
+  });
 });
