@@ -27,7 +27,7 @@ import { catalogRoutes } from './api/routes/catalog.ts';
 import { pluginRoutes } from './api/routes/plugins.ts';
 import type { OAuthRouteServices } from './api/routes/plugins/oauth.ts';
 import { createBrowserAuthorization } from './plugins/oauth/browser-flow.ts';
-import { clientMetadataUrl } from './plugins/oauth/client-metadata.ts';
+import { clientMetadataFor } from './plugins/oauth/client-metadata.ts';
 import { selectionRoutes } from './api/routes/selection.ts';
 import { embeddingRoutes } from './api/routes/embeddings.ts';
 import { uiRoutes } from './api/routes/ui.ts';
@@ -210,7 +210,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       secrets,
       fetchFor: createGuardedFetch(parseOAuthNetworkPolicy(config.remoteOAuth?.allowAddresses)),
       // A Client ID Metadata Document instead of registering, where the server supports it (needs QUIVER_PUBLIC_URL, https).
-      clientMetadataUrl: clientMetadataUrl(config.remoteOAuth?.publicUrl),
+      clientMetadata: clientMetadataFor(config.remoteOAuth?.publicUrl),
     });
     // A spec bound to an owner (a per-user or per-organisation server) carries that owner's token, never the hub's.
     const remoteToken = (url: string, owner: string | undefined) => {

@@ -161,11 +161,15 @@ describeEachBackend('Quiver as a client with a Client ID Metadata Document (issu
     assert.deepEqual(result.content, [{ type: 'text', text: 'user alice' }]);
   });
 
-  it('registers dynamically at a server that does not advertise Client ID Metadata Documents', { skip: browserSkip, timeout: 120_000 }, async () => {
+  it('registers dynamically at a server that does not advertise Client ID Metadata Documents, and for a loopback redirect', { skip: browserSkip, timeout: 120_000 }, async () => {
     const { authorizationUrl } = await app.remoteOAuth.begin(plainRemote.url, `${publicUrl}/api/v1/oauth/callback`);
     const clientId = authorizationUrl.searchParams.get('client_id');
     assert.ok(clientId && !clientId.startsWith('https://'), `a registered client_id, got ${clientId}`);
     assert.equal(await storedClientId(plainRemote.url), clientId);
+    // A CLI's loopback redirect is not in the document: that authorization registers, even where the document is supported.
+    const cli = await app.remoteOAuth.begin(remote.url, 'http://127.0.0.1:9/callback', { kind: 'user', id: 'carol' });
+    const cliClient = cli.authorizationUrl.searchParams.get('client_id');
+    assert.ok(cliClient && !cliClient.startsWith('https://'), `a registered client_id for the loopback redirect, got ${cliClient}`);
   });
 
   /** The client_id Quiver stored for the server at `url` (the hub's state, opened with the hub's key). */

@@ -20,6 +20,12 @@ export function clientMetadataUrl(publicUrl: string | undefined): string | undef
   return `${publicUrl.replace(/\/+$/, '')}${CLIENT_METADATA_PATH}`;
 }
 
+/** Quiver's client_id document URL and the redirect URIs it lists, or undefined without a public https URL. */
+export function clientMetadataFor(publicUrl: string | undefined): { url: string; redirectUris: string[] } | undefined {
+  const url = clientMetadataUrl(publicUrl);
+  return url === undefined ? undefined : { url, redirectUris: clientMetadataDocument(publicUrl!)['redirect_uris'] as string[] };
+}
+
 /** The document itself: a public client (PKCE, no secret) redirected to the admin UI's callback. */
 export function clientMetadataDocument(publicUrl: string): Record<string, unknown> {
   const base = publicUrl.replace(/\/+$/, '');

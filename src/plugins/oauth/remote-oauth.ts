@@ -117,8 +117,12 @@ export interface RemoteOAuthOptions {
   refreshMarginMs?: number;
   /** The fetch of each server's OAuth requests; default the SSRF guard admitting public addresses only (network-guard.ts). */
   fetchFor?: GuardedFetchFactory;
-  /** Quiver's Client ID Metadata Document URL (client-metadata.ts): its client_id where the server supports it; absent: DCR. */
-  clientMetadataUrl?: string | undefined;
+  /**
+   * Quiver's Client ID Metadata Document (client-metadata.ts): its URL is the client_id where the
+   * server supports it, for authorizations redirected to a URI the document lists (the admin
+   * UI's callback; a CLI's loopback port is not listed, so that flow registers); absent: DCR.
+   */
+  clientMetadata?: { url: string; redirectUris: readonly string[] } | undefined;
   /** Runs after an authorization is stored (the plugins waiting for it are discovered); its failures are reported, not thrown. */
   onAuthorized?: (url: string, owner: RemoteOwnerKey) => Promise<DiscoveredAfterAuthorization[]>;
 }
@@ -278,7 +282,7 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
     if (state.expiresAt === undefined || state.expiresAt - now() > margin) return tokens.access_token;
     const whose = owner.kind === 'hub' ? '' : ` for ${owner.kind} '${owner.id}'`;
     if (!tokens.refresh_token) throw new QuiverError(ErrorCodes.missingCredential, `the authorization of the remote MCP server ${url}${whose} has expired and cannot be refreshed: ${connectHint(url, owner)}`);
-    const provider = new StoredStateProvider(state, false, now, url, owner, options.clientMetadataUrl);
+    const provider = new StoredStateProvider(state, false, now, url, owner);
     const result = await auth(provider, { serverUrl: url, fetchFn: fetchFor(url) });
     await save(url, state, owner);
     const fresh = state.tokens as OAuthTokens | undefined;
@@ -334,7 +338,8 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
       delete state.expiresAt;
       state.redirectUri = redirectUri;
       state.pending = { state: randomBytes(32).toString('base64url'), codeVerifier: '', startedAt: now() };
-      const provider = new StoredStateProvider(state, true, now, url, owner, options.clientMetadataUrl);
+      const documentUrl = options.clientMetadata?.redirectUris.includes(redirectUri) ? options.clientMetadata.url : undefined;
+      const provider = new StoredStateProvider(state, true, now, url, owner, documentUrl);
       const result = await auth(provider, { serverUrl: url, fetchFn: fetchFor(url) });
       if (result !== 'REDIRECT' || !provider.authorizationUrl) throw new QuiverError(ErrorCodes.upstreamError, `the authorization server of ${url} did not start an authorization`);
       // Kept only for the same client: tokens of a replaced registration could not be refreshed.
@@ -368,7 +373,7 @@ export function createRemoteOAuth(options: RemoteOAuthOptions): RemoteOAuth {
       }
       const code = callback.get('code');
       if (!code) throw invalidInput('the authorization callback carries no code');
-      const provider = new StoredStateProvider(state, false, now, url, owner, options.clientMetadataUrl);
+      const provider = new StoredStateProvider(state, false, now, url, owner);
       const result = await auth(provider, { serverUrl: url, authorizationCode: code, fetchFn: fetchFor(url) });
       if (result !== 'AUTHORIZED') throw new QuiverError(ErrorCodes.upstreamError, `the authorization server of ${url} did not issue tokens`);
       delete state.pending;
