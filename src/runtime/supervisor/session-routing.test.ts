@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { LoggingLevel, LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { silentLogger, type Logger } from '../../core/logger.ts';
 import { createDeadline } from './deadline.ts';
-import { attribute, claimReleased, compatible, forwardLog, forwardRequest, needsOwnConnection, registerClaim, releaseClaim, type CallClaim, type CallerCapabilities, type CallerLink } from './session-routing.ts';
+import { attribute, claimReleased, claimsOf as claimsOfForTest, compatible, forwardLog, forwardRequest, needsOwnConnection, registerClaim, releaseClaim, type CallClaim, type CallerCapabilities, type CallerLink } from './session-routing.ts';
 import type { Instance } from './state.ts';
 import { relayElicitationComplete } from './url-elicitations.ts';
 
@@ -61,7 +61,7 @@ describe('session routing (issue #12)', () => {
     assert.equal(compatible(held, undefined), true, 'requests that are not tools/calls are not held off');
   });
 
-  it('lets calls that cannot be asked anything share a connection whose call is paused on a 2026 client (issue #24)', () => {
+  it('lets calls that cannot be asked anything share a connection whose call is paused on a 2026 client (issue #24)', async () => {
     const on = instance();
     const paused = claim(on, { ...link('P', { elicitation: {} }).caller, pauses: true }, 'P', true);
     assert.equal(compatible(on, { sessionId: 'N', exclusive: false } as CallClaim), false, 'not while the paused call runs without waiting on its client');
@@ -70,6 +70,13 @@ describe('session routing (issue #12)', () => {
     assert.equal(compatible(on, { sessionId: 'X', exclusive: true } as CallClaim), false, 'a call that may be asked something still needs its own connection');
     claim(on, link('N', {}).caller);
     assert.match((attribute(on) as { problem: string }).problem, /several callers/, 'a request sent while both run is refused, never misrouted');
+    // The plugin asks for sampling while both run: refused; the call that could not answer is told so (-32021 if it fails).
+    const refused: string[] = [];
+    const joined = [...claimsOfForTest(on)].find((item) => item.sessionId === 'N')!;
+    joined.caller = { ...joined.caller!, refused: (capability) => refused.push(`N:${capability}`) };
+    paused.caller = { ...paused.caller!, refused: (capability) => refused.push(`P:${capability}`) };
+    await assert.rejects(forwardRequest(on, { method: 'sampling/createMessage', params: { messages: [], maxTokens: 1 } }, new AbortController().signal), /several callers/);
+    assert.deepEqual(refused, ['N:sampling']);
     const blocking = instance();
     claim(blocking, link('Q', { elicitation: {} }).caller, 'Q', true).waitingOnClient = 1;
     assert.equal(compatible(blocking, { sessionId: 'N', exclusive: false } as CallClaim), false, 'a 2025 session waiting on its client keeps its connection alone');
