@@ -59,9 +59,18 @@ export async function search(context: SearchContext, query: string, options: Sea
   }
   if (view.removalTools) demoteRemovalTools(final, view.removalTools, analysis.ownTerms, settings.removalPenalty);
   // Plan steps read the best few tools after every demotion, so a demoted tool pulls nothing.
-  if (view.planSteps) pullPlanSteps(final, view.planSteps, query, topK(final, 3, view.idOrder, mask, 0), mask);
-  if (analysis.texts.length > 2 && settings.clauseSpread > 0) {
-    spreadClauses(final, topK(final, clauseSpreadDepth, view.idOrder, mask, 0), view.scratch.bestClause, settings.clauseSpread);
+  // One pass finds the best tools both steps read: plan steps the first 3, clause spread all of them
+  // (with any producer plan steps pulled in, re-sorted by the new scores).
+  const spread = analysis.texts.length > 2 && settings.clauseSpread > 0;
+  if (view.planSteps || spread) {
+    let head = topK(final, spread ? clauseSpreadDepth : 3, view.idOrder, mask, 0);
+    const pulled = view.planSteps ? pullPlanSteps(final, view.planSteps, query, head, mask) : [];
+    if (spread) {
+      if (pulled.length > 0) {
+        head = [...new Set([...head, ...pulled])].sort((a, b) => final[b]! - final[a]! || view.idOrder[a]! - view.idOrder[b]!);
+      }
+      spreadClauses(final, head, view.scratch.bestClause, settings.clauseSpread);
+    }
   }
   const results = topK(final, k, view.idOrder, mask, 0).map((d) => {
     const result: RetrievalResult = { id: view.documents[d]!.id, score: final[d]! };
