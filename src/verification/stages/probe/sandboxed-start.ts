@@ -25,14 +25,21 @@ import { startSandboxEgress, type SandboxEgress } from '../../../runtime/sandbox
 import { stdioSpecSchema, type StdioSpec, type UpstreamSpecInput } from '../../../runtime/types.ts';
 import { QUIVER_VERSION } from '../../../core/version.ts';
 import { isAlive } from '../../../runtime/process-tree.ts';
+import { removeContainer } from '../../../runtime/container.ts';
 import { monitorCgroup, type ResourceMonitor, type ResourceSample } from './resource-monitor.ts';
 import { monitorNetwork, type NetworkCounts, type NetworkMonitor } from './network-monitor.ts';
 
 /** The transport, remembering the protocol version the client settled on in `initialize`. */
 class ObservedTransport extends ProcessTransport {
   protocolVersion: string | undefined;
+  /** A container plugin's engine and container (issue #26): removed by name once the process is closed. */
+  container: { engine: string; name: string } | undefined;
   setProtocolVersion(version: string): void {
     this.protocolVersion = version;
+  }
+  override async close(): Promise<void> {
+    await super.close();
+    if (this.container) await removeContainer(this.container.engine, this.container.name);
   }
 }
 
@@ -109,6 +116,7 @@ export async function startSandboxed(launchInput: UpstreamSpecInput & { transpor
       ...(egress ? { egress: egress.mount } : {}),
     });
     transport = new ObservedTransport({ command: launch.command, args: launch.args, env: launch.env, cwd: launch.cwd, ...(cgroup ? { cgroup } : {}), stopGraceMs: 300 });
+    transport.container = launch.container;
     return await connect(transport, launch.description, { root, stateDir, cgroup, egress, options });
   } catch (error) {
     const stderr = transport?.stderrTail.trim() ?? '';
