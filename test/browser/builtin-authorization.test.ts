@@ -408,6 +408,19 @@ describeEachBackend('the built-in authorization server (issue #27)', (backend) =
     assert.ok(params.get('code'));
   });
 
+  it('a user who denies consent sends the client access_denied (with iss), and no token', { skip: browserSkip, timeout: 120_000 }, async () => {
+    const oauth = new TestOAuthClient(callbacks.url);
+    await assert.rejects(new Client({ name: 'oauth-deny', version: '1.0.0' }).connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth })), UnauthorizedError);
+    const callback = callbacks.next();
+    await page.goto(oauth.authorizationUrl!.href);
+    await page.getByRole('button', { name: 'Deny' }).click();
+    const params = await callback;
+    assert.equal(params.get('error'), 'access_denied');
+    assert.equal(params.get('iss'), server.url);
+    assert.equal(params.get('state'), oauth.sentState);
+    assert.equal(params.get('code'), null);
+  });
+
   it('refuses tokens for another audience, expired, of another organisation, and of a disabled account', { skip: browserSkip }, async () => {
     const keys = await loadSigningKeys(app.db, createSecretBox(loadSecretKey({ homeDir: home }).key));
     const jwk = keys.privateKeys[0]!;

@@ -118,8 +118,9 @@ export function interactionRoutes(options: InteractionOptions): Hono<Env> {
     if (!found) return expired(c);
     if (!csrf.verify('interaction', found.uid, fields.csrf)) return refusedCsrf(c);
     const email = (fields.email ?? '').trim().toLowerCase();
+    const name = await clientName(found.params.client_id);
     const page = (error: string, status: number, headers: Record<string, string> = {}) =>
-      html(c, loginPage({ action: `${interactionPath(found.uid)}/login`, csrf: csrf.issue('interaction', found.uid), clientName: String(found.params.client_id ?? ''), email, error }), status, headers);
+      html(c, loginPage({ action: `${interactionPath(found.uid)}/login`, csrf: csrf.issue('interaction', found.uid), clientName: name, email, error }), status, headers);
     const wait = throttle.retryAfter(email, clientAddress(c));
     if (wait > 0) return page(`Too many failed sign-ins. Try again in ${Math.ceil(wait / 60)} minute(s).`, 429, { 'retry-after': String(wait) });
     const user = email && fields.password ? await users.authenticate(email, fields.password) : undefined;
