@@ -9,7 +9,8 @@
  * headers sound:
  *
  * - **authorization**: a `tools/call` whose header target the principal may not call (unknown,
- *   another organisation's, silent) is refused with 403 before the body is parsed;
+ *   another organisation's, silent), and a `prompts/get` / `resources/read` whose `Mcp-Name`
+ *   names no plugin the principal sees, is refused with 403 before the body is parsed;
  * - **metrics**: the request is counted under the header's method (`McpRequestObserver`);
  * - **forwarding**: `Mcp-Param-*` headers other than Quiver's own are passed to the plugin over
  *   HTTP transports (`core/forwarded-headers.ts`).
@@ -17,8 +18,9 @@
 import { JSON_RPC_HTTP_ERROR } from '../core/bearer-challenge.ts';
 import type { SessionIdentity } from './backend.ts';
 import type { Gateway } from './gateway.ts';
-import { CALL_TOOL, META_TOOL_NAMES } from './meta-tools.ts';
-import { prefixedToolName } from './native-names.ts';
+import { CALL_TOOL, META_TOOL_NAMES, parsePromptName } from './meta-tools.ts';
+import { prefixedPromptName, prefixedToolName } from './native-names.ts';
+import { sessionResourceAddressing } from './resource-addressing.ts';
 import { SessionState } from './session-state.ts';
 
 /** Quiver's own header parameter (call_tool's target). */
@@ -59,17 +61,36 @@ export function headerTarget(request: Request): HeaderTarget | undefined {
 }
 
 /**
- * The 403 for a `tools/call` whose header target the identity may not call; undefined when it
- * may (or the headers name no plugin tool: the body decides as usual). An unknown tool and a
- * hidden one get the same answer.
+ * The 403 for a request whose header target the identity may not reach; undefined when it may
+ * (or the headers name nothing Quiver checks: the body decides as usual). An unknown target and
+ * a hidden one get the same answer.
+ *
+ * - `tools/call`: the tool (directly or `call_tool`'s `Tool-Name`) must be one the principal may call;
+ * - `prompts/get` / `resources/read`: `Mcp-Name` (the prompt's name, the resource's URI) must
+ *   name a plugin the principal sees, the same plugin check the body's request makes
+ *   (`GatewayBackend.readResource` / `getPrompt` refuse a plugin the session cannot see). A
+ *   prompt or resource that a visible plugin does not have still goes to the plugin, which
+ *   answers for it.
  */
 export async function headerRefusal(gateway: Gateway, identity: SessionIdentity, target: HeaderTarget): Promise<Response | undefined> {
-  if (target.method !== 'tools/call' || target.toolName === undefined) return undefined;
+  const checked = target.method === 'tools/call' ? target.toolName : target.method === 'prompts/get' || target.method === 'resources/read' ? target.name : undefined;
+  if (checked === undefined) return undefined;
   const state = await gateway.principalSession(identity);
   if (!(state instanceof SessionState)) return undefined;
-  const { core } = state;
-  const tool = await core.backend.getTool(state.backendSession, await prefixedToolName(core, state, target.toolName));
-  if (tool && tool.visibility !== 'silent') return undefined;
-  const message = `Forbidden: tool '${target.toolName}' is unknown or not available to this credential`;
+  if (await reachable(state, target.method, checked)) return undefined;
+  const what = target.method === 'tools/call' ? 'tool' : target.method === 'prompts/get' ? 'prompt' : 'resource';
+  const message = `Forbidden: ${what} '${checked}' is unknown or not available to this credential`;
   return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: JSON_RPC_HTTP_ERROR, message }, id: null }), { status: 403, headers: { 'content-type': 'application/json' } });
+}
+
+/** Whether the session may reach what the header names (see `headerRefusal`). */
+async function reachable(state: SessionState, method: string, name: string): Promise<boolean> {
+  const { core } = state;
+  if (method === 'tools/call') {
+    const tool = await core.backend.getTool(state.backendSession, await prefixedToolName(core, state, name));
+    return tool !== undefined && tool.visibility !== 'silent';
+  }
+  const pluginName = method === 'prompts/get' ? parsePromptName(await prefixedPromptName(core, state, name))?.pluginName : (await sessionResourceAddressing(core, state)).resolve(name)?.pluginName;
+  // A plugin the session sees is one with a visible tool (the backend's capabilityTools answers exactly that).
+  return pluginName !== undefined && (await core.backend.capabilityTools(state.backendSession, pluginName)) !== undefined;
 }

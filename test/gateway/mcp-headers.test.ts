@@ -5,7 +5,9 @@
  * the headers alone (even with a body that is not JSON, so before the body is parsed), directly
  * and through `call_tool`'s `Mcp-Param-Tool-Name`; a header that disagrees with the body is still
  * -32020; the client's other `Mcp-Param-*` headers reach the plugin call (and Quiver's own
- * `Tool-Name` does not); requests are counted in the metrics under their header method.
+ * `Tool-Name` does not); requests are counted in the metrics under their header method. A
+ * `prompts/get` / `resources/read` whose `Mcp-Name` names another organisation's plugin, or no
+ * plugin, is refused the same way, with one answer for both.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,7 +18,8 @@ import { META_TOOL_NAMES, SEARCH_TOOLS } from '../../src/gateway/meta-tools.ts';
 import { MetricsRegistry } from '../../src/telemetry/metrics/registry.ts';
 import { renderPrometheus } from '../../src/telemetry/metrics/exposition.ts';
 import { declareQuiverMetrics } from '../../src/telemetry/quiver-metrics.ts';
-import { identity, startHttpHarness, type HttpHarness } from './helpers.ts';
+import { formatResourceUri } from '../../src/gateway/meta-tools.ts';
+import { identity, standardPlugins, startHttpHarness, type HttpHarness } from './helpers.ts';
 
 const MODERN = '2026-07-28';
 
@@ -27,7 +30,9 @@ describe('2026-07-28 request headers: authorization, forwarding, metrics (issue 
   const seen: Array<{ tool: string; forwarded: Record<string, string> }> = [];
 
   before(async () => {
-    harness = await startHttpHarness();
+    // Globex (another organisation's plugin) serves a prompt and a resource too, so hiding them is the grant's doing.
+    const plugins = standardPlugins().map((plugin) => (plugin.name === 'globex' ? { ...plugin, args: [...(plugin.args ?? []), '--resources', '--prompts'] } : plugin));
+    harness = await startHttpHarness({ plugins });
     // Record what the backend's call sees of the request's forwarded headers (its async context).
     const callTool = harness.backend.callTool.bind(harness.backend);
     harness.backend.callTool = async (session, name, args, options) => {
@@ -66,6 +71,75 @@ describe('2026-07-28 request headers: authorization, forwarding, metrics (issue 
     const payload = raw.startsWith('{') ? raw : (raw.split('\n').find((line) => line.startsWith('data: ')) ?? 'data: {}').slice(6);
     return { status: response.status, message: JSON.parse(payload) as { result?: { content?: Array<{ text?: string }> }; error?: { code: number; message: string } } };
   }
+
+  /** A 2026-07-28 request of any method, its `Mcp-Name` given. */
+  async function send(method: string, params: Record<string, unknown>, name: string, body?: string) {
+    const json = {
+      jsonrpc: '2.0',
+      id: 4,
+      method,
+      params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} } },
+    };
+    const response = await handler.handle(
+      new Request('http://localhost/mcp', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': method, 'mcp-name': name },
+        body: body ?? JSON.stringify(json),
+      }),
+      identity(),
+    );
+    const raw = await response.text();
+    const payload = raw.startsWith('{') ? raw : (raw.split('\n').find((line) => line.startsWith('data: ')) ?? 'data: {}').slice(6);
+    return { status: response.status, message: JSON.parse(payload) as { result?: { messages?: unknown[]; contents?: Array<{ uri: string; text?: string }> }; error?: { code: number; message: string } } };
+  }
+
+  it("refuses another organisation's prompt and resource, and unknown ones, from the headers; visible ones are served", async () => {
+    const getPrompt = (name: string, body?: string) => send('prompts/get', { name, arguments: { who: 'Ada' } }, name, body);
+    const allowed = await getPrompt('util__greet');
+    assert.equal(allowed.status, 200, JSON.stringify(allowed.message));
+    assert.equal(allowed.message.error, undefined, JSON.stringify(allowed.message));
+    assert.ok((allowed.message.result?.messages ?? []).length > 0);
+    const hidden = await getPrompt('globex__greet');
+    assert.equal(hidden.status, 403);
+    assert.equal(hidden.message.error?.message, "Forbidden: prompt 'globex__greet' is unknown or not available to this credential");
+    // An unknown plugin's prompt and a name that is no plugin's get the same answer as the hidden one.
+    assert.equal((await getPrompt('nope__greet')).message.error?.message, "Forbidden: prompt 'nope__greet' is unknown or not available to this credential");
+    assert.equal((await getPrompt('greet')).status, 403);
+    // Refused before the body is parsed (else -32700).
+    assert.equal((await getPrompt('globex__greet', '{not json')).status, 403);
+
+    const readResource = (uri: string, body?: string) => send('resources/read', { uri }, uri, body);
+    const mine = formatResourceUri('util', 'notes://util/readme');
+    const read = await readResource(mine);
+    assert.equal(read.status, 200, JSON.stringify(read.message));
+    assert.equal(read.message.result?.contents?.[0]?.uri, mine, JSON.stringify(read.message));
+    const theirs = formatResourceUri('globex', 'notes://globex/readme');
+    const refused = await readResource(theirs);
+    assert.equal(refused.status, 403);
+    assert.equal(refused.message.error?.message, `Forbidden: resource '${theirs}' is unknown or not available to this credential`);
+    const nowhere = formatResourceUri('nope', 'notes://nope/readme');
+    assert.equal((await readResource(nowhere)).message.error?.message, `Forbidden: resource '${nowhere}' is unknown or not available to this credential`);
+    assert.equal((await readResource('notes://globex/readme')).status, 403, 'a URI that names no plugin the principal sees');
+    assert.equal((await readResource(theirs, '{not json')).status, 403);
+
+    // The same principal of the other organisation is served both.
+    const globex = { ...identity(), orgId: 'globex' };
+    const response = await handler.handle(
+      new Request('http://localhost/mcp', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'prompts/get', 'mcp-name': 'globex__greet' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'prompts/get', params: { name: 'globex__greet', arguments: { who: 'Ada' }, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+      }),
+      globex,
+    );
+    assert.equal(response.status, 200, await response.clone().text());
+    assert.doesNotMatch(await response.text(), /"error"/);
+
+    // A header that disagrees with the body is still refused by the SDK entry (-32020), not served.
+    const mismatch = await send('prompts/get', { name: 'util__greet', arguments: { who: 'Ada' } }, 'util__other');
+    assert.equal(mismatch.status, 400, JSON.stringify(mismatch.message));
+    assert.equal(mismatch.message.error?.code, -32020);
+  });
 
   it("refuses another organisation's tool and an unknown one from the headers, before the body is read", async () => {
     const direct = await post({ name: 'globex__create_secret_report', arguments: {} }, {});
