@@ -20,7 +20,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { QUIVER_BIN, runBinary } from '../helpers/cli.ts';
 import { describeEachBackend, processStore } from '../helpers/backends.ts';
 import { buildServerImage, testEngine } from '../helpers/container-image.ts';
-import { ownerLabel, sweepOrphanContainers } from '../../src/runtime/container.ts';
+import { ownerLabel, removeContainer, sweepOrphanContainers } from '../../src/runtime/container.ts';
 
 const SECRET = 'box-secret-7f3a9c';
 let root: string;
@@ -246,6 +246,8 @@ it('removes containers whose Quiver is gone (killed before it could stop them), 
     assert.ok(sweepOrphanContainers(process.env.PATH ?? '/usr/bin:/bin') >= 1);
     assert.deepEqual(containers('io.quiver.plugin=sweep-test'), [owned], 'the orphan is removed; a live owner keeps its container');
   } finally {
-    execFileSync(engine, ['rm', '-f', orphan, owned], { stdio: 'ignore' });
+    // One at a time: podman 4.3's `rm -f` of several names, one already gone, removes none of them.
+    for (const name of [orphan, owned]) await removeContainer(engine, name);
+    assert.deepEqual(containers('io.quiver.plugin=sweep-test'), [], 'nothing left behind');
   }
 });
