@@ -321,6 +321,8 @@ export async function connectHttp(spec: HttpSpec, options: ConnectOptions): Prom
   const headers = spec.headers;
   // Set when the server answered 401: it wants an OAuth authorization Quiver does not hold (MCP authorization).
   let unauthorized = false;
+  // Set when a 401 names protected resource metadata (RFC 9728): the server signs users in with OAuth (MCP authorization).
+  let oauthChallenge = false;
   let authorizationFailure: unknown;
   const withHeaders: typeof fetch = async (input, init) => {
     const merged = new Headers(init?.headers);
@@ -336,7 +338,10 @@ export async function connectHttp(spec: HttpSpec, options: ConnectOptions): Prom
     }
     if (token !== undefined) merged.set('authorization', `Bearer ${token}`);
     const response = await fetch(input, { ...init, headers: merged });
-    if (response.status === 401) unauthorized = true;
+    if (response.status === 401) {
+      unauthorized = true;
+      if (/\bresource_metadata\s*=/i.test(response.headers.get('www-authenticate') ?? '')) oauthChallenge = true;
+    }
     return response;
   };
   const problems: string[] = [];
@@ -396,7 +401,7 @@ export async function connectHttp(spec: HttpSpec, options: ConnectOptions): Prom
       ErrorCodes.missingCredential,
       `remote plugin '${spec.pluginName}' at ${url.origin}${url.pathname} requires an OAuth authorization Quiver does not hold (it answered 401); ` +
         `authorize it with 'quiver plugin authorize ${spec.url}${ownerFlag(spec.authorizationOwner)}' (opens the server's sign-in in a browser)`,
-      { kind: 'user', details: { reason: 'unauthorized', pluginId: spec.pluginId } },
+      { kind: 'user', details: { reason: 'unauthorized', oauth: oauthChallenge, pluginId: spec.pluginId } },
     );
   }
   throw new QuiverError(ErrorCodes.unavailable, options.redact(`cannot reach remote plugin '${spec.pluginName}' at ${url.origin}${url.pathname}: ${problems.join('; ')}`), {

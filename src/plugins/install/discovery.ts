@@ -27,10 +27,14 @@ export interface DiscoveredPlugin {
   needsAuthorization?: { url: string; hint: string } | undefined;
 }
 
-/** The `missing_credential` a remote server's 401 gives when Quiver holds no OAuth authorization for it. */
+/**
+ * The `missing_credential` of a remote server whose 401 names its protected resource metadata
+ * (an OAuth server, MCP authorization) while Quiver holds no authorization for it. A bare 401
+ * (a server wanting a static credential) still fails the install.
+ */
 function needsOAuth(error: unknown): boolean {
-  const details = (error as { code?: unknown; details?: { reason?: unknown } } | undefined);
-  return details?.code === 'missing_credential' && details.details?.reason === 'unauthorized';
+  const details = (error as { code?: unknown; details?: { reason?: unknown; oauth?: unknown } } | undefined);
+  return details?.code === 'missing_credential' && details.details?.reason === 'unauthorized' && details.details.oauth === true;
 }
 
 /** Starts the plugin once, lists everything, stops it; fails at `launch` or `discovery`. */
