@@ -14,6 +14,7 @@ import type { ApiRouteModule } from '../api/app.ts';
 import { userRoutes } from '../api/routes/users.ts';
 import { createAuthorizationServer, type AuthorizationServer } from '../access/authorization-server/server.ts';
 import { principalOfAccount } from '../access/authorization-server/token-principal.ts';
+import { rememberIssuer } from '../access/authorization-server/issuer-record.ts';
 import { createSecretBox, loadSecretKey } from '../plugins/secret-box.ts';
 import type { BuiltInTokens } from './resource-server.ts';
 
@@ -89,6 +90,8 @@ export function createBuiltInAuthorizationServer(app: App, host: string): BuiltI
       const learn = () => {
         const address = http.address();
         if (typeof address === 'object' && address) listening = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+        // For `quiver user invite`, whose sign-up links name where this server runs.
+        void rememberIssuer(app.db, issuer()).catch((error: unknown) => app.logger.warn({ message: (error as Error).message }, 'cannot record the authorization server issuer'));
       };
       if (http.listening) learn();
       else http.once('listening', learn);

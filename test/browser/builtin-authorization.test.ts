@@ -33,6 +33,7 @@ import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { serveHttp, type HttpServer } from '../../src/composition/server.ts';
 import { loadSigningKeys } from '../../src/access/authorization-server/signing-keys.ts';
+import { lastIssuer } from '../../src/access/authorization-server/issuer-record.ts';
 import { createSecretBox, loadSecretKey } from '../../src/plugins/secret-box.ts';
 import { describeEachBackend } from '../helpers/backends.ts';
 import { browserSkip, closeBrowserTest, openBrowserPage } from '../helpers/browser.ts';
@@ -273,6 +274,8 @@ describeEachBackend('the built-in authorization server (issue #27)', (backend) =
   it('publishes its metadata: the protected resource names Quiver itself as authorization server', { skip: browserSkip }, async () => {
     const resource = (await (await fetch(new URL('/.well-known/oauth-protected-resource/mcp', server.url))).json()) as Record<string, unknown>;
     assert.deepEqual(resource.authorization_servers, [server.url]);
+    // Remembered for `quiver user invite`, whose links name where the server runs.
+    assert.equal(await lastIssuer(app.db), server.url);
     assert.equal(resource.resource, mcpUrl.href);
     for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
       const metadata = (await (await fetch(new URL(path, server.url))).json()) as Record<string, unknown>;

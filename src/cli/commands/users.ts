@@ -6,12 +6,16 @@
  */
 import { invalidInput } from '../../core/errors.ts';
 import { createUserDirectory, type AuthUser, type Invitation } from '../../access/authorization-server/users.ts';
+import { lastIssuer } from '../../access/authorization-server/issuer-record.ts';
 import type { QuiverConfig } from '../../config.ts';
+import type { Queryable } from '../../store/database.ts';
 import { formatTable, printJson, type CliContext, type CommandOptions, type CommandSpec } from '../command.ts';
 
-/** The origin users reach Quiver at: QUIVER_AUTH_ISSUER, else the configured bind. */
-function baseUrl(config: QuiverConfig): string {
+/** The origin users reach Quiver at: QUIVER_AUTH_ISSUER, else where the built-in server last ran, else the configured bind. */
+async function baseUrl(config: QuiverConfig, db: Queryable): Promise<string> {
   if (config.authServer.issuer) return config.authServer.issuer;
+  const last = await lastIssuer(db);
+  if (last) return last;
   const { host, port } = config.http;
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
@@ -31,8 +35,8 @@ function printUser(context: CliContext, user: AuthUser): void {
   else context.io.stdout(`${user.email} (${user.id}): ${user.status}, organisation ${user.orgId}, roles ${user.roles.join(',') || '-'}, scopes ${user.scopes.join(',')}\n`);
 }
 
-function printInvitation(context: CliContext, invitation: Invitation): void {
-  const signupUrl = `${baseUrl(context.config())}/oauth/signup?token=${invitation.token}`;
+async function printInvitation(context: CliContext, invitation: Invitation): Promise<void> {
+  const signupUrl = `${await baseUrl(context.config(), (await context.openApp()).db)}/oauth/signup?token=${invitation.token}`;
   if (context.json) printJson(context.io, { user: invitation.user, signupUrl, expiresAt: invitation.expiresAt });
   else context.io.stdout(`${signupUrl}\n(one-time sign-up link for ${invitation.user.email}, valid until ${invitation.expiresAt}; shown once)\n`);
 }
@@ -53,7 +57,7 @@ const invite: CommandSpec = {
       roles: (context.args.values.role as string[] | undefined) ?? [],
       scopes: (context.args.values.scope as string[] | undefined) ?? ['mcp'],
     });
-    printInvitation(context, invitation);
+    await printInvitation(context, invitation);
     return 0;
   },
 };
@@ -108,7 +112,7 @@ const reinvite: CommandSpec = {
   async run(context) {
     const [id] = context.args.positionals;
     if (!id) throw invalidInput('user reinvite needs an EMAIL or ID');
-    printInvitation(context, await (await directory(context)).reinvite(id));
+    await printInvitation(context, await (await directory(context)).reinvite(id));
     return 0;
   },
 };
