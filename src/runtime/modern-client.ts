@@ -21,6 +21,7 @@ import type { AnyObjectSchema, SchemaOutput } from '@modelcontextprotocol/sdk/se
 import { ErrorCode, McpError, type ClientNotification, type ClientRequest, type ClientResult, type LoggingLevel, type Notification, type Request, type Result } from '@modelcontextprotocol/sdk/types.js';
 import { withoutMcpErrorPrefix } from '../core/mcp-error-text.ts';
 import type { DiscoverResult } from './era-probe.ts';
+import { ModernTaskBridge, offersTasks } from './modern-task-bridge.ts';
 import { pollToolList, type ListedTools } from './tool-list-poll.ts';
 
 /** What a modern connection is opened with: a probe's `DiscoverResult`, or a pinned version to discover in place. */
@@ -69,12 +70,16 @@ export class ModernUpstreamClient extends Client {
   /** The handler of tool-list changes (the runtime's), called by the poller of a list without a stream. */
   #toolListChanged: ((notification: { method: string }) => void | Promise<void>) | undefined;
   #stopPolling: (() => void) | undefined;
+  /** The plugin's tasks (the Tasks extension) as 2025-era tasks (modern-task-bridge.ts). */
+  readonly #tasks: ModernTaskBridge;
 
   constructor(inner: ModernSdkClient, clientInfo: { name: string; version: string }, capabilities: Client['registerCapabilities'] extends (capabilities: infer C) => void ? C : never) {
     super(clientInfo, { capabilities });
     this.#inner = inner;
+    this.#tasks = new ModernTaskBridge(inner, clientInfo, capabilities as Record<string, unknown>);
     inner.onclose = () => {
       this.#stopPolling?.();
+      this.#tasks.close();
       this.onclose?.();
     };
     inner.onerror = (error) => this.onerror?.(error);
@@ -114,8 +119,11 @@ export class ModernUpstreamClient extends Client {
     );
   }
 
+  /** The plugin's capabilities; one offering the Tasks extension is shown as a 2025 plugin running tool calls as tasks. */
   override getServerCapabilities(): Answer<'getServerCapabilities'> {
-    return this.#inner.getServerCapabilities() as Answer<'getServerCapabilities'>;
+    const capabilities = this.#inner.getServerCapabilities();
+    if (!offersTasks(capabilities as { extensions?: Record<string, unknown> } | undefined)) return capabilities as Answer<'getServerCapabilities'>;
+    return { ...capabilities, tasks: { requests: { tools: { call: {} } }, cancel: {} } } as Answer<'getServerCapabilities'>;
   }
 
   override getServerVersion(): Answer<'getServerVersion'> {
@@ -133,7 +141,13 @@ export class ModernUpstreamClient extends Client {
 
   override listTools(...[params, options]: Params<'listTools'>): Answer<'listTools'> {
     // Always fetched: the plugin's list is what discovery and pinning must see.
-    return translated(() => this.#inner.listTools(params, { ...options, cacheMode: 'refresh' })) as Answer<'listTools'>;
+    return translated(async () => {
+      const listed = await this.#inner.listTools(params, { ...options, cacheMode: 'refresh' });
+      // The extension has no per-tool declaration (2026 lists carry no `execution`): the plugin
+      // decides per call, so each of its tools may run as a task (2025's `optional`).
+      if (!offersTasks(this.#inner.getServerCapabilities() as { extensions?: Record<string, unknown> } | undefined)) return listed;
+      return { ...listed, tools: listed.tools.map((tool) => ({ ...tool, execution: { ...(tool as { execution?: object }).execution, taskSupport: 'optional' } })) };
+    }) as Answer<'listTools'>;
   }
 
   override listResources(...[params, options]: Params<'listResources'>): Answer<'listResources'> {
@@ -189,6 +203,9 @@ export class ModernUpstreamClient extends Client {
   override async sendRootsListChanged(): Promise<void> {}
 
   override request<T extends AnyObjectSchema>(request: ClientRequest | Request, resultSchema: T, options?: RequestOptions): Promise<SchemaOutput<T>> {
+    // 2025-era task requests (the supervisor's tool tasks) run on the plugin's Tasks extension.
+    const bridged = { method: request.method, params: request.params as Record<string, unknown> | undefined };
+    if (this.#tasks.handles(bridged)) return translated(() => this.#tasks.answer(bridged, { signal: options?.signal, timeout: options?.timeout })) as Promise<SchemaOutput<T>>;
     return translated(() => this.#inner.request(request as never, resultSchema as never, options)) as Promise<SchemaOutput<T>>;
   }
 

@@ -37,3 +37,8 @@ export function modernPluginFolder(folder: string): string {
 export function appsPluginFolder(folder: string): string {
   return withPackages('apps-plugin', folder, SDK_V2);
 }
+
+/** The 2026-07-28 plugin on the v2 SDK whose tool calls become Tasks-extension tasks, in `folder`. */
+export function modernTaskPluginFolder(folder: string): string {
+  return withPackages('modern-task-plugin', folder, SDK_V2);
+}
