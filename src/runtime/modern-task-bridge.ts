@@ -28,6 +28,8 @@ const BRIDGED = new Set(['tasks/get', 'tasks/result', 'tasks/cancel']);
 const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
 /** Bounds of polling for `tasks/result` (the plugin's `pollIntervalMs` within them). */
 const POLL_MS = { min: 50, max: 5_000, fallback: 500 };
+/** Finished tasks whose outcome a connection keeps (the oldest go first): the gateway keeps a task's final state itself. */
+const MAX_KEPT = 256;
 
 type Message = { jsonrpc: '2.0'; id?: string | number; method?: string; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
 interface RawTransport {
@@ -97,7 +99,7 @@ export class ModernTaskBridge {
       // The plugin decided to answer at once: the caller still gets a task, already completed.
       const now = new Date().toISOString();
       const task: Task = { taskId: `quiver-inline-${crypto.randomUUID()}`, status: 'completed', createdAt: now, lastUpdatedAt: now, ttl: null };
-      this.#outcomes.set(task.taskId, { task, outcome: { result: rest as CallToolResult } });
+      this.#keep(task, { result: rest as CallToolResult });
       return task;
     }
     throw new McpError(ErrorCode.InternalError, `the plugin answered a task call with resultType '${String(resultType)}', which Quiver cannot run as a task`);
@@ -148,9 +150,19 @@ export class ModernTaskBridge {
           : status === 'failed'
             ? { error: { code: typeof error?.code === 'number' ? error.code : ErrorCode.InternalError, message: typeof error?.message === 'string' ? error.message : (task.statusMessage ?? 'the task failed'), ...(error?.data !== undefined ? { data: error.data } : {}) } }
             : { cancelled: true };
-      this.#outcomes.set(task.taskId, { task, outcome });
+      this.#keep(task, outcome);
     }
     return task;
+  }
+
+  /** Keeps a finished task's outcome, within `MAX_KEPT`. */
+  #keep(task: Task, outcome: Outcome): void {
+    this.#outcomes.delete(task.taskId);
+    this.#outcomes.set(task.taskId, { task, outcome });
+    for (const oldest of this.#outcomes.keys()) {
+      if (this.#outcomes.size <= MAX_KEPT) break;
+      this.#outcomes.delete(oldest);
+    }
   }
 
   /** The transport with the bridge's responses taken off it (hooked once per transport). */

@@ -6,7 +6,8 @@
  * (raw requests: the v2 client has no tasks API) that declares the extension calls its tools
  * and gets `resultType: "task"` under Quiver's own id, polls `tasks/get` to the result, sees a
  * failed task's error and cancels a task that would never end; another principal is told the
- * id does not exist; without the extension the same call is ordinary. A 2025-11-25 client (SDK
+ * id does not exist; without the extension the same call is ordinary; a call the plugin answers
+ * at once is still a task, already completed. A 2025-11-25 client (SDK
  * 1.x) runs the same tool as a 2025 task: `tasks/get` and the blocking `tasks/result`.
  */
 import { it, before, after } from 'node:test';
@@ -124,6 +125,12 @@ describeEachBackend("tasks of a 2026-07-28 plugin through Quiver (issue #24)", (
     const plain = await post('default', 'tools/call', { name: 'ledger__compile_report', arguments: { topic: 'tides' } }, false);
     assert.equal(plain.result?.['resultType'], 'complete', JSON.stringify(plain));
     assert.deepEqual(plain.result?.['content'], [{ type: 'text', text: 'report on tides (direct)' }]);
+
+    // The plugin may answer a task-capable call at once: the client still gets its task, already completed.
+    const quick = await post('default', 'tools/call', { name: 'ledger__quick_note', arguments: { topic: 'gulls' } });
+    assert.equal(quick.result?.['resultType'], 'task', JSON.stringify(quick));
+    const noted = await pollUntil(String(quick.result?.['taskId']), 'completed');
+    assert.deepEqual((noted['result'] as { content?: unknown }).content, [{ type: 'text', text: 'report on gulls (direct)' }]);
   });
 
   it("a failed task shows the plugin's error; a task that would never end is cancelled at the plugin", async () => {
