@@ -14,20 +14,17 @@
  */
 import { it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { SignJWT, importJWK } from 'jose';
 import type { BrowserContext, Page } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { UnauthorizedError, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport, UnauthorizedError as ModernUnauthorizedError } from '@modelcontextprotocol/client';
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -39,30 +36,7 @@ import { describeEachBackend } from '../helpers/backends.ts';
 import { browserSkip, closeBrowserTest, openBrowserPage } from '../helpers/browser.ts';
 import { openTempDir } from '../plugins/helpers.ts';
 import { createTwinPluginFolder } from '../e2e/fixtures/twin-server.ts';
-
-type CallResult = { content?: Array<{ type: string; text?: string }>; structuredContent?: unknown; isError?: boolean };
-const text = (result: CallResult) => (result.content ?? []).map((c) => c.text ?? '').join('');
-
-/** A loopback redirect target, as a CLI or desktop client runs one: it records each callback's query. */
-async function startCallbackServer(): Promise<{ url: string; next(): Promise<URLSearchParams>; close(): Promise<void> }> {
-  let waiting: ((params: URLSearchParams) => void) | undefined;
-  const server: Server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://127.0.0.1');
-    if (url.pathname !== '/callback') return void response.writeHead(404).end();
-    response.setHeader('content-type', 'text/plain').end('authorized; you may close this window');
-    waiting?.(url.searchParams);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
-    next: () => new Promise((resolve) => (waiting = resolve)),
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
+import { TestOAuthClient, postInitialize, searchAndCall, startCallbackServer } from '../helpers/mcp-oauth-client.ts';
 
 /**
  * A Client ID Metadata Document server on loopback https (a self-signed certificate made with
@@ -97,53 +71,8 @@ async function startMetadataDocumentServer(folder: string, redirect: string): Pr
   };
 }
 
-/** The client side of the flow as an MCP host keeps it. */
-class TestOAuthClient implements OAuthClientProvider {
-  client: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = '';
-  sentState = '';
-  authorizationUrl: URL | undefined;
-  discovered: OAuthDiscoveryState | undefined;
-  constructor(readonly redirect: string) {}
-  get redirectUrl(): string {
-    return this.redirect;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'quiver <b>built-in</b> test', redirect_uris: [this.redirect], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', application_type: 'native' } as OAuthClientMetadata;
-  }
-  state(): string {
-    this.sentState = randomBytes(16).toString('hex');
-    return this.sentState;
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(information: OAuthClientInformationMixed) {
-    this.client = information;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-  saveDiscoveryState(state: OAuthDiscoveryState) {
-    this.discovered = state;
-  }
-  discoveryState() {
-    return this.discovered;
-  }
-}
+/** The registration fields of this file's clients: a desktop/CLI client (RFC 8252 loopback redirect) with markup in its name. */
+const BUILT_IN_CLIENT = { client_name: 'quiver <b>built-in</b> test', application_type: 'native' } as const;
 
 /** A client identified by its metadata document's URL (SEP-991): the SDK uses it when the server supports it. */
 class MetadataDocumentClient extends TestOAuthClient {
@@ -151,7 +80,7 @@ class MetadataDocumentClient extends TestOAuthClient {
     redirect: string,
     readonly clientMetadataUrl: string,
   ) {
-    super(redirect);
+    super(redirect, BUILT_IN_CLIENT);
   }
 }
 
@@ -179,23 +108,6 @@ async function authorizeInBrowser(page: Page, url: URL, email: string, callback:
     await page.waitForLoadState();
   }
   return callback;
-}
-
-async function postInitialize(mcpUrl: URL, token?: string): Promise<Response> {
-  return fetch(mcpUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
-  });
-}
-
-async function searchAndCall(client: { callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown> }): Promise<void> {
-  const searched = (await client.callTool({ name: 'search_tools', arguments: { query: 'echo text back', limit: 3 } })) as CallResult;
-  assert.ok(!searched.isError, text(searched));
-  const found = (searched.structuredContent as { tools: Array<{ name: string }> }).tools.map((tool) => tool.name);
-  assert.ok(found.includes('alpha__echo'), `search found alpha__echo: ${found.join(', ')}`);
-  const called = (await client.callTool({ name: 'call_tool', arguments: { name: 'alpha__echo', arguments: { text: 'hi' } } })) as CallResult;
-  assert.equal(text(called), 'echo from alpha: hi');
 }
 
 describeEachBackend('the built-in authorization server (issue #27)', (backend) => {
@@ -289,7 +201,7 @@ describeEachBackend('the built-in authorization server (issue #27)', (backend) =
   });
 
   it('an SDK 1.x client: discovery from the 401, registration, code + PKCE in Chromium, then search_tools and a tool', { skip: browserSkip, timeout: 180_000 }, async () => {
-    const oauth = new TestOAuthClient(callbacks.url);
+    const oauth = new TestOAuthClient(callbacks.url, BUILT_IN_CLIENT);
     const first = new Client({ name: 'oauth-v1', version: '1.0.0' });
     await assert.rejects(first.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth })), UnauthorizedError);
     assert.ok(oauth.client?.client_id, 'the client registered itself (DCR)');
@@ -338,7 +250,7 @@ describeEachBackend('the built-in authorization server (issue #27)', (backend) =
   });
 
   it('an SDK v2 client pinned to 2026-07-28: the same flow, stateless', { skip: browserSkip, timeout: 180_000 }, async () => {
-    const oauth = new TestOAuthClient(callbacks.url);
+    const oauth = new TestOAuthClient(callbacks.url, BUILT_IN_CLIENT);
     const options = { versionNegotiation: { mode: { pin: '2026-07-28' } } } as const;
     const first = new ModernClient({ name: 'oauth-v2', version: '1.0.0' }, options);
     await assert.rejects(first.connect(new ModernHttpTransport(mcpUrl, { authProvider: oauth as never })), ModernUnauthorizedError);
@@ -383,7 +295,7 @@ describeEachBackend('the built-in authorization server (issue #27)', (backend) =
   });
 
   it('refuses a sign-in form without its CSRF token, and throttles wrong passwords per account', { skip: browserSkip, timeout: 120_000 }, async () => {
-    const oauth = new TestOAuthClient(callbacks.url);
+    const oauth = new TestOAuthClient(callbacks.url, BUILT_IN_CLIENT);
     await assert.rejects(new Client({ name: 'oauth-v1', version: '1.0.0' }).connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth })), UnauthorizedError);
     await page.context().clearCookies(); // no signed-in session: the sign-in page comes
     await page.goto(oauth.authorizationUrl!.href);
@@ -412,7 +324,7 @@ describeEachBackend('the built-in authorization server (issue #27)', (backend) =
   });
 
   it('a user who denies consent sends the client access_denied (with iss), and no token', { skip: browserSkip, timeout: 120_000 }, async () => {
-    const oauth = new TestOAuthClient(callbacks.url);
+    const oauth = new TestOAuthClient(callbacks.url, BUILT_IN_CLIENT);
     await assert.rejects(new Client({ name: 'oauth-deny', version: '1.0.0' }).connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth })), UnauthorizedError);
     const callback = callbacks.next();
     await page.goto(oauth.authorizationUrl!.href);

@@ -11,9 +11,6 @@
  */
 import { it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFile } from 'node:child_process';
@@ -21,8 +18,7 @@ import { promisify } from 'node:util';
 import type { BrowserContext, Page } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { UnauthorizedError, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport, UnauthorizedError as ModernUnauthorizedError } from '@modelcontextprotocol/client';
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -32,80 +28,12 @@ import { browserSkip, closeBrowserTest, openBrowserPage } from '../helpers/brows
 import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provider.ts';
 import { openTempDir } from '../plugins/helpers.ts';
 import { createTwinPluginFolder } from '../e2e/fixtures/twin-server.ts';
+import { TestOAuthClient, postInitialize, searchAndCall, startCallbackServer } from '../helpers/mcp-oauth-client.ts';
 
 const run = promisify(execFile);
 const inspector = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/inspector-cli/build/index.js', import.meta.url));
 // inspector-cli 1.0.3 looks for its package.json relative to the working directory (as in test/gateway/stdio.test.ts).
 const inspectorCwd = dirname(inspector);
-
-type CallResult = { content?: Array<{ type: string; text?: string }>; structuredContent?: unknown; isError?: boolean };
-const text = (result: CallResult) => (result.content ?? []).map((c) => c.text ?? '').join('');
-
-/** A loopback redirect target, as a CLI or desktop client runs one: it records each callback's query. */
-async function startCallbackServer(): Promise<{ url: string; next(): Promise<URLSearchParams>; close(): Promise<void> }> {
-  let waiting: ((params: URLSearchParams) => void) | undefined;
-  const server: Server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://127.0.0.1');
-    if (url.pathname !== '/callback') return void response.writeHead(404).end();
-    response.setHeader('content-type', 'text/plain').end('authorized; you may close this window');
-    waiting?.(url.searchParams);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
-    next: () => new Promise((resolve) => (waiting = resolve)),
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
-
-/** The client side of the flow as an MCP host keeps it: registration, verifier, tokens, the URL to open and the state it sent. */
-class TestOAuthClient implements OAuthClientProvider {
-  client: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = '';
-  sentState = '';
-  authorizationUrl: URL | undefined;
-  discovered: OAuthDiscoveryState | undefined;
-  constructor(readonly redirect: string) {}
-  get redirectUrl(): string {
-    return this.redirect;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'quiver oauth test', redirect_uris: [this.redirect], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
-  }
-  state(): string {
-    this.sentState = randomBytes(16).toString('hex');
-    return this.sentState;
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(information: OAuthClientInformationMixed) {
-    this.client = information;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-  // Kept with the verifier, so the callback leg is bound to the authorization server discovered (SEP-2352).
-  saveDiscoveryState(state: OAuthDiscoveryState) {
-    this.discovered = state;
-  }
-  discoveryState() {
-    return this.discovered;
-  }
-}
 
 /** Opens the authorization URL and goes through the provider's pages as `login`; the callback's query. */
 async function authorizeInBrowser(page: Page, url: URL, login: string, callback: Promise<URLSearchParams>): Promise<URLSearchParams> {
@@ -128,23 +56,6 @@ async function authorizeInBrowser(page: Page, url: URL, login: string, callback:
     await page.waitForLoadState();
   }
   return callback;
-}
-
-async function postInitialize(mcpUrl: URL, token?: string): Promise<Response> {
-  return fetch(mcpUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
-  });
-}
-
-async function searchAndCall(client: { callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown> }): Promise<void> {
-  const searched = (await client.callTool({ name: 'search_tools', arguments: { query: 'echo text back', limit: 3 } })) as CallResult;
-  assert.ok(!searched.isError, text(searched));
-  const found = (searched.structuredContent as { tools: Array<{ name: string }> }).tools.map((tool) => tool.name);
-  assert.ok(found.includes('alpha__echo'), `search found alpha__echo: ${found.join(', ')}`);
-  const called = (await client.callTool({ name: 'call_tool', arguments: { name: 'alpha__echo', arguments: { text: 'hi' } } })) as CallResult;
-  assert.equal(text(called), 'echo from alpha: hi');
 }
 
 describeEachBackend('MCP authorization with an external OpenID provider (issue #27)', (backend) => {
