@@ -164,30 +164,51 @@ function probeTimeoutMs(startTimeoutMs: number, hint: ProtocolEra | undefined): 
   return hint === 'modern' ? startTimeoutMs : Math.min(startTimeoutMs, 10_000);
 }
 
+/** Who Quiver says it is to a plugin: the runtime's name and capabilities, or another caller's (the verification probe's). */
+export interface ClientIdentity {
+  clientInfo: { name: string; version: string };
+  capabilities: typeof UPSTREAM_CLIENT_CAPABILITIES | Record<string, never>;
+}
+
+const runtimeIdentity: ClientIdentity = { clientInfo, capabilities: UPSTREAM_CLIENT_CAPABILITIES };
+
 /**
  * The handshake of the era the plugin speaks (MCP 2026-07-28 basic/versioning, stdio): a plugin
  * known to be legacy gets `initialize` at once; otherwise a `server/discover` probe decides. The
- * client is `prepare`d (its close handler set) before it connects.
+ * client is `prepare`d (its close handler set) before it connects. Exported for the verification
+ * probe, which starts plugins on its own transport but must meet them in the era the runtime will.
  */
-async function stdioHandshake(transport: ProcessTransport, hint: ProtocolEra | undefined, options: ConnectOptions, prepare: (client: Client) => void): Promise<{ client: Client; era: ProtocolEra }> {
+export async function stdioHandshake(
+  transport: ProcessTransport,
+  hint: ProtocolEra | undefined,
+  options: Pick<ConnectOptions, 'startTimeoutMs' | 'signal'>,
+  prepare: (client: Client) => void,
+  identity: ClientIdentity = runtimeIdentity,
+): Promise<{ client: Client; era: ProtocolEra }> {
   const legacy = async (): Promise<{ client: Client; era: ProtocolEra }> => {
-    const client = newUpstreamClient();
+    const client = new Client(identity.clientInfo, { capabilities: { ...identity.capabilities } });
     prepare(client);
     await client.connect(transport, { timeout: options.startTimeoutMs });
     return { client, era: 'legacy' };
   };
   if (hint === 'legacy') return legacy();
-  const verdict = await probeEra(transport, { clientInfo, capabilities: UPSTREAM_CLIENT_CAPABILITIES, timeoutMs: probeTimeoutMs(options.startTimeoutMs, hint), signal: options.signal });
+  const verdict = await probeEra(transport, { clientInfo: identity.clientInfo, capabilities: identity.capabilities, timeoutMs: probeTimeoutMs(options.startTimeoutMs, hint), signal: options.signal });
   if (verdict.kind === 'legacy') return legacy();
   if (verdict.kind === 'closed') throw new EraProbeClosed();
   if (verdict.kind === 'unsupported') throw new McpError(-32022, verdict.message, { supported: verdict.supported });
-  return connectModern(transport, { discover: verdict.discover }, options, prepare);
+  return connectModern(transport, { discover: verdict.discover }, options, prepare, identity);
 }
 
 /** Connects the v2 client over `transport` in the 2026-07-28 era and wraps it for the runtime. */
-async function connectModern(transport: unknown, start: ModernStart | 'auto', options: ConnectOptions, prepare: (client: Client) => void): Promise<{ client: Client; era: ProtocolEra }> {
-  const inner = newModernSdkClient(clientInfo, { ...UPSTREAM_CLIENT_CAPABILITIES }, start);
-  const client = new ModernUpstreamClient(inner, clientInfo, { ...UPSTREAM_CLIENT_CAPABILITIES });
+async function connectModern(
+  transport: unknown,
+  start: ModernStart | 'auto',
+  options: Pick<ConnectOptions, 'startTimeoutMs' | 'signal'>,
+  prepare: (client: Client) => void,
+  identity: ClientIdentity = runtimeIdentity,
+): Promise<{ client: Client; era: ProtocolEra }> {
+  const inner = newModernSdkClient(identity.clientInfo, { ...identity.capabilities }, start);
+  const client = new ModernUpstreamClient(inner, identity.clientInfo, { ...identity.capabilities });
   prepare(client);
   await translatedConnect(() =>
     inner.connect(transport as Parameters<typeof inner.connect>[0], {
@@ -210,7 +231,7 @@ async function translatedConnect(work: () => Promise<void>): Promise<void> {
 }
 
 /** The plugin's process ended during the era probe (some legacy servers exit on a request before `initialize`). */
-class EraProbeClosed extends Error {
+export class EraProbeClosed extends Error {
   constructor() {
     super('the process ended during the server/discover probe');
   }

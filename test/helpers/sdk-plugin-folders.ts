@@ -28,6 +28,11 @@ export function conformancePluginFolder(folder: string): string {
   return withPackages('conformance-plugin', folder, SDK_1X);
 }
 
+/** The modern plugin's 2025-11-25 twin on SDK 1.x (the same tools; asks the user by pushed requests) in `folder`. */
+export function legacyTwinPluginFolder(folder: string): string {
+  return withPackages('legacy-twin-plugin', folder, SDK_1X);
+}
+
 /** The 2026-07-28-only plugin on the v2 SDK (asks the user by input_required) in `folder`. */
 export function modernPluginFolder(folder: string): string {
   return withPackages('modern-plugin', folder, SDK_V2);

@@ -27,6 +27,9 @@ describe('compatibility score', () => {
 
   it('flags an older protocol, listing failures, pagination loops, duplicates and changed tools', () => {
     assert.deepEqual(codes(cleanProbe({ protocolVersion: '2024-11-05' })), ['compat_older_protocol']);
+    // Issue #24: both revisions Quiver speaks are current, the 2026-07-28 era included.
+    assert.deepEqual(codes(cleanProbe({ protocolVersion: '2025-11-25' })), []);
+    assert.deepEqual(codes(cleanProbe({ protocolVersion: '2026-07-28' })), []);
     const listing = cleanProbe().listing;
     assert.deepEqual(codes(cleanProbe({ listing: { ...listing, error: 'timed out' } })), ['compat_list_failed']);
     assert.deepEqual(codes(cleanProbe({ listing: { ...listing, repeatedCursor: true } })), ['compat_pagination_loop']);

@@ -23,13 +23,18 @@ import type { StageIssue, StageResult, SubjectTool } from '../../types.ts';
 import type { SchemaCompiler } from '../probe/json-schema.ts';
 import type { ProbeResult } from '../probe/types.ts';
 import { checkProviderFormats } from './provider-checks.ts';
+import { MODERN_PROTOCOL_VERSION } from '../../../runtime/era-probe.ts';
+
+/** The revisions Quiver speaks to plugins: the latest of the 2025 handshake era, and the stateless 2026-07-28. */
+const CURRENT_PROTOCOL_VERSIONS: readonly string[] = [LATEST_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION];
 
 type Finding = { deduct: number; issue: StageIssue };
 
 function listingFindings(probe: ProbeResult, discovered: readonly SubjectTool[]): Finding[] {
   const findings: Finding[] = [];
-  if (probe.protocolVersion !== undefined && probe.protocolVersion !== LATEST_PROTOCOL_VERSION) {
-    findings.push({ deduct: 5, issue: { severity: 'low', code: 'compat_older_protocol', message: `the server answered protocol ${probe.protocolVersion}; Quiver's SDK speaks up to ${LATEST_PROTOCOL_VERSION}` } });
+  // Issue #24: Quiver speaks both current revisions (the 2025 handshake and the 2026-07-28 era); either is up to date.
+  if (probe.protocolVersion !== undefined && !CURRENT_PROTOCOL_VERSIONS.includes(probe.protocolVersion)) {
+    findings.push({ deduct: 5, issue: { severity: 'low', code: 'compat_older_protocol', message: `the server answered protocol ${probe.protocolVersion}; Quiver speaks ${CURRENT_PROTOCOL_VERSIONS.join(' and ')}` } });
   }
   const { listing } = probe;
   if (listing.error !== undefined) findings.push({ deduct: 30, issue: { severity: 'high', code: 'compat_list_failed', message: `tools/list failed after ${listing.pages} page(s): ${listing.error}` } });
@@ -97,7 +102,7 @@ export function scoreCompatibility(input: { pluginName: string; discovered: read
   const { probe } = input;
   const metrics = {
     protocolVersion: probe.protocolVersion ?? null,
-    latestProtocolVersion: LATEST_PROTOCOL_VERSION,
+    latestProtocolVersion: MODERN_PROTOCOL_VERSION,
     serverInfo: probe.serverInfo ?? null,
     listPages: probe.listing.pages,
     toolsListed: probe.listing.tools.length,

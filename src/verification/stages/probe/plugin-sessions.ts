@@ -78,7 +78,8 @@ export function createPluginSessions(first: SandboxedPlugin, launch: UpstreamSpe
     if (starts - 1 >= options.maxRestarts || options.signal?.aborted) return undefined;
     starts += 1;
     try {
-      active = await startSandboxed(launch, { host: options.host, startTimeoutMs: options.startTimeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
+      // Straight to the era the first start found (no second `server/discover` probe).
+      active = await startSandboxed(launch, { host: options.host, startTimeoutMs: options.startTimeoutMs, era: first.era, ...(options.signal ? { signal: options.signal } : {}) });
     } catch {
       active = undefined;
     }

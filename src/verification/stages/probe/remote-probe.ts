@@ -9,6 +9,7 @@
  */
 import { connectHttp } from '../../../runtime/upstream-client.ts';
 import { connectOpenApi } from '../../../runtime/in-process.ts';
+import type { ModernUpstreamClient } from '../../../runtime/modern-client.ts';
 import { redactorForSpec } from '../../../runtime/redact.ts';
 import { httpSpecSchema, openApiSpecSchema, systemClock, type UpstreamSpecInput } from '../../../runtime/types.ts';
 import type { ProbeTarget } from './exercise.ts';
@@ -24,11 +25,13 @@ export async function connectRemote(launch: UpstreamSpecInput & { transport: 'ht
   const options = { startTimeoutMs, redact: redactorForSpec(spec), clock: systemClock, ...(signal ? { signal } : {}) };
   const connection = spec.transport === 'openapi' ? await connectOpenApi(spec, options) : await connectHttp(spec, options);
   const ended = new Promise<string>((resolve) => connection.onEnd((end) => (end.requested ? undefined : resolve(end.reason))));
-  // The SDK's HTTP transports keep the version the client settled on in `initialize`.
+  // The SDK's HTTP transports keep the version the client settled on in `initialize`; a
+  // 2026-07-28 plugin has none, and the v2 client keeps the version it negotiated (issue #24).
   const transport = connection.client.transport as { protocolVersion?: unknown } | undefined;
+  const version = connection.era === 'modern' ? (connection.client as ModernUpstreamClient).protocolVersion : transport?.protocolVersion;
   return {
     client: connection.client,
-    protocolVersion: typeof transport?.protocolVersion === 'string' ? transport.protocolVersion : undefined,
+    protocolVersion: typeof version === 'string' ? version : undefined,
     ended,
     isRunning: () => connection.isOpen(),
     close: () => connection.close(),

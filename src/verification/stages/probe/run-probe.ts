@@ -58,6 +58,8 @@ async function probeSandboxed(launch: UpstreamSpecInput & { transport: 'stdio' }
     return emptyResult(Date.now() - began, (error as Error).message.slice(0, 600));
   }
   const startMs = Date.now() - began;
+  // Read now: the v2 client (a 2026-07-28 plugin) forgets the server's identity when it closes.
+  const identity = serverInfoOf(first.client);
   options.progress?.(`started in the sandbox in ${startMs} ms`);
   const sessions = createPluginSessions(first, launch, { host: options.host, startTimeoutMs, maxRestarts: options.maxRestarts ?? 3, ...(options.signal ? { signal: options.signal } : {}) });
   let exercised: Exercised;
@@ -68,7 +70,7 @@ async function probeSandboxed(launch: UpstreamSpecInput & { transport: 'stdio' }
     // Whatever happened above, no process, cgroup or folder of the probe outlives it.
     totals = await sessions.finish();
   }
-  return { ...assemble(exercised, first, startMs, began), launch: first.launch, ...totals, warnings: first.launch.warnings };
+  return { ...assemble(exercised, first, startMs, began), ...identity, launch: first.launch, ...totals, warnings: first.launch.warnings };
 }
 
 async function probeRemote(launch: UpstreamSpecInput & { transport: 'http' | 'openapi' }, options: ProbeOptions): Promise<ProbeResult> {
@@ -81,6 +83,7 @@ async function probeRemote(launch: UpstreamSpecInput & { transport: 'http' | 'op
   }
   const startMs = Date.now() - began;
   const connected = target;
+  const identity = serverInfoOf(connected.client); // before close (see probeSandboxed)
   let exercised: Exercised;
   try {
     // A remote or OpenAPI plugin's calls reach the real service: only its reads are called.
@@ -91,6 +94,7 @@ async function probeRemote(launch: UpstreamSpecInput & { transport: 'http' | 'op
   const empty = emptyResult(0, '');
   return {
     ...assemble(exercised, connected, startMs, began),
+    ...identity,
     remote: true,
     starts: 1,
     resources: empty.resources,

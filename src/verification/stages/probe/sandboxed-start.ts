@@ -4,9 +4,11 @@
  * UNVERIFIED isolation (bubblewrap, no network, read-only host, cgroup limits), a fresh
  * throwaway state folder (so what it writes is only what this run wrote, and the plugin's
  * real state is never touched), the runtime's own launch builder and process transport, and
- * the official SDK client for the handshake. It records the protocol version the server
- * answered, when the process ended, and its resources and network counters before the
- * cgroup goes away. Never runs a plugin unsandboxed: without bubblewrap the start fails.
+ * the runtime's own era-aware handshake (issue #24: a `server/discover` probe, then the 2025
+ * `initialize` or the 2026-07-28 v2 client, exactly as the supervisor meets the plugin), so a
+ * plugin that speaks only 2026-07-28 is probed like any other. It records the protocol version
+ * the server answered, when the process ended, and its resources and network counters before
+ * the cgroup goes away. Never runs a plugin unsandboxed: without bubblewrap the start fails.
  *
  * Where the host can build an allow-list namespace (runtime/sandbox-egress.ts), the plugin
  * runs behind an EMPTY allow-list: still no way out, but the DNS stub and the proxy name each
@@ -16,13 +18,15 @@ import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { cgroupName, type CgroupHandle } from '../../../runtime/cgroup.ts';
 import { isolationPolicyFor } from '../../../runtime/isolation-policy.ts';
 import { ProcessTransport, type ExitInfo } from '../../../runtime/process-transport.ts';
 import { buildLaunch, defaultSearchPath, sandboxUid, type HostCapabilities, type LaunchDescription } from '../../../runtime/sandbox.ts';
 import { startSandboxEgress, type SandboxEgress } from '../../../runtime/sandbox-egress.ts';
 import { stdioSpecSchema, type StdioSpec, type UpstreamSpecInput } from '../../../runtime/types.ts';
+import { EraProbeClosed, stdioHandshake, type ProtocolEra } from '../../../runtime/upstream-client.ts';
+import type { ModernUpstreamClient } from '../../../runtime/modern-client.ts';
 import { QUIVER_VERSION } from '../../../core/version.ts';
 import { isAlive } from '../../../runtime/process-tree.ts';
 import { removeContainer } from '../../../runtime/container.ts';
@@ -47,6 +51,8 @@ class ObservedTransport extends ProcessTransport {
 export interface SandboxedPlugin {
   client: Client;
   protocolVersion: string | undefined;
+  /** The era the plugin was met in (a restart goes straight to it). */
+  era: ProtocolEra;
   launch: LaunchDescription;
   /** The state folder of this start (audit it after `stop()`). */
   stateDir: string;
@@ -68,7 +74,12 @@ export interface SandboxedStartOptions {
   startTimeoutMs: number;
   searchPath?: string;
   signal?: AbortSignal;
+  /** The era already known (a restart's, or the launch's own); undefined: found by the probe. */
+  era?: ProtocolEra | undefined;
 }
+
+/** The probe's name toward the plugin; it offers no capabilities (nothing would answer them). */
+const probeIdentity = { clientInfo: { name: 'quiver-verification', version: QUIVER_VERSION }, capabilities: {} };
 
 /** A fresh state folder the sandbox user can write, under a root it can traverse (named by our pid). */
 function makeStateDir(host: HostCapabilities): { root: string; stateDir: string } {
@@ -94,6 +105,16 @@ function describeExit(info: ExitInfo | undefined, cgroup: CgroupHandle | undefin
 
 /** Starts the plugin and completes the handshake; throws (with the stderr tail) when it cannot. */
 export async function startSandboxed(launchInput: UpstreamSpecInput & { transport: 'stdio' }, options: SandboxedStartOptions): Promise<SandboxedPlugin> {
+  try {
+    return await startOnce(launchInput, options);
+  } catch (error) {
+    // A legacy plugin that exits on the `server/discover` probe: start it again and speak 2025 to it (as the supervisor does).
+    if (!(error instanceof Error && error.cause instanceof EraProbeClosed) || options.era !== undefined || options.signal?.aborted) throw error;
+    return startOnce(launchInput, { ...options, era: 'legacy' });
+  }
+}
+
+async function startOnce(launchInput: UpstreamSpecInput & { transport: 'stdio' }, options: SandboxedStartOptions): Promise<SandboxedPlugin> {
   const { host } = options;
   if (!host.bubblewrap) throw new Error(`the probe needs the bubblewrap sandbox: ${host.bubblewrapProblem ?? 'bubblewrap is unavailable'}`);
   const { root, stateDir } = makeStateDir(host);
@@ -117,7 +138,7 @@ export async function startSandboxed(launchInput: UpstreamSpecInput & { transpor
     });
     transport = new ObservedTransport({ command: launch.command, args: launch.args, env: launch.env, cwd: launch.cwd, ...(cgroup ? { cgroup } : {}), stopGraceMs: 300 });
     transport.container = launch.container;
-    return await connect(transport, launch.description, { root, stateDir, cgroup, egress, options });
+    return await connect(transport, launch.description, { root, stateDir, cgroup, egress, options, era: spec.protocolEra });
   } catch (error) {
     const stderr = transport?.stderrTail.trim() ?? '';
     await transport?.close();
@@ -132,10 +153,9 @@ export async function startSandboxed(launchInput: UpstreamSpecInput & { transpor
 async function connect(
   transport: ObservedTransport,
   launch: LaunchDescription,
-  context: { root: string; stateDir: string; cgroup: CgroupHandle | undefined; egress: SandboxEgress | undefined; options: SandboxedStartOptions },
+  context: { root: string; stateDir: string; cgroup: CgroupHandle | undefined; egress: SandboxEgress | undefined; options: SandboxedStartOptions; era: ProtocolEra | undefined },
 ): Promise<SandboxedPlugin> {
   const { cgroup, options } = context;
-  const client = new Client({ name: 'quiver-verification', version: QUIVER_VERSION }, { capabilities: {} });
   let exit: ExitInfo | undefined;
   let running = true;
   let resources: ResourceMonitor | undefined = cgroup ? monitorCgroup(cgroup) : undefined;
@@ -147,28 +167,34 @@ async function connect(
   transport.onexit = (info) => {
     exit = info;
   };
-  client.onclose = () => {
-    running = false;
-    if (!exit?.requested) {
-      // Read the peaks before anything removes the cgroup.
-      read();
-      resolveEnded(describeExit(exit, cgroup));
-    }
+  const prepare = (client: Client): void => {
+    client.onclose = () => {
+      running = false;
+      if (!exit?.requested) {
+        // Read the peaks before anything removes the cgroup.
+        read();
+        resolveEnded(describeExit(exit, cgroup));
+      }
+    };
+    client.onerror = () => undefined;
   };
-  client.onerror = () => undefined;
   const abort = (): void => void transport.close();
   options.signal?.addEventListener('abort', abort, { once: true });
+  let handshake: { client: Client; era: ProtocolEra };
   try {
-    await client.connect(transport, { timeout: options.startTimeoutMs });
+    handshake = await stdioHandshake(transport, options.era ?? context.era, { startTimeoutMs: options.startTimeoutMs, ...(options.signal ? { signal: options.signal } : {}) }, prepare, probeIdentity);
   } finally {
     options.signal?.removeEventListener('abort', abort);
   }
+  const { client, era } = handshake;
   resources?.markBaseline();
   network = monitorNetwork(cgroup?.pids() ?? []);
   let stopping: Promise<{ resources: ResourceSample | undefined; network: NetworkCounts | undefined }> | undefined;
   return {
     client,
-    protocolVersion: transport.protocolVersion,
+    // A 2026-07-28 plugin has no `initialize`: its version is the one the v2 client settled on.
+    protocolVersion: era === 'modern' ? (client as ModernUpstreamClient).protocolVersion : transport.protocolVersion,
+    era,
     launch,
     stateDir: context.stateDir,
     ended,
