@@ -2,11 +2,16 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { silentLogger } from '../core/logger.ts';
 import type { InstallReport } from '../plugins/service/types.ts';
+import type { AnnouncedToolList, Discovery } from '../runtime/index.ts';
 import { createToolListFollower } from './tool-list-follower.ts';
+
+/** What the announcing connection lists (its own tools/list, issue #24). */
+const LISTED: Discovery = { serverInfo: undefined, capabilities: undefined, instructions: undefined, tools: [{ name: 'added_at_runtime', inputSchema: { type: 'object' } }], resources: [], prompts: [], launch: undefined, durationMs: 1 };
+const announcedBy = (listing: () => Promise<Discovery> = async () => LISTED): AnnouncedToolList => ({ version: '1.0.0', discover: listing });
 
 /** A supervisor stand-in that only fans out notifications, and a sync that waits to be released. */
 function harness() {
-  let listener: ((pluginId: string) => void) | undefined;
+  let listener: ((pluginId: string, announced: AnnouncedToolList) => void) | undefined;
   const syncs: string[] = [];
   const releases: Array<() => void> = [];
   let started: (() => void) | undefined;
@@ -14,7 +19,8 @@ function harness() {
     supervisor: { onToolListChanged: (fn) => ((listener = fn), () => (listener = undefined)) },
     plugins: {
       sync: (pluginId, options) => {
-        assert.deepEqual(options, { keepRunning: true });
+        // The sync takes the list the announcing connection serves, not a fresh process's.
+        assert.deepEqual(options, { keepRunning: true, announced: { version: '1.0.0', discovery: LISTED } });
         syncs.push(pluginId);
         started?.();
         return new Promise<InstallReport>((resolve) =>
@@ -26,7 +32,7 @@ function harness() {
     debounceMs: 0,
   });
   const nextSync = () => new Promise<void>((resolve) => (started = resolve));
-  return { notify: (id: string) => listener?.(id), syncs, releases, follower, nextSync, subscribed: () => listener !== undefined };
+  return { notify: (id: string) => listener?.(id, announcedBy()), syncs, releases, follower, nextSync, subscribed: () => listener !== undefined };
 }
 
 describe('tool list follower', () => {
@@ -67,7 +73,7 @@ describe('tool list follower', () => {
 
   it('a failing sync is logged, not thrown, and the plugin can be followed again', async () => {
     let calls = 0;
-    let listener: ((pluginId: string) => void) | undefined;
+    let listener: ((pluginId: string, announced: AnnouncedToolList) => void) | undefined;
     let done: () => void = () => undefined;
     const follower = createToolListFollower({
       supervisor: { onToolListChanged: (fn) => ((listener = fn), () => undefined) },
@@ -82,13 +88,36 @@ describe('tool list follower', () => {
       debounceMs: 0,
     });
     let finished = new Promise<void>((resolve) => (done = resolve));
-    listener!('a');
+    listener!('a', announcedBy());
     await finished;
     await new Promise((resolve) => setImmediate(resolve));
     finished = new Promise<void>((resolve) => (done = resolve));
-    listener!('a');
+    listener!('a', announcedBy());
     await finished;
     assert.equal(calls, 2);
+    await follower.close();
+  });
+
+  it('re-discovers afresh when the announcing connection can no longer list its tools', async () => {
+    let listener: ((pluginId: string, announced: AnnouncedToolList) => void) | undefined;
+    let seen: unknown;
+    let done: () => void = () => undefined;
+    const follower = createToolListFollower({
+      supervisor: { onToolListChanged: (fn) => ((listener = fn), () => undefined) },
+      plugins: {
+        sync: async (pluginId, options) => {
+          seen = options;
+          done();
+          return { plugin: { name: pluginId }, tools: { inserted: [], updated: [], deleted: [], revived: [], unchanged: 0, total: 0 }, warnings: [] } as unknown as InstallReport;
+        },
+      },
+      logger: silentLogger,
+      debounceMs: 0,
+    });
+    const finished = new Promise<void>((resolve) => (done = resolve));
+    listener!('a', announcedBy(async () => { throw new Error('connection closed'); }));
+    await finished;
+    assert.deepEqual(seen, { keepRunning: true });
     await follower.close();
   });
 });

@@ -2,10 +2,14 @@
  * @module composition/tool-list-follower
  * The catalog follows a running plugin's own tool list (issue #24): when a plugin process sends
  * `notifications/tools/list_changed`, its tools are re-synced through the same path as
- * `quiver plugin sync` (re-discovery, pinning screen, differential catalog sync, selection
- * caches dropped), so a new tool enters the catalog under the pinning rules (pending approval
- * unless it was approved before), a removed one is retired and a changed one is quarantined.
- * The process that announced the change keeps running.
+ * `quiver plugin sync` (pinning screen, differential catalog sync, selection caches dropped),
+ * so a new tool enters the catalog under the pinning rules (pending approval unless it was
+ * approved before), a removed one is retired and a changed one is quarantined. The list synced
+ * is the one the announcing connection serves (tools/list on it, all pages), not a fresh
+ * process's: a tool the plugin added at runtime exists only in that process's memory. Only
+ * when that connection has ended (or runs another version than the installed one) does the
+ * sync re-discover with a fresh process, as `plugin sync` does. The process that announced the
+ * change keeps running.
  *
  * Bounded work under a notification storm: per plugin, the first notification arms one timer
  * (`debounceMs`); notifications meanwhile are absorbed; at most one sync runs at a time, and
@@ -13,7 +17,7 @@
  */
 import type { Logger } from '../core/logger.ts';
 import type { PluginService } from '../plugins/service.ts';
-import type { Supervisor } from '../runtime/index.ts';
+import type { AnnouncedToolList, Supervisor } from '../runtime/index.ts';
 
 /** Default quiet time between a plugin's first notification and its sync (ms). */
 export const TOOL_LIST_DEBOUNCE_MS = 500;
@@ -28,6 +32,8 @@ interface PluginState {
   running: Promise<void> | undefined;
   /** A notification arrived while the sync ran: sync once more afterwards. */
   again: boolean;
+  /** The connection that announced last: the next sync reads the list from it. */
+  announced: AnnouncedToolList;
 }
 
 /** Starts following the supervisor's tools/list_changed notifications. */
@@ -51,7 +57,13 @@ export function createToolListFollower(deps: {
 
   async function sync(pluginId: string, state: PluginState): Promise<void> {
     try {
-      const report = await deps.plugins.sync(pluginId, { keepRunning: true });
+      const { announced } = state;
+      const discovery = await announced.discover().catch((error: unknown) => {
+        // The announcing connection ended meanwhile (what it held in memory went with it): discover afresh.
+        deps.logger.warn({ err: error, pluginId }, 'could not list the tools of the connection that announced a change; re-discovering');
+        return undefined;
+      });
+      const report = await deps.plugins.sync(pluginId, { keepRunning: true, ...(discovery === undefined ? {} : { announced: { version: announced.version, discovery } }) });
       const { inserted, updated, deleted, revived } = report.tools;
       deps.logger.info({ plugin: report.plugin.name, inserted, updated, deleted, revived }, 'catalog followed the plugin\'s tools/list_changed');
     } catch (error) {
@@ -68,15 +80,16 @@ export function createToolListFollower(deps: {
     }
   }
 
-  const unsubscribe = deps.supervisor.onToolListChanged((pluginId) => {
+  const unsubscribe = deps.supervisor.onToolListChanged((pluginId, announced) => {
     if (closed) return;
     const state = states.get(pluginId);
     if (state === undefined) {
-      const fresh: PluginState = { timer: undefined, running: undefined, again: false };
+      const fresh: PluginState = { timer: undefined, running: undefined, again: false, announced };
       states.set(pluginId, fresh);
       arm(pluginId, fresh);
-    } else if (state.running !== undefined) {
-      state.again = true;
+    } else {
+      state.announced = announced;
+      if (state.running !== undefined) state.again = true;
     }
     // Otherwise a timer is armed: this notification is covered by its sync.
   });

@@ -5,7 +5,7 @@
  * breaker and limiter building blocks, and host probing.
  */
 export { createSupervisor } from './supervisor.ts';
-export type { CallOptions, Discovery, PluginHealth, PluginState, SandboxOptions, Supervisor, SupervisorOptions } from './supervisor.ts';
+export type { AnnouncedToolList, CallOptions, Discovery, PluginHealth, PluginState, SandboxOptions, Supervisor, SupervisorOptions } from './supervisor.ts';
 export * from './types.ts';
 export { isolationPolicyFor, trustLevelForScore, defaultLimits } from './isolation-policy.ts';
 export type { IsolationPolicy } from './isolation-policy.ts';

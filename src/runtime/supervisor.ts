@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { silentLogger } from '../core/logger.ts';
 import { systemClock } from './types.ts';
 import { listAllPrompts, listAllResources, listAllTools } from './upstream-client.ts';
-import type { Supervisor, SupervisorOptions } from './supervisor/api.ts';
+import type { AnnouncedToolList, Supervisor, SupervisorOptions } from './supervisor/api.ts';
 import { createToolCaller } from './supervisor/call-tool.ts';
 import { createDiscoverer } from './supervisor/discovery.ts';
 import { healthOf } from './supervisor/health-report.ts';
@@ -37,7 +37,7 @@ import { notifyRootsChanged, progressMeta, withCallerCapabilities } from './supe
 import { resolveSettings } from './supervisor/settings.ts';
 import { createGate } from './supervisor/state.ts';
 
-export type { CallOptions, Discovery, PluginHealth, PluginState, SandboxOptions, Supervisor, SupervisorOptions } from './supervisor/api.ts';
+export type { AnnouncedToolList, CallOptions, Discovery, PluginHealth, PluginState, SandboxOptions, Supervisor, SupervisorOptions } from './supervisor/api.ts';
 
 /** Creates the plugin supervisor. Nothing starts until the first call. */
 export function createSupervisor(options: SupervisorOptions = {}): Supervisor {
@@ -48,11 +48,11 @@ export function createSupervisor(options: SupervisorOptions = {}): Supervisor {
   const gate = createGate();
   const launcher = createLauncher({ supervisorId: id, sandbox: options.sandbox ?? {}, startTimeoutMs: settings.startTimeoutMs, stopGraceMs: settings.stopGraceMs, clock, logger, remoteAuthorization: options.remoteAuthorization });
   // Listeners of plugins announcing a new tool list (composition/tool-list-follower syncs the catalog).
-  const toolListListeners = new Set<(pluginId: string) => void>();
-  const onToolListChanged = (pluginId: string): void => {
+  const toolListListeners = new Set<(pluginId: string, announced: AnnouncedToolList) => void>();
+  const onToolListChanged = (pluginId: string, announced: AnnouncedToolList): void => {
     for (const listener of toolListListeners) {
       try {
-        listener(pluginId);
+        listener(pluginId, announced);
       } catch (error) {
         logger.warn({ err: error, pluginId }, 'tools/list_changed listener threw');
       }

@@ -77,7 +77,10 @@ export async function discoverPlugin(input: {
   if (spec.transport === 'http' && request.discoverAs !== undefined) spec.authorizationOwner = request.discoverAs;
   let discovery: Discovery;
   try {
-    discovery = await settings.discoverer.discover(spec, { timeoutMs: settings.discoveryTimeoutMs });
+    // A sync following the running process's own tools/list_changed takes that process's list (issue #24).
+    discovery = request.announced !== undefined && request.announced.version === spec.version
+      ? request.announced.discovery
+      : await settings.discoverer.discover(spec, { timeoutMs: settings.discoveryTimeoutMs });
   } catch (error) {
     // A remote server that wants OAuth is installed as needing authorization, not refused: the
     // authorization needs the plugin to exist (UI button, per-user links). Only a first

@@ -5,7 +5,7 @@
  */
 import type { CredentialSpec, DiscoveredTool } from '../../core/plugin-metadata.ts';
 import type { ToolInput } from '../../core/tool.ts';
-import type { Supervisor } from '../../runtime/supervisor.ts';
+import type { Discovery, Supervisor } from '../../runtime/supervisor.ts';
 import type { TrustLevel } from '../../runtime/types.ts';
 import type { PluginInstallFields } from '../../store/repositories/plugins.ts';
 import type { SourceBuildSettings } from '../source-build.ts';
@@ -59,6 +59,12 @@ export interface InstallRequest {
   previousSource?: Record<string, unknown> | undefined;
   /** A remote plugin's discovery carries this owner's OAuth authorization ('user:bob'); absent: the hub's. */
   discoverAs?: string | undefined;
+  /**
+   * What the running process listed after announcing a changed tool list (issue #24), with the
+   * version it runs: used instead of starting the plugin again when that is the version being
+   * discovered, so a tool it added at runtime (only in its memory) is not missed.
+   */
+  announced?: { version: string; discovery: Discovery } | undefined;
 }
 
 /** A prepared install: everything to commit, plus the staged folder to move into place. */

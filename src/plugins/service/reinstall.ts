@@ -14,7 +14,7 @@ import type { PluginContext } from './context.ts';
 import { mountsOf } from './mounts.ts';
 import { parseCredentials, requirePlugin, toPublic } from './records.ts';
 import { secretValues } from './secret-values.ts';
-import type { InstallReport } from './types.ts';
+import type { InstallReport, SyncOptions } from './types.ts';
 
 /** A new git ref or npm version for `update`. */
 export interface ReinstallOverrides {
@@ -76,12 +76,16 @@ export async function requestOf(context: PluginContext, existing: PluginRecord, 
 }
 
 /** Re-installs a plugin: `update` (fetch again) or `sync` (re-discover what is installed). */
-export async function reinstallPlugin(context: PluginContext, reference: string, mode: 'update' | 'sync', overrides: ReinstallOverrides = {}, options: { keepRunning?: boolean; discoverAs?: string } = {}): Promise<InstallReport> {
+export async function reinstallPlugin(context: PluginContext, reference: string, mode: 'update' | 'sync', overrides: ReinstallOverrides = {}, options: SyncOptions = {}): Promise<InstallReport> {
   const existing = await requirePlugin(context, reference);
   if (overrides.ref !== undefined && existing.sourceType !== 'git') throw invalidInput('--ref only applies to plugins installed from git');
   if (overrides.version !== undefined && existing.sourceType !== 'npm' && existing.sourceType !== 'pypi') throw invalidInput('--version only applies to plugins installed from npm or the Python package index');
   const previousSource = existing.source;
-  const prepared = await prepareInstall({ ...(await requestOf(context, existing, mode, overrides)), ...(options.discoverAs === undefined ? {} : { discoverAs: options.discoverAs }) }, context.installer);
+  const prepared = await prepareInstall({
+    ...(await requestOf(context, existing, mode, overrides)),
+    ...(options.discoverAs === undefined ? {} : { discoverAs: options.discoverAs }),
+    ...(options.announced === undefined ? {} : { announced: options.announced }),
+  }, context.installer);
   // A remote plugin installed before its authorization (issue #27) meets its tools now: that is its first discovery (pins them as served).
   const firstDiscovery = previousSource['needsAuthorization'] === true;
   const sync = await commitExisting(context, existing, prepared, { status: existing.status === 'disabled' ? 'disabled' : 'active', firstDiscovery });

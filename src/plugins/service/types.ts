@@ -12,7 +12,7 @@ import type { CatalogService } from '../../catalog/service.ts';
 import type { PinningService } from '../../trust/pinning/index.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { EffectiveExecution } from '../../runtime/execution-profile.ts';
-import type { Supervisor } from '../../runtime/supervisor.ts';
+import type { Discovery, Supervisor } from '../../runtime/supervisor.ts';
 import type { TrustLevel, UpstreamSpec } from '../../runtime/types.ts';
 import type { Database } from '../../store/database.ts';
 import type { MarketplaceRecord } from '../../store/repositories/marketplace.ts';
@@ -137,6 +137,21 @@ export interface ScopeInput {
   project?: string | undefined;
 }
 
+/** Options of `sync`. */
+export interface SyncOptions {
+  /** Keep the running process (a sync following its own tools/list_changed, issue #24). */
+  keepRunning?: boolean;
+  /** The OAuth owner ('user:bob') a remote plugin's discovery acts as (default the hub). */
+  discoverAs?: string;
+  /**
+   * What the running process that announced a changed tool list serves now, with its version
+   * (issue #24): the sync diffs this against the catalog (same pinning screen) instead of
+   * starting a fresh process, which would miss a tool added at runtime. A listing of another
+   * version than the installed one is ignored (fresh discovery).
+   */
+  announced?: { version: string; discovery: Discovery };
+}
+
 /** What `add`, `update` and `sync` report. */
 export interface InstallReport {
   plugin: PublicPlugin;
@@ -206,11 +221,10 @@ export interface PluginService {
   /** Moves to a new ref (git) or version (npm), re-discovers and re-syncs differentially. */
   update(plugin: string, options?: { ref?: string | undefined; version?: string | undefined }): Promise<InstallReport>;
   /**
-   * Re-discovers from the installed folder (no fetch) and re-syncs; the running process is
-   * stopped unless `keepRunning` (a sync following the process's own tools/list_changed).
+   * Re-discovers from the installed folder (no fetch) with a fresh process and re-syncs; the
+   * running process is stopped unless `keepRunning`. See `SyncOptions`.
    */
-  /** Re-discovers; `discoverAs` names the OAuth owner ('user:bob') a remote plugin's discovery acts as (default the hub). */
-  sync(plugin: string, options?: { keepRunning?: boolean; discoverAs?: string }): Promise<InstallReport>;
+  sync(plugin: string, options?: SyncOptions): Promise<InstallReport>;
   /** Fetches, builds and discovers a new version into its own folder without installing it (issue #11: a blue-green slot). */
   stageVersion(plugin: string, options?: { ref?: string | undefined; version?: string | undefined }): Promise<StagedVersion>;
   /** Makes a staged version the installed one (catalog moves to its tools); the running process is not stopped. */

@@ -117,6 +117,18 @@ export interface Discovery {
   warnings?: string[];
 }
 
+/**
+ * The running connection that announced a changed tool list (issue #24). A tool a plugin adds at
+ * runtime exists only in that process's memory, so the catalog reads the list from it, not
+ * from a fresh process.
+ */
+export interface AnnouncedToolList {
+  /** The plugin version that connection runs. */
+  version: string;
+  /** Lists what that connection serves now (tools/list, all pages; resources; prompts), as `discover()` reports it; fails once it has ended. */
+  discover(): Promise<Discovery>;
+}
+
 /** What a plugin version is doing, as `health()` reports it. */
 export type PluginState = 'idle' | 'starting' | 'running' | 'backoff' | 'crash-loop';
 
@@ -154,9 +166,9 @@ export interface Supervisor extends ResourceExtras, ToolTasks {
   getPrompt(spec: UpstreamSpecInput, name: string, args?: Record<string, string>, options?: CallOptions): Promise<GetPromptResult>;
   /**
    * Subscribes to running plugins announcing a changed tool list (`notifications/tools/list_changed`),
-   * told the plugin id each time; returns the unsubscribe.
+   * told the plugin id and the connection that announced it each time; returns the unsubscribe.
    */
-  onToolListChanged(listener: (pluginId: string) => void): () => void;
+  onToolListChanged(listener: (pluginId: string, announced: AnnouncedToolList) => void): () => void;
   /** One-shot discovery: start (sandboxed per trust), handshake, list everything, stop. */
   discover(spec: UpstreamSpecInput, options?: { timeoutMs?: number }): Promise<Discovery>;
   /** Stops every process of a plugin (all versions); calls start it again lazily. */

@@ -33,6 +33,39 @@ export interface DiscovererOptions {
   launcher: Pick<Launcher, 'connect'>;
 }
 
+/**
+ * Lists everything a connected plugin serves, as discovery reports it (without its duration):
+ * a one-shot discovery's fresh process, or the running connection that announced a changed
+ * tool list (issue #24: what it added at runtime exists only in its memory).
+ */
+export async function listEverything(made: UpstreamConnection, listOptions: { timeoutMs: number; signal?: AbortSignal }): Promise<Omit<Discovery, 'durationMs'>> {
+  const warnings: string[] = [];
+  // A server may answer resources/list or prompts/list with an error when they need its
+  // backend (server-postgres lists tables, which a sandbox without its allow-list cannot
+  // reach): its tools still install; the error is a warning. A crash still fails discovery.
+  const orWarning = <T>(what: string, listing: Promise<T[]>): Promise<T[]> =>
+    listing.catch((error: unknown) => {
+      if (!(error instanceof McpError)) throw error;
+      warnings.push(`${what} failed: ${error.message}`);
+      return [];
+    });
+  const [tools, resources, prompts] = await Promise.all([
+    made.client.getServerCapabilities()?.tools ? listAllTools(made.client, listOptions) : Promise.resolve([]),
+    orWarning('resources/list', listAllResources(made.client, listOptions)),
+    orWarning('prompts/list', listAllPrompts(made.client, listOptions)),
+  ]);
+  return {
+    serverInfo: made.client.getServerVersion(),
+    capabilities: made.client.getServerCapabilities(),
+    instructions: made.client.getInstructions(),
+    tools,
+    resources,
+    prompts,
+    launch: made.launch,
+    ...(warnings.length > 0 ? { warnings } : {}),
+  };
+}
+
 /** Creates the discoverer. */
 export function createDiscoverer(options: DiscovererOptions): Discoverer {
   const { settings, clock, gate, registry, launcher } = options;
@@ -61,35 +94,8 @@ export function createDiscoverer(options: DiscovererOptions): Discoverer {
       aborted.catch(() => undefined);
       const made = await Promise.race([connecting, aborted]);
       const listOptions = { timeoutMs: deadline.remaining() + 1_000, signal: deadline.signal };
-      const warnings: string[] = [];
-      // A server may answer resources/list or prompts/list with an error when they need its
-      // backend (server-postgres lists tables, which a sandbox without its allow-list cannot
-      // reach): its tools still install; the error is a warning. A crash still fails discovery.
-      const orWarning = <T>(what: string, listing: Promise<T[]>): Promise<T[]> =>
-        listing.catch((error: unknown) => {
-          if (!(error instanceof McpError)) throw error;
-          warnings.push(`${what} failed: ${error.message}`);
-          return [];
-        });
-      const [tools, resources, prompts] = await Promise.race([
-        Promise.all([
-          made.client.getServerCapabilities()?.tools ? listAllTools(made.client, listOptions) : Promise.resolve([]),
-          orWarning('resources/list', listAllResources(made.client, listOptions)),
-          orWarning('prompts/list', listAllPrompts(made.client, listOptions)),
-        ]),
-        aborted,
-      ]);
-      return {
-        serverInfo: made.client.getServerVersion(),
-        capabilities: made.client.getServerCapabilities(),
-        instructions: made.client.getInstructions(),
-        tools,
-        resources,
-        prompts,
-        launch: made.launch,
-        durationMs: clock.now() - startedAt,
-        ...(warnings.length > 0 ? { warnings } : {}),
-      };
+      const listing = await Promise.race([listEverything(made, listOptions), aborted]);
+      return { ...listing, durationMs: clock.now() - startedAt };
     } catch (error) {
       throw classifyFailure({ spec: entry.spec, redact: entry.redact, what: 'discovery', signal: deadline.signal }, error);
     } finally {

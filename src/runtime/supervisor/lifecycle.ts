@@ -11,6 +11,8 @@ import type { Logger } from '../../core/logger.ts';
 import { sleep } from '../process-tree.ts';
 import type { Clock } from '../types.ts';
 import type { UpstreamConnection } from '../upstream-client.ts';
+import type { AnnouncedToolList } from './api.ts';
+import { listEverything } from './discovery.ts';
 import { connectInEra } from './era.ts';
 import type { Launcher } from './launcher.ts';
 import { attachSessionRouting } from './session-routing.ts';
@@ -33,13 +35,13 @@ export interface InstanceLifecycle {
 
 /** What the lifecycle needs from the supervisor. */
 export interface LifecycleOptions {
-  settings: Pick<SupervisorSettings, 'idleTimeoutMs' | 'pingTimeoutMs'>;
+  settings: Pick<SupervisorSettings, 'idleTimeoutMs' | 'pingTimeoutMs' | 'defaultTimeoutMs'>;
   clock: Clock;
   logger: Logger;
   launcher: Launcher;
   gate: Gate;
-  /** Told the plugin id of each `notifications/tools/list_changed` (the catalog follows it, issue #24). */
-  onToolListChanged?: (pluginId: string) => void;
+  /** Told the plugin id and the announcing connection of each `notifications/tools/list_changed` (the catalog follows it, issue #24). */
+  onToolListChanged?: (pluginId: string, announced: AnnouncedToolList) => void;
 }
 
 function stoppedError(entry: Entry): QuiverError {
@@ -72,9 +74,18 @@ export function createInstanceLifecycle(options: LifecycleOptions): InstanceLife
     }
     instance.connection = connection;
     // A plugin announcing a new tool list: counted, so tool pinning screens it before the next call (issue #10).
+    // The follower reads the new list from this very connection: a tool added at runtime lives only here.
+    const announced: AnnouncedToolList = {
+      version: entry.spec.version,
+      async discover() {
+        const startedAt = clock.now();
+        const listing = await listEverything(connection, { timeoutMs: settings.defaultTimeoutMs });
+        return { ...listing, durationMs: clock.now() - startedAt };
+      },
+    };
     connection.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       instance.toolListChanges += 1;
-      options.onToolListChanged?.(entry.spec.pluginId);
+      options.onToolListChanged?.(entry.spec.pluginId, announced);
     });
     // Issue #12: sampling, elicitation, roots and log messages go to the session whose call caused them.
     attachSessionRouting(instance, logger);
