@@ -13,6 +13,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+import { createMcpHandler } from '@modelcontextprotocol/server';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../../src/core/logger.ts';
@@ -30,6 +34,7 @@ import type { VerificationReport } from '../../src/verification/report.ts';
 import { describeEachBackend } from '../helpers/backends.ts';
 import { skipUnless } from '../helpers/requirements.ts';
 import { legacyTwinPluginFolder, modernPluginFolder } from '../helpers/sdk-plugin-folders.ts';
+import { repositoryRoot } from '../runtime/helpers.ts';
 
 const host: HostCapabilities = detectHost();
 const missing = host.bubblewrapProblem ?? (host.cgroups.kind === 'none' ? `cgroups are unusable: ${host.cgroups.reason}` : undefined) ?? (host.overlay ? undefined : `the code overlay is unusable: ${host.overlayProblem}`);
@@ -169,5 +174,54 @@ describeEachBackend('stored verification reports of a 2026-07-28 plugin and its 
     assert.equal(twin.stages.compatibility.metrics?.['protocolVersion'], '2025-11-25');
     const { plugin } = await app.plugins.show('modern');
     assert.equal(plugin.trustScore, modern.overallScore);
+  });
+});
+
+describe('the verification probe of a remote 2026-07-28 plugin (issue #24)', () => {
+  it('negotiates 2026-07-28 over HTTP, keeps the server identity, calls the read and scores compatibility like a 2025 one', { timeout: 60_000 }, async () => {
+    const { createServer } = (await import(pathToFileURL(join(repositoryRoot, 'test/fixtures/modern-plugin/server.mjs')).href)) as { createServer: () => never };
+    const handler = createMcpHandler(createServer, { legacy: 'reject' });
+    const server = createHttpServer((incoming, outgoing) => {
+      const chunks: Buffer[] = [];
+      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+      incoming.on('end', () => {
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(incoming.headers)) if (typeof value === 'string') headers.set(name, value);
+        const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
+        void handler.fetch(new Request(`http://127.0.0.1${incoming.url}`, { method: incoming.method, headers, ...(body && incoming.method !== 'GET' ? { body } : {}) })).then(async (response) => {
+          response.headers.forEach((value, name) => outgoing.setHeader(name, value));
+          outgoing.writeHead(response.status);
+          const reader = response.body?.getReader();
+          for (let read = await reader?.read(); read && !read.done; read = await reader?.read()) outgoing.write(read.value);
+          outgoing.end();
+        });
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    try {
+      const subject: VerificationSubject = {
+        ...subjectOf('modern-http', '/nonexistent'),
+        sourceType: 'url',
+        source: { url },
+        codeDir: null,
+        launch: { transport: 'http', pluginId: 'modern-http', pluginName: 'modern-http', version: '1.0.0', trustLevel: 'UNVERIFIED', url, headers: {} },
+      };
+      const remoteHost = detectHost({ bubblewrapPath: null, useCgroups: false, codeOverlay: false });
+      const runner = createProbeRunner({ host: remoteHost });
+      const context: StageContext = { subject, settings: { registryUrl: '', licenseAllowList: [], stageTimeoutMs: 30_000 }, logger: silentLogger, signal: new AbortController().signal, progress: () => undefined };
+      const compat = await createCompatibilityStage(runner)(context);
+      const probe = await runner.probe(context);
+      assert.equal(probe.started, true, probe.startError);
+      assert.equal(probe.remote, true);
+      assert.equal(probe.protocolVersion, '2026-07-28');
+      assert.deepEqual(probe.serverInfo, { name: 'modern-plugin', version: '1.0.0' });
+      assert.deepEqual(outcomes(probe, ['valid']), { reverse_words: ['result'] }, JSON.stringify(probe.calls));
+      assert.equal(compat.score, 100, JSON.stringify(compat.issues));
+    } finally {
+      await handler.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
