@@ -12,7 +12,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
@@ -222,6 +222,41 @@ describe('the verification probe of a remote 2026-07-28 plugin (issue #24)', () 
       await handler.close();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+/** A 2025 plugin that exits on anything before `initialize` (some legacy servers do): here, the `server/discover` probe. */
+const EXITS_ON_DISCOVER = `import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import * as z from 'zod/v4';
+const server = new McpServer({ name: 'strict-legacy', version: '1.0.0' });
+server.registerTool('echo_text', { description: 'Echo a text back', inputSchema: { text: z.string() }, annotations: { readOnlyHint: true } }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
+const transport = new StdioServerTransport();
+await server.connect(transport);
+const handle = transport.onmessage;
+transport.onmessage = (message) => {
+  if (message.method === 'server/discover') process.exit(3);
+  handle?.(message);
+};
+`;
+
+describe('the verification probe of a legacy plugin that exits on the era probe (issue #24)', { skip: skipUnless(missing) }, () => {
+  it('starts it again in the 2025 era and probes it as before', { timeout: 120_000 }, async () => {
+    const root = mkdtempSync(join(tmpdir(), 'quiver-probe-eras-strict-'));
+    chmodSync(root, 0o755);
+    try {
+      const folder = legacyTwinPluginFolder(join(root, 'strict'));
+      writeFileSync(join(folder, 'server.mjs'), EXITS_ON_DISCOVER);
+      const { compat, probe } = await verify(subjectOf('strict-legacy', folder));
+      assert.equal(probe.started, true, probe.startError);
+      assert.equal(probe.protocolVersion, '2025-11-25');
+      assert.equal(probe.starts, 1, 'the spent start is not counted as a crash restart');
+      assert.equal(probe.crashes.length, 0);
+      assert.deepEqual(outcomes(probe, ['valid']), { echo_text: ['result'] }, JSON.stringify(probe.calls));
+      assert.equal(compat.score, 100, JSON.stringify(compat.issues));
+    } finally {
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });
