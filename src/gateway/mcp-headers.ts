@@ -66,8 +66,8 @@ export function headerTarget(request: Request): HeaderTarget | undefined {
  * a hidden one get the same answer.
  *
  * - `tools/call`: the tool (directly or `call_tool`'s `Tool-Name`) must be one the principal may call;
- * - `prompts/get` / `resources/read`: `Mcp-Name` (the prompt's name, the resource's URI) must
- *   name a plugin the principal sees, the same plugin check the body's request makes
+ * - `prompts/get` / `resources/read`: `Mcp-Name` (the prompt's name, the resource's URI), when it
+ *   is a plugin's address, must name a plugin the principal sees, the same plugin check the body's request makes
  *   (`GatewayBackend.readResource` / `getPrompt` refuse a plugin the session cannot see). A
  *   prompt or resource that a visible plugin does not have still goes to the plugin, which
  *   answers for it.
@@ -91,6 +91,11 @@ async function reachable(state: SessionState, method: string, name: string): Pro
     return tool !== undefined && tool.visibility !== 'silent';
   }
   const pluginName = method === 'prompts/get' ? parsePromptName(await prefixedPromptName(core, state, name))?.pluginName : (await sessionResourceAddressing(core, state)).resolve(name)?.pluginName;
+  // A name that is no plugin's address at all is left to the body's request: it answers "not
+  // found" with the request's id, as the 2026-07-28 schema and conformance (sep-2164) require of
+  // an unknown resource. Nothing about another organisation is told by that: a hidden plugin's
+  // address and an unknown plugin's address both get the 403 below.
+  if (pluginName === undefined) return true;
   // A plugin the session sees is one with a visible tool (the backend's capabilityTools answers exactly that).
-  return pluginName !== undefined && (await core.backend.capabilityTools(state.backendSession, pluginName)) !== undefined;
+  return (await core.backend.capabilityTools(state.backendSession, pluginName)) !== undefined;
 }

@@ -104,7 +104,11 @@ describe('2026-07-28 request headers: authorization, forwarding, metrics (issue 
     assert.equal(hidden.message.error?.message, "Forbidden: prompt 'globex__greet' is unknown or not available to this credential");
     // An unknown plugin's prompt and a name that is no plugin's get the same answer as the hidden one.
     assert.equal((await getPrompt('nope__greet')).message.error?.message, "Forbidden: prompt 'nope__greet' is unknown or not available to this credential");
-    assert.equal((await getPrompt('greet')).status, 403);
+    // A name that is no plugin's address goes to the body's request, which answers "not found" with its id (sep-2164).
+    const unaddressed = await getPrompt('greet');
+    assert.notEqual(unaddressed.status, 403);
+    assert.ok(unaddressed.message.error, JSON.stringify(unaddressed.message));
+    assert.equal((unaddressed.message as { id?: unknown }).id, 4);
     // Refused before the body is parsed (else -32700).
     assert.equal((await getPrompt('globex__greet', '{not json')).status, 403);
 
@@ -119,7 +123,11 @@ describe('2026-07-28 request headers: authorization, forwarding, metrics (issue 
     assert.equal(refused.message.error?.message, `Forbidden: resource '${theirs}' is unknown or not available to this credential`);
     const nowhere = formatResourceUri('nope', 'notes://nope/readme');
     assert.equal((await readResource(nowhere)).message.error?.message, `Forbidden: resource '${nowhere}' is unknown or not available to this credential`);
-    assert.equal((await readResource('notes://globex/readme')).status, 403, 'a URI that names no plugin the principal sees');
+    const unaddressedUri = await readResource('notes://globex/readme');
+    assert.notEqual(unaddressedUri.status, 403, 'a URI that is no plugin address is answered by the request, not the header');
+    assert.ok(unaddressedUri.message.error, JSON.stringify(unaddressedUri.message));
+    assert.equal((unaddressedUri.message as { id?: unknown }).id, 4);
+    assert.equal(unaddressedUri.message.result, undefined, 'nothing is served');
     assert.equal((await readResource(theirs, '{not json')).status, 403);
 
     // The same principal of the other organisation is served both.
