@@ -36,7 +36,7 @@ import { createTenantVisibility } from './composition/tenant-visibility.ts';
 import { createToolListFollower } from './composition/tool-list-follower.ts';
 import type { TenantVisibility } from './api/tenancy.ts';
 import { createChangeBroadcast, pluginServiceSettings, recoverInstalls, regenerateIntelligence, registerPeriodicWork, trustSettings, verifyAfterInstall, wireEmbeddings, wireSelectionGroup, wireSupervisor, wireVerification } from './composition/app-wiring.ts';
-import { createEvents } from './core/events.ts';
+import { createAwaitedEvents, createEvents } from './core/events.ts';
 import type { CacheKind } from './selection/invalidation.ts';
 import type { PluginChangeEvent } from './plugins/service/types.ts';
 import type { PluginEgressDecision } from './runtime/supervisor/api.ts';
@@ -123,7 +123,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     // Trust changes (the enforcement re-sandboxes on a fall below the runtime threshold, issue #23).
     const trustChanges = createEvents<TrustChange>(listenerFailed);
     // Re-verifications trust asks for (verification is built on the plugins service, which needs trust).
-    const reverifications = createEvents<{ pluginId: string; reason: string }>(listenerFailed);
+    const reverifications = createAwaitedEvents<{ pluginId: string; reason: string }>(listenerFailed);
     // Egress decisions of sandboxed plugins (the enforcement is built on the supervisor that makes them).
     const egressDecisions = createEvents<PluginEgressDecision>(listenerFailed);
     // Committed plugin changes (verification and PID generation are built on the plugins service).
@@ -265,8 +265,9 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     const { jobs, verification } = wireVerification({ db, config, logger, plugins, secrets, pinning, broadcast });
     closers.unshift(() => jobs.close());
     pluginChanges.subscribe(verifyAfterInstall({ config, logger, verification }));
-    reverifications.subscribe(({ pluginId, reason }) => {
-      void verification.enqueue(pluginId, reason).catch((error: unknown) => logger.warn({ err: error, pluginId }, 'queueing a re-verification failed'));
+    // Awaited: a user report answers once its re-verification is on the (durable) job queue.
+    reverifications.subscribe(async ({ pluginId, reason }) => {
+      await verification.enqueue(pluginId, reason);
     });
     registerPeriodicWork(jobs, config, { callEvents, embeddings });
     // A sync or update regenerates an already generated intelligence document (issue #14).

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createEvents } from './events.ts';
+import { createAwaitedEvents, createEvents } from './events.ts';
 
 describe('createEvents', () => {
   it('tells every subscriber in order, and no one after it unsubscribed', () => {
@@ -27,5 +27,28 @@ describe('createEvents', () => {
     assert.deepEqual(seen, [7]);
     assert.equal(errors.length, 1);
     assert.match(String(errors[0]), /listener broke/);
+  });
+});
+
+describe('createAwaitedEvents', () => {
+  it('emit settles after every listener has, in order; a rejecting one reaches onListenerError and the others still run', async () => {
+    const errors: unknown[] = [];
+    const seen: string[] = [];
+    const events = createAwaitedEvents<number>((error) => errors.push(error));
+    events.subscribe(async (n) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      seen.push(`slow${n}`);
+    });
+    events.subscribe(async () => {
+      throw new Error('listener rejected');
+    });
+    const remove = events.subscribe((n) => void seen.push(`fast${n}`));
+    await events.emit(1);
+    assert.deepEqual(seen, ['slow1', 'fast1'], 'all listeners are done when emit settles');
+    assert.equal(errors.length, 1);
+    assert.match(String(errors[0]), /listener rejected/);
+    remove();
+    await events.emit(2);
+    assert.deepEqual(seen, ['slow1', 'fast1', 'slow2']);
   });
 });

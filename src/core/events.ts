@@ -37,3 +37,36 @@ export function createEvents<T>(onListenerError: (error: unknown) => void): Even
     },
   };
 }
+
+/** An event whose emitter waits for its listeners: `emit` settles once every listener has. */
+export interface AwaitedEvents<T> {
+  emit(event: T): Promise<void>;
+  /** Adds a listener; the returned function removes it. */
+  subscribe(listener: (event: T) => void | Promise<void>): () => void;
+}
+
+/**
+ * Creates an event for a link whose emitter must know the work is done when it returns (a user
+ * report answers only once its re-verification is queued, so the queue is durable by then). The
+ * listeners run one after another; one that throws or rejects goes to `onListenerError` and
+ * the others still run, as with `createEvents`.
+ */
+export function createAwaitedEvents<T>(onListenerError: (error: unknown) => void): AwaitedEvents<T> {
+  const listeners = new Set<(event: T) => void | Promise<void>>();
+  return {
+    async emit(event) {
+      for (const listener of [...listeners]) {
+        try {
+          await listener(event);
+        } catch (error) {
+          onListenerError(error);
+        }
+      }
+    },
+    subscribe(listener) {
+      const entry = (event: T) => listener(event);
+      listeners.add(entry);
+      return () => void listeners.delete(entry);
+    },
+  };
+}
