@@ -115,11 +115,6 @@ export async function withDatabase<T>(adminUrl: string, body: (url: string) => P
 
 /** Runs `sessions` clients of search + call through `url` for `durationMs`. */
 async function load(url: string, key: string, sessions: number, durationMs: number): Promise<LoadFigures> {
-  const searchTimes: number[] = [];
-  const callTimes: number[] = [];
-  const errorSamples: string[] = [];
-  let errors = 0;
-  let rounds = 0;
   const clients: Client[] = [];
   for (let index = 0; index < sessions; index += 1) {
     const client = new Client({ name: `bench-replicas-${index}`, version: '1.0.0' });
@@ -127,6 +122,26 @@ async function load(url: string, key: string, sessions: number, durationMs: numb
     await client.callTool({ name: 'search_tools', arguments: { query: QUERIES[0]!, limit: 3 } });
     clients.push(client);
   }
+  // A 2025 session binds what it found, so the echo tool is called by its own name.
+  return measureRounds(clients, durationMs, (text) => ({ name: 'bench-echo__echo', arguments: { text } }));
+}
+
+/** A connected client of either SDK line, as the load loop drives it. */
+export interface LoadClient {
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/**
+ * Every client loops `search_tools` then the echo call (`echoCall` says how its era reaches the
+ * tool) until `durationMs` has passed; the clients are closed after. The figures of that run.
+ */
+export async function measureRounds(clients: LoadClient[], durationMs: number, echoCall: (text: string) => { name: string; arguments: Record<string, unknown> }): Promise<LoadFigures> {
+  const searchTimes: number[] = [];
+  const callTimes: number[] = [];
+  const errorSamples: string[] = [];
+  let errors = 0;
+  let rounds = 0;
   const started = performance.now();
   const deadline = started + durationMs;
   await Promise.all(
@@ -136,7 +151,7 @@ async function load(url: string, key: string, sessions: number, durationMs: numb
           const t0 = performance.now();
           await client.callTool({ name: 'search_tools', arguments: { query: QUERIES[(index + round) % QUERIES.length]!, limit: 3 } });
           const t1 = performance.now();
-          await client.callTool({ name: 'bench-echo__echo', arguments: { text: `round ${round} of ${index}` } });
+          await client.callTool(echoCall(`round ${round} of ${index}`));
           searchTimes.push(t1 - t0);
           callTimes.push(performance.now() - t1);
           rounds += 1;
@@ -162,7 +177,12 @@ async function load(url: string, key: string, sessions: number, durationMs: numb
   };
 }
 
-async function runConfiguration(adminUrl: string, replicas: number, sessionStore: 'database' | 'memory', sessions: number, durationMs: number): Promise<ReplicasRun> {
+/**
+ * A bench home with the echo plugin installed and an `mcp` key, on a fresh database, and
+ * `replicas` quiver serve processes behind HAProxy on it: `body` gets the cluster's URL, the key
+ * and the database URL; everything is removed after.
+ */
+export async function withEchoCluster<T>(adminUrl: string, replicas: number, extraEnv: Record<string, string>, body: (cluster: { url: string; key: string; databaseUrl: string }) => Promise<T>): Promise<T> {
   return withDatabase(adminUrl, async (databaseUrl) => {
     const home = mkdtempSync(join(tmpdir(), 'quiver-bench-replicas-'));
     chmodSync(home, 0o755); // the sandbox user must reach the plugin folder
@@ -176,21 +196,27 @@ async function runConfiguration(adminUrl: string, replicas: number, sessionStore
         QUIVER_DATABASE_URL: databaseUrl,
         QUIVER_LOG_LEVEL: 'silent',
         QUIVER_VERIFY_ON_INSTALL: 'off',
-        QUIVER_MCP_SESSIONS: sessionStore,
+        ...extraEnv,
       };
       await runQuiver(['plugin', 'add', plugin, '--name', 'bench-echo', '--json'], env);
       const key = (JSON.parse(await runQuiver(['keys', 'create', 'bench', '--scope', 'mcp', '--json'], env)) as { key: string }).key;
       const cluster = await startReplicaCluster(replicas, env);
       try {
-        const single = await load(cluster.url, key, 1, Math.max(2_000, durationMs / 4));
-        const concurrent = await load(cluster.url, key, sessions, durationMs);
-        return { replicas, sessionStore, single, concurrent };
+        return await body({ url: cluster.url, key, databaseUrl });
       } finally {
         await cluster.close();
       }
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
+  });
+}
+
+async function runConfiguration(adminUrl: string, replicas: number, sessionStore: 'database' | 'memory', sessions: number, durationMs: number): Promise<ReplicasRun> {
+  return withEchoCluster(adminUrl, replicas, { QUIVER_MCP_SESSIONS: sessionStore }, async ({ url, key }) => {
+    const single = await load(url, key, 1, Math.max(2_000, durationMs / 4));
+    const concurrent = await load(url, key, sessions, durationMs);
+    return { replicas, sessionStore, single, concurrent };
   });
 }
 
