@@ -6,6 +6,7 @@
 import { renderTrust } from './trust.js';
 import { renderRollouts } from './rollouts.js';
 import { renderPid } from './pid.js';
+import { renderUsers } from './users.js';
 import { accuracyChart } from './accuracy.js';
 import { learningPanel } from './learning.js';
 import { oauthCell, oauthReturnNotice } from './oauth.js';
@@ -289,6 +290,8 @@ const VIEWS = {
   rollouts: (root) => renderRollouts(root, { api, h, table, badge, formatDate, formatNumber, loading, errorBox, toast, isAdmin, ApiError }),
   // Generated intelligence documents (issue #14) live in pid.js.
   documents: (root) => renderPid(root, { api, h, table, badge, formatDate, formatNumber, loading, errorBox, toast, isAdmin, ApiError }),
+  // Accounts of the built-in authorization server (issue #27) live in users.js.
+  users: (root) => renderUsers(root, { api, h, table, badge, field, formatDate, loading, errorBox, toast, isAdmin, ApiError }),
 };
 
 function tabs() {

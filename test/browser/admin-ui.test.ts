@@ -177,7 +177,9 @@ describe('admin UI in Chromium', { skip: browserSkip }, () => {
     await page.keyboard.press('Home');
     assert.equal(await page.getByRole('tab', { name: 'Catalog' }).getAttribute('aria-selected'), 'true');
     await page.getByRole('button', { name: 'weather__get_forecast' }).waitFor();
-    // From the first tab, ArrowLeft wraps to the last (Rollouts), then steps back through Documents and Trust to Analytics.
+    // From the first tab, ArrowLeft wraps to the last (Users), then steps back through Rollouts, Documents and Trust to Analytics.
+    await page.keyboard.press('ArrowLeft');
+    assert.equal(await page.getByRole('tab', { name: 'Users' }).getAttribute('aria-selected'), 'true');
     await page.keyboard.press('ArrowLeft');
     assert.equal(await page.getByRole('tab', { name: 'Rollouts' }).getAttribute('aria-selected'), 'true');
     await page.keyboard.press('ArrowLeft');

@@ -24,6 +24,7 @@ const ASSETS: ReadonlyMap<string, string> = new Map([
   ['pid.js', 'text/javascript; charset=utf-8'],
   ['rollouts.js', 'text/javascript; charset=utf-8'],
   ['oauth.js', 'text/javascript; charset=utf-8'],
+  ['users.js', 'text/javascript; charset=utf-8'],
   ['styles.css', 'text/css; charset=utf-8'],
   ['favicon.svg', 'image/svg+xml'],
 ]);
