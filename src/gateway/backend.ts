@@ -84,6 +84,12 @@ export interface GatewayTool {
   icons?: Tool['icons'];
   execution?: Tool['execution'];
   _meta?: Tool['_meta'];
+  /**
+   * The client capabilities the plugin lists this tool for only (issue #24: a 2026-07-28 plugin
+   * may vary its list by the request's declared capabilities); offered and run only for a caller
+   * that declared them all (`client-requirements.ts`). Absent or empty: any caller.
+   */
+  requiresClientCapabilities?: readonly string[];
   visibility: Visibility;
   /** Pinned by an admin for this context: bound like `always` tools, never evicted. */
   pinned?: boolean;

@@ -7,6 +7,7 @@
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { CatalogOverview, ExposureMode } from './backend.ts';
+import { offeredTo, type CallerCapabilities } from './client-requirements.ts';
 import {
   CALL_TOOL,
   LIST_CAPABILITIES,
@@ -38,21 +39,25 @@ export function isMetaToolOf(mode: ExposureMode, name: string): boolean {
   return false;
 }
 
-/** The session's `tools/list` answer, under native names where the workspace asks for them. */
-export async function listTools(core: GatewayCore, state: SessionState): Promise<Tool[]> {
-  return showTools(core, state, await listedTools(core, state));
+/**
+ * The session's `tools/list` answer, under native names where the workspace asks for them;
+ * only tools the caller declared the client capabilities for (issue #24, `client-requirements.ts`).
+ */
+export async function listTools(core: GatewayCore, state: SessionState, caller: CallerCapabilities): Promise<Tool[]> {
+  return showTools(core, state, await listedTools(core, state, caller));
 }
 
-async function listedTools(core: GatewayCore, state: SessionState): Promise<Tool[]> {
+async function listedTools(core: GatewayCore, state: SessionState, caller: CallerCapabilities): Promise<Tool[]> {
+  const offered = offeredTo(caller);
   if (state.mode === 'all') {
     const tools = await core.backend.listVisibleTools(state.backendSession);
-    return tools.filter((tool) => tool.visibility !== 'silent').map(toMcpTool);
+    return tools.filter((tool) => tool.visibility !== 'silent' && offered(tool)).map(toMcpTool);
   }
   const { defaultLimit, maxLimit } = core.settings;
-  if (state.mode === 'still') return stillTools(core, state);
+  if (state.mode === 'still') return stillTools(core, state, caller);
   const bound = state.context
     .list()
-    .filter((tool) => !state.suspended.has(tool.qualifiedName))
+    .filter((tool) => !state.suspended.has(tool.qualifiedName) && offered(tool))
     .map(toMcpTool);
   const meta =
     state.mode === 'search'
@@ -64,13 +69,15 @@ async function listedTools(core: GatewayCore, state: SessionState): Promise<Tool
 /**
  * The `still` list (issue #24; MCP 2026-07-28 forbids a `tools/list` that varies as a side effect
  * of other requests): the meta-tools, then the always-visible and pinned tools sorted by name.
- * It depends on the principal and the catalog only: a search, a call or the loop guard never
- * change it (a suspended tool is refused at call time instead of leaving the list).
+ * It depends on the principal, the catalog and the request's declared capabilities only: a
+ * search, a call or the loop guard never change it (a suspended tool is refused at call time
+ * instead of leaving the list).
  */
-function stillTools(core: GatewayCore, state: SessionState): Tool[] {
+function stillTools(core: GatewayCore, state: SessionState, caller: CallerCapabilities): Tool[] {
   const { defaultLimit, maxLimit } = core.settings;
   const always = state.context
     .alwaysIncluded()
+    .filter(offeredTo(caller))
     .map(toMcpTool)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return [searchToolsDefinition(searchToolsDescription(state.overview, maxLimit, true), defaultLimit, maxLimit), callToolDefinition('still'), ...always];

@@ -9,6 +9,7 @@ import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/
 import { z } from 'zod';
 import { jsonSafetyCheck } from '../core/validation.ts';
 import type { GatewayBackend, GatewayTool } from './backend.ts';
+import { offeredTo, type CallerCapabilities } from './client-requirements.ts';
 import { notifyToolsChanged, sessionTokens } from './listed-tools.ts';
 import { showAppToolMeta } from './mcp-apps.ts';
 import { CALL_TOOL, LOAD_CAPABILITY, SEARCH_TOOLS } from './meta-tools.ts';
@@ -32,8 +33,8 @@ async function shownToolNames(core: GatewayCore, state: SessionState): Promise<(
   return (name) => naming.shown.get(name) ?? name;
 }
 
-/** `search_tools`: finds, binds and describes tools for a query. */
-export async function searchTools(core: GatewayCore, state: SessionState, rawArguments: unknown, send: SendNotification): Promise<CallToolResult> {
+/** `search_tools`: finds, binds and describes tools for a query (only tools the caller declared the capabilities for, issue #24). */
+export async function searchTools(core: GatewayCore, state: SessionState, rawArguments: unknown, send: SendNotification, caller: CallerCapabilities): Promise<CallToolResult> {
   const { backend, logger, settings } = core;
   const parsed = searchArgumentsSchema.safeParse(rawArguments ?? {});
   if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${SEARCH_TOOLS}: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
@@ -43,8 +44,9 @@ export async function searchTools(core: GatewayCore, state: SessionState, rawArg
   const boundBefore = new Set(state.context.list().map((tool) => tool.qualifiedName));
   // Always-include tools are already in context: ask for enough to still fill `limit` (§4.4).
   const found = await backend.searchTools(state.backendSession, query, { limit: limit + state.context.alwaysCount });
+  const offered = offeredTo(caller);
   const tools = found.tools
-    .filter((tool) => tool.visibility !== 'silent' && !state.context.isAlwaysIncluded(tool.qualifiedName))
+    .filter((tool) => tool.visibility !== 'silent' && !state.context.isAlwaysIncluded(tool.qualifiedName) && offered(tool))
     .slice(0, limit);
   for (const warning of found.warnings) logger.debug({ sessionId: state.id, warning }, 'search degraded');
 
@@ -133,12 +135,12 @@ export async function listCapabilities(core: GatewayCore, state: SessionState): 
 }
 
 /** `load_capability`: binds one plugin's non-silent tools into the session. */
-export async function loadCapability(core: GatewayCore, state: SessionState, rawArguments: unknown, send: SendNotification): Promise<CallToolResult> {
+export async function loadCapability(core: GatewayCore, state: SessionState, rawArguments: unknown, send: SendNotification, caller: CallerCapabilities): Promise<CallToolResult> {
   const parsed = loadCapabilityArgumentsSchema.safeParse(rawArguments ?? {});
   if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${LOAD_CAPABILITY}: name is required`);
   const tools = await core.backend.capabilityTools(state.backendSession, parsed.data.name);
   if (!tools) throw new McpError(ErrorCode.InvalidParams, `Unknown capability: ${parsed.data.name}. Call list_capabilities for the names.`);
-  const visible = tools.filter((tool) => tool.visibility !== 'silent');
+  const visible = tools.filter((tool) => tool.visibility !== 'silent' && offeredTo(caller)(tool));
   const readmitted = visible.filter((tool) => state.suspended.delete(tool.qualifiedName));
   for (const tool of visible) state.guard.reset(tool.qualifiedName);
   const bind = state.context.bind(visible);

@@ -10,6 +10,7 @@
  */
 import { Server, type ServerCapabilities, type ServerContext } from '@modelcontextprotocol/server';
 import type { CallToolRequest, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { requestCapabilities } from './client-requirements.ts';
 import { CALL_TOOL } from './meta-tools.ts';
 import {
   answerCallTool,
@@ -76,8 +77,9 @@ export function createModernServer(core: GatewayCore, state: SessionState, instr
     instructions,
     cacheHints: MODERN_CACHE_HINTS,
   });
-  server.setRequestHandler('tools/list', async (request) => {
-    const { tools, nextCursor } = await answerListTools(core, state, request.params?.cursor);
+  server.setRequestHandler('tools/list', async (request, ctx) => {
+    // Issue #24: only tools the request's declared capabilities let it use (client-requirements.ts).
+    const { tools, nextCursor } = await answerListTools(core, state, request.params?.cursor, requestCapabilities(ctx));
     return { tools: tools.map(withHeaderParameters), ...(nextCursor ? { nextCursor } : {}) } as never;
   });
   // Issue #24: a plugin that asks the user something pauses the call; the client gets input_required (MRTR).
@@ -87,7 +89,7 @@ export function createModernServer(core: GatewayCore, state: SessionState, instr
     const { task: _task, ...call } = params;
     const asTask = await answerAsTask(core, state, ctx, call);
     if (asTask) return asTask as never;
-    return (await answerWithInput(core.inputRounds, state.id, ctx, call, (forward, signal) => answerCallTool(core, state, call, signal, relatedSender(ctx), forward))) as never;
+    return (await answerWithInput(core.inputRounds, state.id, ctx, call, (forward, signal) => answerCallTool(core, state, call, signal, relatedSender(ctx), forward, requestCapabilities(ctx)))) as never;
   });
   server.setRequestHandler('resources/list', async () => answerListResources(core, state) as never);
   server.setRequestHandler('resources/read', async (request, ctx) =>

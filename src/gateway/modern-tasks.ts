@@ -29,6 +29,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Task } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/v4';
+import { requestCapabilities } from './client-requirements.ts';
 import { isMetaToolOf } from './listed-tools.ts';
 import { CALL_TOOL, META_TOOL_NAMES } from './meta-tools.ts';
 import { prefixedToolName } from './native-names.ts';
@@ -149,7 +150,7 @@ export async function answerAsTask(core: GatewayCore, state: SessionState, ctx: 
   const now = core.now();
   prune(state, now);
   makeRoom(state);
-  const { id, owner } = await startToolTask(core, state, target.name, target.arguments, { ttl: MODERN_TASK_LIMITS.retentionMs }, ctx.mcpReq.signal, async () => undefined, () => undefined);
+  const { id, owner } = await startToolTask(core, state, target.name, target.arguments, { ttl: MODERN_TASK_LIMITS.retentionMs }, ctx.mcpReq.signal, async () => undefined, requestCapabilities(ctx), () => undefined);
   const ttl = owner.task.created.ttl;
   tasksOf(state).set(id, { owner, expiresAt: now + Math.min(MODERN_TASK_LIMITS.retentionMs, typeof ttl === 'number' && ttl > 0 ? ttl : Infinity) });
   return { resultType: 'task', ...modernTask(owner.task.created, id) };

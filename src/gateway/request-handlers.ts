@@ -26,6 +26,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { BackendCallOptions } from './backend.ts';
 import { forwardingFor, installForwarding } from './client-forwarding.ts';
+import { sessionCapabilities, type CallerCapabilities } from './client-requirements.ts';
 import { overloadedRequest, requestFailure, toolCallFailure } from './errors.ts';
 import { isMetaToolOf, listTools } from './listed-tools.ts';
 import { listCapabilities, loadCapability, searchTools } from './meta-tool-handlers.ts';
@@ -70,12 +71,15 @@ function installToolHandlers(core: GatewayCore, state: SessionState): void {
   );
 }
 
-/** `tools/list` for a session (either era: the 2026-07-28 server calls it too, issue #24). */
-export async function answerListTools(core: GatewayCore, state: SessionState, cursor?: string): Promise<{ tools: Tool[]; nextCursor?: string }> {
+/**
+ * `tools/list` for a session (either era: the 2026-07-28 server calls it too, issue #24), for a
+ * caller that declared `caller` (default: the 2025 session's client).
+ */
+export async function answerListTools(core: GatewayCore, state: SessionState, cursor?: string, caller: CallerCapabilities = sessionCapabilities(state)): Promise<{ tools: Tool[]; nextCursor?: string }> {
   core.registry.touch(state.id);
   let tools: Tool[];
   try {
-    tools = await listTools(core, state);
+    tools = await listTools(core, state, caller);
   } catch (error) {
     throw requestFailure('tools/list', error, core.logger);
   }
@@ -84,7 +88,10 @@ export async function answerListTools(core: GatewayCore, state: SessionState, cu
   return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
 }
 
-/** `tools/call` for a session: a meta-tool of its mode, a task-augmented call, or a plugin tool. */
+/**
+ * `tools/call` for a session: a meta-tool of its mode, a task-augmented call, or a plugin tool,
+ * for a caller that declared `caller` (default: the 2025 session's client; issue #24).
+ */
 export async function answerCallTool(
   core: GatewayCore,
   state: SessionState,
@@ -92,19 +99,20 @@ export async function answerCallTool(
   signal: AbortSignal,
   send: SendNotification,
   forward?: BackendCallOptions,
+  caller: CallerCapabilities = sessionCapabilities(state),
 ): Promise<CallToolResult | CreateTaskResult> {
   core.registry.touch(state.id);
   const { name } = params;
   try {
     if (META_TOOL_NAMES.has(name) && isMetaToolOf(state.mode, name)) {
-      if (name === SEARCH_TOOLS) return await admitted(core, () => searchTools(core, state, params.arguments, send));
+      if (name === SEARCH_TOOLS) return await admitted(core, () => searchTools(core, state, params.arguments, send, caller));
       if (name === LIST_CAPABILITIES) return await admitted(core, () => listCapabilities(core, state));
-      if (name === LOAD_CAPABILITY) return await admitted(core, () => loadCapability(core, state, params.arguments, send));
-      return await callThroughCallTool(core, state, params.arguments, signal, send, forward);
+      if (name === LOAD_CAPABILITY) return await admitted(core, () => loadCapability(core, state, params.arguments, send, caller));
+      return await callThroughCallTool(core, state, params.arguments, signal, send, caller, forward);
     }
     // Issue #12: a task-augmented call creates the plugin's task (task-handlers.ts).
-    if (params.task) return await createToolTask(core, state, name, params.arguments, params.task, signal, send);
-    return await proxyCall(core, state, name, params.arguments, signal, send, forward ? { forward } : {});
+    if (params.task) return await createToolTask(core, state, name, params.arguments, params.task, signal, send, caller);
+    return await proxyCall(core, state, name, params.arguments, signal, send, { caller, ...(forward ? { forward } : {}) });
   } catch (error) {
     if (error instanceof McpError) throw error;
     return toolCallFailure(name, error, core.logger);

@@ -27,6 +27,7 @@ import {
   type TaskStatusNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { BackendToolTask } from './backend.ts';
+import type { CallerCapabilities } from './client-requirements.ts';
 import { requestFailure } from './errors.ts';
 import { prefixedToolName } from './native-names.ts';
 import { showToolResultUris } from './result-uris.ts';
@@ -78,8 +79,9 @@ export async function createToolTask(
   task: { ttl?: number },
   signal: AbortSignal,
   send: SendNotification,
+  caller: CallerCapabilities,
 ): Promise<CreateTaskResult> {
-  const { id, owner } = await startToolTask(core, state, requestedName, rawArguments, task, signal, send, (taskId, status) => relayTaskStatus(core, state, taskId, status));
+  const { id, owner } = await startToolTask(core, state, requestedName, rawArguments, task, signal, send, caller, (taskId, status) => relayTaskStatus(core, state, taskId, status));
   tasksOf(state).set(id, owner);
   return { task: shownTask(owner.task.created, id) };
 }
@@ -96,12 +98,13 @@ export async function startToolTask(
   task: { ttl?: number },
   signal: AbortSignal,
   send: SendNotification,
+  caller: CallerCapabilities,
   onStatus: (id: string, status: TaskStatusNotification['params']) => void,
 ): Promise<{ id: string; owner: SessionTask }> {
   const { backend } = core;
   if (!backend.createToolTask) throw new McpError(ErrorCode.InvalidParams, 'This gateway does not run tools as tasks');
   const name = await prefixedToolName(core, state, requestedName);
-  const tool = await resolveCallable(core, state, name, false, send);
+  const tool = await resolveCallable(core, state, name, false, send, caller);
   const support = tool.execution?.taskSupport;
   if (support !== 'optional' && support !== 'required') throw new McpError(ErrorCode.InvalidParams, `Tool ${requestedName} does not support task-augmented calls; call it without task`);
   const args = rawArguments ?? {};

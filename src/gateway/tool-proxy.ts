@@ -9,6 +9,7 @@ import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/
 import { z } from 'zod';
 import { jsonSafetyCheck } from '../core/validation.ts';
 import type { BackendCallOptions, GatewayTool } from './backend.ts';
+import { lacksCapabilitiesError, missingCapabilities, type CallerCapabilities } from './client-requirements.ts';
 import { toolCallFailure, unknownToolError } from './errors.ts';
 import { loopGuidance } from './iteration-guard.ts';
 import { isAppTool } from './mcp-apps.ts';
@@ -31,12 +32,13 @@ export async function callThroughCallTool(
   rawArguments: unknown,
   signal: AbortSignal,
   send: SendNotification,
+  caller: CallerCapabilities,
   forward?: BackendCallOptions,
 ): Promise<CallToolResult> {
   const parsed = callToolArgumentsSchema.safeParse(rawArguments ?? {});
   if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${CALL_TOOL}: name (string) and arguments (object) expected`);
   if (META_TOOL_NAMES.has(parsed.data.name)) throw new McpError(ErrorCode.InvalidParams, `${CALL_TOOL} runs plugin tools, not ${parsed.data.name}; call it directly`);
-  return proxyCall(core, state, parsed.data.name, parsed.data.arguments, signal, send, { bindVisible: true, ...(forward ? { forward } : {}) });
+  return proxyCall(core, state, parsed.data.name, parsed.data.arguments, signal, send, { bindVisible: true, caller, ...(forward ? { forward } : {}) });
 }
 
 /**
@@ -44,9 +46,17 @@ export async function callThroughCallTool(
  * (`call_tool`), a tool the identity may see but the session has not bound is bound on the
  * way (issue #12: clients that open a session per call, like the MCP Inspector CLI); the
  * backend's `getTool` is the same visibility decision search makes, and a tool it hides is
- * refused exactly as one that does not exist.
+ * refused exactly as one that does not exist. A tool that needs a client capability the caller
+ * did not declare is refused as unknown too, saying which (issue #24, `client-requirements.ts`).
  */
-export async function resolveCallable(core: GatewayCore, state: SessionState, name: string, bindVisible: boolean, send: SendNotification): Promise<GatewayTool> {
+export async function resolveCallable(core: GatewayCore, state: SessionState, name: string, bindVisible: boolean, send: SendNotification, caller: CallerCapabilities): Promise<GatewayTool> {
+  const tool = await resolveVisible(core, state, name, bindVisible, send, caller);
+  const missing = missingCapabilities(tool, caller);
+  if (missing.length > 0) throw lacksCapabilitiesError(name, missing);
+  return tool;
+}
+
+async function resolveVisible(core: GatewayCore, state: SessionState, name: string, bindVisible: boolean, send: SendNotification, caller: CallerCapabilities): Promise<GatewayTool> {
   const { backend } = core;
   if (state.mode === 'all') {
     const tool = await backend.getTool(state.backendSession, name);
@@ -65,6 +75,8 @@ export async function resolveCallable(core: GatewayCore, state: SessionState, na
   // Callable as any visible tool is, without joining the session's list.
   if (isAppTool(exists._meta)) return exists;
   if (!bindVisible) throw unknownToolError(name, `It is not in this session's tool list; ${how} first`);
+  // Not bound (and the list left as it is) for a caller that may not use it: refused by the caller.
+  if (missingCapabilities(exists, caller).length > 0) return exists;
   if (state.context.bind([exists]).added.length > 0) await notifyToolsChanged(core, send, state);
   return exists;
 }
@@ -77,12 +89,12 @@ export async function proxyCall(
   rawArguments: Record<string, unknown> | undefined,
   signal: AbortSignal,
   send: SendNotification,
-  options: { bindVisible?: boolean; forward?: BackendCallOptions } = {},
+  options: { bindVisible?: boolean; forward?: BackendCallOptions; caller: CallerCapabilities },
 ): Promise<CallToolResult> {
   const { backend, logger, settings } = core;
   // Issue #12: a native name becomes the prefixed one here, before the guard or the backend sees it.
   name = await prefixedToolName(core, state, name);
-  const tool = await resolveCallable(core, state, name, options.bindVisible === true, send);
+  const tool = await resolveCallable(core, state, name, options.bindVisible === true, send, options.caller);
   const args = rawArguments ?? {};
   const validation = core.validators.validate(tool, args);
   if (validation) throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${validation}`);

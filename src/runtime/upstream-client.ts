@@ -436,6 +436,8 @@ export interface ListOptions {
   signal?: AbortSignal;
   /** Safety bound on pages followed (a server returning cursors forever). */
   maxPages?: number;
+  /** `_meta` sent with every page (a modern plugin's listing for other client capabilities, `client-requirements.ts`). */
+  meta?: Record<string, unknown>;
 }
 
 async function paginate<T>(fetchPage: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string }>, maxPages: number): Promise<T[]> {
@@ -460,7 +462,7 @@ function requestOptions(options: ListOptions): { timeout: number | undefined; si
 /** Lists every tool, following `nextCursor`. */
 export function listAllTools(client: Client, options: ListOptions): Promise<Tool[]> {
   return paginate(async (cursor) => {
-    const result = await client.listTools(cursor ? { cursor } : {}, requestOptions(options));
+    const result = await client.listTools({ ...(cursor ? { cursor } : {}), ...(options.meta ? { _meta: options.meta } : {}) }, requestOptions(options));
     return { items: result.tools, nextCursor: result.nextCursor };
   }, options.maxPages ?? 100);
 }

@@ -47,3 +47,8 @@ export function appsPluginFolder(folder: string): string {
 export function modernTaskPluginFolder(folder: string): string {
   return withPackages('modern-task-plugin', folder, SDK_V2);
 }
+
+/** The 2026-07-28 plugin on the v2 SDK whose tools/list varies with the request's client capabilities, in `folder`. */
+export function capabilityPluginFolder(folder: string): string {
+  return withPackages('capability-plugin', folder, SDK_V2);
+}

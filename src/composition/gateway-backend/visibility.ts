@@ -107,6 +107,7 @@ function gatewayToolOf(candidate: SelectionCandidate): GatewayTool {
     ...(candidate.returnSchema ? { outputSchema: candidate.returnSchema as NonNullable<GatewayTool['outputSchema']> } : {}),
     ...(Object.keys(candidate.annotations).length > 0 ? { annotations: candidate.annotations as GatewayTool['annotations'] } : {}),
     ...mcpFieldsOf(candidate),
+    ...(candidate.clientRequirements !== undefined && candidate.clientRequirements.length > 0 ? { requiresClientCapabilities: candidate.clientRequirements } : {}),
     visibility: candidate.visibility,
     pinned: candidate.isAlwaysPinned,
     tokens: 0,

@@ -19,7 +19,7 @@ import type { PluginFiles } from './metadata.ts';
 import { summarizeInstructions } from './instructions-summary.ts';
 
 /** What the install commits, apart from the staged folder. */
-export type CatalogEntry = Pick<PreparedInstall, 'fields' | 'tools' | 'categories' | 'pageMappings' | 'shippedPid' | 'registeredTools' | 'served' | 'warnings' | 'cachePath'>;
+export type CatalogEntry = Pick<PreparedInstall, 'fields' | 'tools' | 'categories' | 'pageMappings' | 'shippedPid' | 'registeredTools' | 'served' | 'clientRequirements' | 'warnings' | 'cachePath'>;
 
 /** Everything the earlier steps produced. */
 export interface CatalogEntryInput {
@@ -135,6 +135,7 @@ export function buildCatalogEntry(input: CatalogEntryInput): CatalogEntry {
     shippedPid: metadata?.intelligence as Record<string, unknown> | undefined,
     registeredTools,
     served: tools,
+    clientRequirements: discovery.clientRequirements,
     warnings: fields.manifestWarnings,
     cachePath,
   };

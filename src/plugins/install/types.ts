@@ -78,6 +78,8 @@ export interface PreparedInstall {
   registeredTools: string[];
   /** Every tool's definition as the server served it (tool pinning compares these, issue #10). */
   served: DiscoveredTool[];
+  /** Per tool name, the client capabilities a 2026-07-28 plugin lists it for only (issue #24); absent: none. */
+  clientRequirements?: Record<string, string[]> | undefined;
   warnings: string[];
   /** The folder the plugin will live in once committed (absent for remote plugins). */
   cachePath: string | undefined;

@@ -22,6 +22,7 @@ import {
   type PluginRecord,
 } from '../../store/repositories/plugins.ts';
 import type { Queryable } from '../../store/database.ts';
+import { replaceToolClientRequirements } from '../../store/repositories/tool-client-requirements.ts';
 import { deleteFolder } from '../cache-folders.ts';
 import { assessPid } from '../intelligence.ts';
 import { installFailed, type PreparedInstall } from '../installer.ts';
@@ -129,6 +130,7 @@ export async function commitReserved(
       await setEnablement(tx, { pluginId: id, workspaceId: scope.workspaceId, projectId: scope.projectId ?? null, enabled: true });
       await storeSecrets(context, tx, id, values);
       await storeShippedPid(context, tx, id, name, prepared);
+      await replaceToolClientRequirements(tx, id, prepared.clientRequirements ?? {}, context.now());
     });
     if (pins !== undefined) context.pinning!.committed(pins);
     return sync;
@@ -163,6 +165,8 @@ export async function commitExisting(
       }
       if (extra.values !== undefined) await storeSecrets(context, tx, existing.id, extra.values);
       await storeShippedPid(context, tx, existing.id, name, prepared);
+      // Issue #24: which client capabilities each tool is listed for only, as this discovery found.
+      await replaceToolClientRequirements(tx, existing.id, prepared.clientRequirements ?? {}, context.now());
     });
     if (pins !== undefined) context.pinning!.committed(pins);
     return sync;

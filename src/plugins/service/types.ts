@@ -295,6 +295,8 @@ export interface StagedVersion {
   shippedPid: PreparedInstall['shippedPid'];
   registeredTools: string[];
   served: PreparedInstall['served'];
+  /** Absent in versions staged before issue #24's capability listing: no tool needs any. */
+  clientRequirements?: PreparedInstall['clientRequirements'];
   warnings: string[];
   cachePath: string | undefined;
   inPlace: boolean;

@@ -30,8 +30,8 @@ export async function stageVersion(context: PluginContext, reference: string, ov
     await prepared.discard();
     throw error;
   }
-  const { fields, tools, categories, pageMappings, shippedPid, registeredTools, served, warnings, cachePath, inPlace } = prepared;
-  return JSON.parse(JSON.stringify({ fields, tools, categories, pageMappings, shippedPid, registeredTools, served, warnings, cachePath, inPlace })) as StagedVersion;
+  const { fields, tools, categories, pageMappings, shippedPid, registeredTools, served, clientRequirements, warnings, cachePath, inPlace } = prepared;
+  return JSON.parse(JSON.stringify({ fields, tools, categories, pageMappings, shippedPid, registeredTools, served, clientRequirements, warnings, cachePath, inPlace })) as StagedVersion;
 }
 
 /** Makes a staged version the installed one: plugin row, catalog (differential sync), pins, PID. */

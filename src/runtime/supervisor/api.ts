@@ -109,6 +109,11 @@ export interface Discovery {
   capabilities: ServerCapabilities | undefined;
   instructions: string | undefined;
   tools: Tool[];
+  /**
+   * Per tool name, the client capabilities a 2026-07-28 plugin lists it for only
+   * (`runtime/client-requirements.ts`, issue #24); absent: every tool is listed to every client.
+   */
+  clientRequirements?: Record<string, string[]>;
   resources: Resource[];
   prompts: Prompt[];
   launch: LaunchDescription | undefined;

@@ -7,6 +7,7 @@
  */
 import type { Clock, UpstreamSpecInput } from '../types.ts';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { listClientRequirements } from '../client-requirements.ts';
 import { listAllPrompts, listAllResources, listAllTools, type UpstreamConnection } from '../upstream-client.ts';
 import type { Discovery } from './api.ts';
 import { classifyFailure } from './classify.ts';
@@ -54,11 +55,14 @@ export async function listEverything(made: UpstreamConnection, listOptions: { ti
     orWarning('resources/list', listAllResources(made.client, listOptions)),
     orWarning('prompts/list', listAllPrompts(made.client, listOptions)),
   ]);
+  // Issue #24: a 2026-07-28 plugin may list a tool only to clients that declare what it uses.
+  const clientRequirements = await listClientRequirements(made, tools, listOptions, warnings);
   return {
     serverInfo: made.client.getServerVersion(),
     capabilities: made.client.getServerCapabilities(),
     instructions: made.client.getInstructions(),
     tools,
+    ...(Object.keys(clientRequirements).length > 0 ? { clientRequirements } : {}),
     resources,
     prompts,
     launch: made.launch,

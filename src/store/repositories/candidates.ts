@@ -21,6 +21,8 @@ export type SelectionCandidate = Pick<
   returnSchema?: Record<string, unknown> | null;
   /** MCP tool fields the catalog has no column for (`icons`, `execution`, `_meta`), as discovered (issue #12). */
   mcpFields?: Record<string, unknown> | null;
+  /** The client capabilities the plugin lists the tool for only (migration 0111, issue #24); empty: none. */
+  clientRequirements?: readonly string[];
 };
 
 interface CandidateRow {
@@ -46,6 +48,7 @@ interface CandidateRow {
   plugin_visibility: 'always' | 'on-demand' | 'silent' | null;
   return_schema: Record<string, unknown> | null;
   mcp_fields: Record<string, unknown> | null;
+  client_requirements: string[] | null;
 }
 
 function toCandidate(row: CandidateRow): SelectionCandidate {
@@ -73,6 +76,7 @@ function toCandidate(row: CandidateRow): SelectionCandidate {
     visibility: row.plugin_visibility ?? 'on-demand',
     returnSchema: row.return_schema,
     mcpFields: row.mcp_fields,
+    clientRequirements: row.client_requirements ?? [],
   };
 }
 
@@ -86,7 +90,8 @@ export async function listActiveCandidates(db: Queryable): Promise<SelectionCand
     `SELECT t.id, t.name, t.display_name, t.plugin_id, p.name AS plugin_name, t.org_id, t.category_id, c.name AS category_name,
             t.description, t.parameters_schema, t.function_summary, t.tags, t.when_to_use, t.limitations, t.example_queries,
             t.is_always_pinned, t.pin_weight, t.content_hash, t.annotations, p.visibility AS plugin_visibility,
-            t.return_schema, t.metadata->'mcpFields' AS mcp_fields
+            t.return_schema, t.metadata->'mcpFields' AS mcp_fields,
+            (SELECT r.capabilities FROM tool_client_requirements r WHERE r.plugin_id = t.plugin_id AND r.tool_name = t.name) AS client_requirements
        FROM tools t
        LEFT JOIN plugins p ON p.id = t.plugin_id
        LEFT JOIN tool_categories c ON c.id = t.category_id
@@ -106,7 +111,8 @@ export async function findCandidatesByIds(db: Queryable, ids: readonly string[])
     `SELECT t.id, t.name, t.display_name, t.plugin_id, p.name AS plugin_name, t.org_id, t.category_id, c.name AS category_name,
             t.description, t.parameters_schema, t.function_summary, t.tags, t.when_to_use, t.limitations, t.example_queries,
             t.is_always_pinned, t.pin_weight, t.content_hash, t.annotations, p.visibility AS plugin_visibility,
-            t.return_schema, t.metadata->'mcpFields' AS mcp_fields
+            t.return_schema, t.metadata->'mcpFields' AS mcp_fields,
+            (SELECT r.capabilities FROM tool_client_requirements r WHERE r.plugin_id = t.plugin_id AND r.tool_name = t.name) AS client_requirements
        FROM tools t
        LEFT JOIN plugins p ON p.id = t.plugin_id
        LEFT JOIN tool_categories c ON c.id = t.category_id
