@@ -14,6 +14,7 @@ import { benchServeStartup } from './startup.ts';
 import { benchMemory } from './memory.ts';
 import { benchProductionGatewayOverhead } from './gateway-production.ts';
 import { benchGatewaySearch } from './gateway-search.ts';
+import { benchStdioGateway } from './gateway-stdio.ts';
 import { benchEventJournal } from './event-journal.ts';
 import { benchGatewayLoad } from './gateway-load.ts';
 import { benchPoisoning } from './poisoning.ts';
@@ -110,6 +111,12 @@ export const benchSections: BenchSection[] = [
     name: 'gatewaySearch',
     target: 'search_tools through quiver serve --stdio (two real npm servers): p50 ≤ 2 ms, p99 ≤ 10 ms; the engine alone beside it',
     run: () => benchGatewaySearch(),
+  },
+  {
+    name: 'stdioGateway',
+    target:
+      'issue #28, quiver serve --stdio vs the plugin called directly, interleaved in one run: tools/call added ≤ 0.25 ms at p50 (ratio ≤ 2), search_tools p99 ≤ 5 ms (QUIVER_BENCH_STDIO_ROUNDS, default 600)',
+    run: () => benchStdioGateway({ rounds: envCount('QUIVER_BENCH_STDIO_ROUNDS', 600) }),
   },
   {
     name: 'eventJournal',
