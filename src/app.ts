@@ -14,7 +14,7 @@ import { openStore } from './store/open.ts';
 import { createApiKeyService } from './access/api-keys.ts';
 import { createCatalogService } from './catalog/index.ts';
 import { createRemoteOAuth, parseOwnerLabel } from './plugins/oauth/remote-oauth.ts';
-import { createGuardedFetch, parseOAuthNetworkPolicy } from './plugins/oauth/network-guard.ts';
+import { createGuardedFetch, createRemotePluginFetch, parseOAuthNetworkPolicy } from './plugins/oauth/network-guard.ts';
 import { withWaitingDiscovery } from './composition/remote-oauth-discovery.ts';
 import { withRemoteRevocation } from './plugins/oauth/revoke-on-removal.ts';
 import { createCallEventRecorder } from './runtime/call-event-recorder.ts';
@@ -204,11 +204,13 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     closers.unshift(() => callEvents.close());
     const secrets = createLazySecretBox(() => loadSecretKey({ configured: config.secretKey, homeDir: config.homeDir }).key);
     // Issue #27: Quiver as an OAuth client of remote plugins; their calls carry its tokens, refreshed before expiry.
-    // Its OAuth requests reach public addresses only, unless QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES says more (SSRF guard).
+    // Its OAuth requests, and remote plugins' own connections, reach public addresses only unless
+    // QUIVER_REMOTE_ALLOW_ADDRESSES says more (SSRF guard, checked again on each connection).
+    const remoteAddresses = parseOAuthNetworkPolicy(config.remoteOAuth?.allowAddresses);
     const remoteOAuthClient = createRemoteOAuth({
       db,
       secrets,
-      fetchFor: createGuardedFetch(parseOAuthNetworkPolicy(config.remoteOAuth?.allowAddresses)),
+      fetchFor: createGuardedFetch(remoteAddresses),
       // A Client ID Metadata Document instead of registering, where the server supports it (needs QUIVER_PUBLIC_URL, https).
       clientMetadata: clientMetadataFor(config.remoteOAuth?.publicUrl),
     });
@@ -224,6 +226,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       config,
       logger,
       remoteAuthorization: remoteToken,
+      remoteFetch: createRemotePluginFetch(remoteAddresses),
       onCall: (event) => (callEvents.record(event), telemetry.recordToolCall(event)),
       onEgressDecision: (decision) => (trust.recordDecision(decision), egressDecisions.emit(decision)),
     });

@@ -105,7 +105,11 @@ export interface QuiverConfig {
 
 /** Quiver as an OAuth client of remote plugins (docs/authorization.md). */
 export interface RemoteOAuthConfig {
-  /** Non-public addresses its OAuth requests may reach (QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES: loopback, private, link-local, CIDRs); default none. */
+  /**
+   * Non-public addresses remote plugins' MCP URLs and their OAuth requests may reach
+   * (QUIVER_REMOTE_ALLOW_ADDRESSES, or its older name QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES: loopback,
+   * private, link-local, CIDRs; both set: both admitted); default none.
+   */
   allowAddresses?: string | undefined;
   /** Quiver's public https base URL (QUIVER_PUBLIC_URL): its Client ID Metadata Document is served under it. */
   publicUrl?: string | undefined;
@@ -371,6 +375,7 @@ const envSchema = z.object({
     .refine((value) => value === 0 || value >= 1000, 'expected 0 (no sweep) or at least 1000 ms')
     .default(3_600_000),
   QUIVER_OAUTH_ISSUER: z.string().url().optional(),
+  QUIVER_REMOTE_ALLOW_ADDRESSES: z.string().max(2000).optional(),
   QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES: z.string().max(2000).optional(),
   QUIVER_PUBLIC_URL: z.string().url().refine((text) => /^https?:\/\//.test(text) && !text.includes('#') && !text.includes('?'), 'an http(s) URL without query or fragment').optional(),
   QUIVER_OAUTH_RESOURCE: z.string().url().optional(),
@@ -584,7 +589,10 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
         : values.QUIVER_VERIFY_LICENSES.split(',').map((id) => id.trim()).filter(Boolean),
     },
     oauth: oauthConfig(values, env),
-    remoteOAuth: { allowAddresses: values.QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES, publicUrl: values.QUIVER_PUBLIC_URL },
+    remoteOAuth: {
+      allowAddresses: [values.QUIVER_REMOTE_ALLOW_ADDRESSES, values.QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES].filter((text) => text !== undefined && text.trim() !== '').join(',') || undefined,
+      publicUrl: values.QUIVER_PUBLIC_URL,
+    },
     rollouts: {
       steps: values.QUIVER_ROLLOUT_STEPS,
       stepWindowMs: values.QUIVER_ROLLOUT_STEP_WINDOW_MS,

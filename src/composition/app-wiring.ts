@@ -32,6 +32,7 @@ import { createJobs, type Jobs } from '../jobs/index.ts';
 import { createVerificationService, type VerificationService } from '../verification/service/index.ts';
 import { stageRegistry } from '../verification/stages/index.ts';
 import { runPipelineIsolated } from '../verification/isolated/index.ts';
+import { checkRemotePluginUrl, parseOAuthNetworkPolicy } from '../plugins/oauth/network-guard.ts';
 
 /** Tells this process and, through NOTIFY, every replica that `kind` changed; `source` names the writer in logs. */
 export type ChangeBroadcast = (kind: CacheKind, source: string) => void;
@@ -51,9 +52,12 @@ export function createChangeBroadcast(db: Database, logger: Logger, invalidateHe
 /** The plugins service's settings from the configuration (folders under the home, time limits, command environment). */
 export function pluginServiceSettings(config: QuiverConfig): Pick<
   PluginServiceOptions,
-  'cacheDir' | 'dangerouslyAllowUnsandboxed' | 'commandEnv' | 'discoveryTimeoutMs' | 'gitTimeoutMs' | 'npmTimeoutMs' | 'buildTimeoutMs' | 'protectedPaths'
+  'cacheDir' | 'dangerouslyAllowUnsandboxed' | 'commandEnv' | 'discoveryTimeoutMs' | 'gitTimeoutMs' | 'npmTimeoutMs' | 'buildTimeoutMs' | 'protectedPaths' | 'checkRemoteUrl'
 > & { stateRoot: string } {
+  const remoteAddresses = parseOAuthNetworkPolicy(config.remoteOAuth?.allowAddresses);
   return {
+    // Issue #27: a remote plugin whose host is a loopback, private or link-local address is refused unless admitted.
+    checkRemoteUrl: (url) => checkRemotePluginUrl(url, remoteAddresses),
     cacheDir: join(config.homeDir, 'plugins'),
     protectedPaths: hubPaths(config),
     stateRoot: join(config.homeDir, 'state'),
@@ -231,6 +235,8 @@ export function wireSupervisor(input: {
   onEgressDecision: NonNullable<SandboxOptions['onEgressDecision']>;
   /** OAuth access tokens of remote plugins by URL (issue #27). */
   remoteAuthorization?: (url: string, owner: string | undefined) => Promise<string | undefined>;
+  /** The fetch of remote plugins' connections: the SSRF guard (issue #27). */
+  remoteFetch?: typeof fetch;
 }): Supervisor {
   const { config } = input;
   return createSupervisor({
@@ -240,6 +246,7 @@ export function wireSupervisor(input: {
     pingIntervalMs: config.timing.pluginPingIntervalMs,
     poolSize: config.timing.pluginPoolSize,
     ...(input.remoteAuthorization ? { remoteAuthorization: input.remoteAuthorization } : {}),
+    ...(input.remoteFetch ? { remoteFetch: input.remoteFetch } : {}),
     sandbox: {
       dangerouslyAllowUnsandboxed: config.dangerouslyAllowUnsandboxed,
       stateRoot: pluginServiceSettings(config).stateRoot,

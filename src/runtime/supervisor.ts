@@ -46,7 +46,7 @@ export function createSupervisor(options: SupervisorOptions = {}): Supervisor {
   const settings = resolveSettings(options);
   const id = randomBytes(8).toString('hex');
   const gate = createGate();
-  const launcher = createLauncher({ supervisorId: id, sandbox: options.sandbox ?? {}, startTimeoutMs: settings.startTimeoutMs, stopGraceMs: settings.stopGraceMs, clock, logger, remoteAuthorization: options.remoteAuthorization });
+  const launcher = createLauncher({ supervisorId: id, sandbox: options.sandbox ?? {}, startTimeoutMs: settings.startTimeoutMs, stopGraceMs: settings.stopGraceMs, clock, logger, remoteAuthorization: options.remoteAuthorization, remoteFetch: options.remoteFetch });
   // Listeners of plugins announcing a new tool list (composition/tool-list-follower syncs the catalog).
   const toolListListeners = new Set<(pluginId: string, announced: AnnouncedToolList) => void>();
   const onToolListChanged = (pluginId: string, announced: AnnouncedToolList): void => {

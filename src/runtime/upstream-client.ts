@@ -65,6 +65,12 @@ export interface ConnectOptions {
    * authorized (static headers only).
    */
   authorization?: ((url: string, owner: string | undefined) => Promise<string | undefined>) | undefined;
+  /**
+   * The fetch of a remote plugin's requests (issue #27): the SSRF guard that refuses loopback,
+   * private and link-local addresses the admin did not admit, checked again on each connection
+   * (`plugins/oauth/network-guard.ts`). Absent: the platform's fetch.
+   */
+  fetch?: typeof fetch | undefined;
 }
 
 const clientInfo = { name: 'quiver', version: QUIVER_VERSION };
@@ -345,6 +351,9 @@ export async function connectHttp(spec: HttpSpec, options: ConnectOptions): Prom
   // Set when a 401 names protected resource metadata (RFC 9728): the server signs users in with OAuth (MCP authorization).
   let oauthChallenge = false;
   let authorizationFailure: unknown;
+  // Set when the network guard refused the plugin's address: that, not a generic failure, is the error.
+  let addressRefusal: QuiverError | undefined;
+  const send = options.fetch ?? fetch;
   const withHeaders: typeof fetch = async (input, init) => {
     const merged = new Headers(init?.headers);
     for (const [name, value] of Object.entries(headers)) merged.set(name, value);
@@ -358,7 +367,13 @@ export async function connectHttp(spec: HttpSpec, options: ConnectOptions): Prom
       throw error;
     }
     if (token !== undefined) merged.set('authorization', `Bearer ${token}`);
-    const response = await fetch(input, { ...init, headers: merged });
+    let response: Response;
+    try {
+      response = await send(input, { ...init, headers: merged });
+    } catch (error) {
+      if (error instanceof QuiverError && error.code === ErrorCodes.forbidden) addressRefusal = error;
+      throw error;
+    }
     if (response.status === 401) {
       unauthorized = true;
       if (/\bresource_metadata\s*=/i.test(response.headers.get('www-authenticate') ?? '')) oauthChallenge = true;
@@ -407,6 +422,7 @@ export async function connectHttp(spec: HttpSpec, options: ConnectOptions): Prom
     return processlessConnection(client, { clock: options.clock, lostReason: 'the remote connection closed', release: terminate });
   }
   if (authorizationFailure instanceof QuiverError) throw authorizationFailure;
+  if (addressRefusal !== undefined) throw addressRefusal;
   if (unauthorized && Object.keys(headers).some((name) => name.toLowerCase() === 'authorization')) {
     // It refused the credential the admin declared: that, not OAuth, is what to fix first.
     throw new QuiverError(

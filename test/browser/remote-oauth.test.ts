@@ -76,10 +76,12 @@ describeEachBackend('Quiver as an OAuth client of a remote plugin (issue #27)', 
   });
 
   it('SSRF guard: an authorization server on a loopback address is refused unless admitted; metadata naming another issuer is refused (RFC 8414)', { skip: browserSkip, timeout: 120_000 }, async () => {
-    // The app admits loopback (QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES=loopback); a service with the default policy does not.
+    // The app admits loopback (QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES=loopback, the setting's older name); a service with the
+    // default policy does not. Its first request, to the plugin's own origin, is refused already (the origin's address is
+    // checked too); an authorization server elsewhere is refused the same way (src/plugins/oauth/network-guard.test.ts).
     const strict = createRemoteOAuth({ db: app.db, secrets: createSecretBox(randomBytes(32)) });
     await assert.rejects(strict.begin(remote.url, 'http://127.0.0.1:9/callback'), (error: Error) => {
-      assert.match(error.message, /refused the OAuth request to http:\/\/127\.0\.0\.1:\d+\/\.well-known\/\S+: 127\.0\.0\.1 is a loopback address; admit it with QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES/);
+      assert.match(error.message, /refused to connect to the remote plugin at http:\/\/127\.0\.0\.1:\d+\/\.well-known\/\S+: 127\.0\.0\.1 is a loopback address; admit it with QUIVER_REMOTE_ALLOW_ADDRESSES/);
       return true;
     });
     assert.equal((await strict.status(remote.url)).pending, false, 'nothing was registered or stored');

@@ -164,11 +164,16 @@ async function fetchPath(input: FetchInput, path: string): Promise<FetchedSource
   return { root: path, finalPath: path, relativeFolder: '.', inPlace: true, sourceType: 'path', sourceRecord: { path }, revision: undefined, packageVersion: undefined, warnings: [] };
 }
 
-/** A remote MCP server: nothing to fetch; credentials in the URL are refused. */
-function fetchUrl({ fail }: FetchInput, text: string): FetchedSource {
+/** A remote MCP server: nothing to fetch; credentials in the URL are refused, and so is a host at a refused address (SSRF guard). */
+async function fetchUrl({ fail, settings }: FetchInput, text: string): Promise<FetchedSource> {
   const url = new URL(text);
   if (url.username !== '' || url.password !== '') {
     throw fail('launch', 'URLs with embedded credentials are refused (they would be stored in plain text); pass them with --header instead');
+  }
+  try {
+    await settings.checkRemoteUrl?.(url);
+  } catch (error) {
+    throw fail('launch', (error as Error).message);
   }
   return { root: undefined, finalPath: undefined, relativeFolder: '.', inPlace: false, sourceType: 'url', sourceRecord: { url: text }, revision: undefined, packageVersion: undefined, warnings: [] };
 }
@@ -192,7 +197,7 @@ export async function fetchSource(input: FetchInput): Promise<FetchedSource> {
             ? await fetchOpenApi(input, source)
             : source.kind === 'container'
               ? await fetchContainer(input, source.image)
-              : fetchUrl(input, source.url);
+              : await fetchUrl(input, source.url);
   if (request.reuseCachePath === undefined) {
     // A re-install keeps the recorded source as it is; a new fetch records what it was asked for.
     fetched.sourceRecord = { ...fetched.sourceRecord, ...(request.sourceExtras ?? {}) };

@@ -30,6 +30,8 @@ export interface InstallerSettings {
   /** Host paths every local plugin may read (bound read-only into its sandbox). */
   readOnlyPaths: readonly string[];
   trustLevel: TrustLevel;
+  /** Checks a remote plugin's URL before install (the SSRF guard, issue #27); absent: none. */
+  checkRemoteUrl?: ((url: URL) => Promise<void>) | undefined;
 }
 
 /** One install (or re-install) request, with the source already resolved. */

@@ -1,6 +1,7 @@
 /**
- * The SSRF guard on remote-plugin OAuth requests (issue #27): which addresses are refused, the
- * admin's setting, https, redirects re-checked, and the plugin's own origin left alone. Real
+ * The SSRF guard on remote plugins' MCP URLs and their OAuth requests (issue #27): which addresses
+ * are refused, the admin's setting, https for OAuth, redirects re-checked, and the address checked
+ * again on the connection (a rebinding resolver). Real
  * HTTP servers on loopback; the refused targets (169.254.169.254, 10.0.0.1) are never reached
  * because the guard refuses before connecting.
  */
@@ -8,7 +9,7 @@ import { it, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { addressRefusal, checkOAuthUrl, createGuardedFetch, parseOAuthNetworkPolicy } from './network-guard.ts';
+import { addressRefusal, checkOAuthUrl, checkRemotePluginUrl, createGuardedFetch, createRemotePluginFetch, parseOAuthNetworkPolicy, type Resolver } from './network-guard.ts';
 
 const none = parseOAuthNetworkPolicy(undefined);
 const withLoopback = parseOAuthNetworkPolicy('loopback');
@@ -37,7 +38,7 @@ describe('remote OAuth network guard', () => {
       assert.ok(addressRefusal(address, none) !== undefined, `${address} refused by default`);
     }
     assert.match(addressRefusal('169.254.169.254', none)!, /link-local \(cloud metadata\)/);
-    assert.match(addressRefusal('127.0.0.1', none)!, /loopback.*QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES/);
+    assert.match(addressRefusal('127.0.0.1', none)!, /loopback.*QUIVER_REMOTE_ALLOW_ADDRESSES/);
     for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111']) assert.equal(addressRefusal(address, none), undefined, `${address} is public`);
     assert.equal(addressRefusal('127.0.0.1', withLoopback), undefined);
     assert.equal(addressRefusal('::ffff:127.0.0.1', withLoopback), undefined);
@@ -78,9 +79,43 @@ describe('remote OAuth network guard', () => {
     await assert.rejects(admitted(`${base}/to-private`), /10\.0\.0\.1 is a private or reserved address/);
     // A caller that follows redirects itself gets the redirect (its next request is checked again).
     assert.equal((await admitted(`${base}/to-metadata`, { redirect: 'manual' })).status, 302);
-    // The plugin's own origin is the admin's choice: not checked.
-    const trusted = createGuardedFetch(none)(`${base}/mcp`);
-    assert.deepEqual(await (await trusted(`${base}/ok`)).json(), { path: '/ok', method: 'GET' });
-    await assert.rejects(trusted(`${base}/to-metadata`), /169\.254\.169\.254/, 'a redirect out of the trusted origin is checked');
+    // The plugin's own origin keeps the admin's scheme, but its address is checked like the others (DNS rebinding).
+    const before2 = hits.length;
+    await assert.rejects(createGuardedFetch(none)(`${base}/mcp`)(`${base}/ok`), /refused to connect to the remote plugin at http:\/\/127\.0\.0\.1:\d+\/ok: 127\.0\.0\.1 is a loopback address; admit it with QUIVER_REMOTE_ALLOW_ADDRESSES/);
+    assert.equal(hits.length, before2, 'nothing reached the refused plugin origin');
+    const own = createGuardedFetch(withLoopback)(`${base}/mcp`);
+    assert.deepEqual(await (await own(`${base}/ok`)).json(), { path: '/ok', method: 'GET' });
+    await assert.rejects(own(`${base}/to-metadata`), /169\.254\.169\.254/, 'a redirect out of the plugin origin is checked');
+  });
+
+  it("guards a remote plugin's own MCP URL: refused before connecting, admitted loopback served, redirects re-checked", async () => {
+    await assert.rejects(checkRemotePluginUrl(new URL(`${base}/mcp`), none), /refused to connect to the remote plugin at http:\/\/127\.0\.0\.1:\d+\/mcp: 127\.0\.0\.1 is a loopback address; admit it with QUIVER_REMOTE_ALLOW_ADDRESSES/);
+    await assert.rejects(checkRemotePluginUrl(new URL('https://169.254.169.254/mcp'), withLoopback), /link-local \(cloud metadata\)/);
+    await assert.rejects(checkRemotePluginUrl(new URL('https://[::ffff:10.0.0.1]/mcp'), withLoopback), /10\.0\.0\.1 is a private or reserved address/);
+    // Plain http is the admin's choice for the plugin itself (no https rule), its address still checked.
+    await checkRemotePluginUrl(new URL(`${base}/mcp`), withLoopback);
+    await checkRemotePluginUrl(new URL('http://8.8.8.8/mcp'), none);
+    const before = hits.length;
+    await assert.rejects(createRemotePluginFetch(none)(`${base}/ok`), /refused to connect to the remote plugin/);
+    assert.equal(hits.length, before, 'nothing reached the refused server');
+    const admitted = createRemotePluginFetch(withLoopback);
+    assert.deepEqual(await (await admitted(`${base}/ok`, { method: 'POST', body: '{}' })).json(), { path: '/ok', method: 'POST' });
+    await assert.rejects(admitted(`${base}/to-metadata`), /refused to connect to the remote plugin at http:\/\/169\.254\.169\.254\/latest\/meta-data\/: 169\.254\.169\.254 is a link-local/);
+  });
+
+  it('checks the address again on the connection: a host name re-resolving to loopback (DNS rebinding) is refused', async () => {
+    const port = new URL(base).port;
+    // The first answer (the check before the request) is public; the connection's own lookup gets loopback.
+    let answers = 0;
+    const rebinding: Resolver = async () => (answers++ === 0 ? [{ address: '93.184.215.14', family: 4 }] : [{ address: '127.0.0.1', family: 4 }]);
+    const before = hits.length;
+    await assert.rejects(createRemotePluginFetch(none, { resolver: rebinding })(`http://rebind.quiver.test:${port}/ok`), /refused to connect to the remote plugin at http:\/\/rebind\.quiver\.test:\d+\/ok: 127\.0\.0\.1 is a loopback address; admit it with QUIVER_REMOTE_ALLOW_ADDRESSES/);
+    assert.ok(answers >= 2, 'the connection looked the name up again');
+    assert.equal(hits.length, before, 'nothing reached the server the name re-bound to');
+    answers = 0;
+    await assert.rejects(createGuardedFetch(withLoopback, { resolver: async () => (answers++ === 0 ? [{ address: '93.184.215.14', family: 4 }] : [{ address: '169.254.169.254', family: 4 }]) })('https://mcp.example.com/mcp')(`https://as.quiver.test:${port}/token`), /refused the OAuth request to https:\/\/as\.quiver\.test:\d+\/token: 169\.254\.169\.254 is a link-local/);
+    // The same resolver answering loopback both times reaches the server when loopback is admitted: the connection uses the checked lookup.
+    const loopbackOnly: Resolver = async () => [{ address: '127.0.0.1', family: 4 }];
+    assert.deepEqual(await (await createRemotePluginFetch(withLoopback, { resolver: loopbackOnly })(`http://rebind.quiver.test:${port}/ok`)).json(), { path: '/ok', method: 'GET' });
   });
 });

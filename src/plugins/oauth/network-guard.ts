@@ -1,25 +1,33 @@
 /**
  * @module plugins/oauth/network-guard
- * The SSRF guard on Quiver's OAuth requests for remote plugins (issue #27). A remote MCP server
- * names its authorization server (the 401's `resource_metadata`, the protected resource
- * metadata's `authorization_servers`), and that server's metadata names the token, registration
- * and revocation endpoints: none of these were chosen by the admin, so none may lead Quiver to
- * loopback, link-local (cloud metadata, 169.254.169.254), private or other non-public addresses
- * unless the admin admits them (`QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES`: `loopback`, `private`,
- * `link-local`, or CIDRs). Rules:
- * - https only; plain http only to a loopback address the admin admitted (local development);
+ * The SSRF guard on Quiver's requests to remote plugins (issue #27): the plugin's own MCP URL and
+ * the OAuth requests made for it. A remote MCP server names its authorization server (the 401's
+ * `resource_metadata`, the protected resource metadata's `authorization_servers`), and that
+ * server's metadata names the token, registration and revocation endpoints: none of these were
+ * chosen by the admin; and the plugin's own host name may resolve (or later re-resolve, DNS
+ * rebinding) to an inside address. So none may lead Quiver to loopback, link-local (cloud
+ * metadata, 169.254.169.254), private or other non-public addresses unless the admin admits them
+ * (`QUIVER_REMOTE_ALLOW_ADDRESSES`, formerly `QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES`: `loopback`,
+ * `private`, `link-local`, or CIDRs). Rules:
  * - the address is checked before the request (a clear refusal) and again on the connection
  *   itself (an undici Agent whose `lookup` refuses), so a DNS answer that changes between the
  *   two (rebinding) cannot slip through;
  * - redirects are followed by hand (at most 5), each target checked the same way;
- * - requests to the remote plugin's own origin pass unchecked: the admin chose that URL.
+ * - OAuth requests: https only; plain http only to a loopback address the admin admitted (local
+ *   development); requests to the plugin's own origin keep its scheme (the admin chose it) but
+ *   their addresses are checked all the same;
+ * - the plugin's MCP URL (`createRemotePluginFetch`, `checkRemotePluginUrl`): http or https, its
+ *   addresses checked as above, at install and on every connection.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { QuiverError, ErrorCodes } from '../../core/errors.ts';
 
-/** Which non-public addresses the admin admits for OAuth requests. */
+/** The setting that admits non-public addresses (the older name is still read). */
+export const ALLOW_ADDRESSES_SETTING = 'QUIVER_REMOTE_ALLOW_ADDRESSES';
+
+/** Which non-public addresses the admin admits for remote plugins and their OAuth requests. */
 export interface OAuthNetworkPolicy {
   readonly allowed: BlockList;
   /** True when some loopback address is admitted (plain http is allowed to those only). */
@@ -102,7 +110,7 @@ export function parseOAuthNetworkPolicy(text: string | undefined): OAuthNetworkP
     const version = isIP(address ?? '');
     const prefix = prefixText === undefined ? (version === 6 ? 128 : 32) : Number(prefixText);
     if (version === 0 || extra !== undefined || !Number.isInteger(prefix) || prefix < 0 || prefix > (version === 6 ? 128 : 32)) {
-      throw new QuiverError(ErrorCodes.config, `QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES: '${raw.trim()}' is not loopback, private, link-local, an IP address or a CIDR`);
+      throw new QuiverError(ErrorCodes.config, `${ALLOW_ADDRESSES_SETTING}: '${raw.trim()}' is not loopback, private, link-local, an IP address or a CIDR`);
     }
     allowed.addSubnet(address!, prefix, version === 6 ? 'ipv6' : 'ipv4');
     if (loopback.check(address!, version === 6 ? 'ipv6' : 'ipv4')) loopbackAdmitted = true;
@@ -116,51 +124,76 @@ export function addressRefusal(address: string, policy: OAuthNetworkPolicy): str
   if (!nonPublic.check(plain, family)) return undefined;
   if (policy.allowed.check(plain, family)) return undefined;
   const kind = loopback.check(plain, family) ? 'a loopback' : plain.startsWith('169.254.') || /^fe[89ab]/i.test(plain) ? 'a link-local (cloud metadata)' : 'a private or reserved';
-  return `${plain} is ${kind} address; admit it with QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES if that authorization server is meant to be reached`;
+  return `${plain} is ${kind} address; admit it with ${ALLOW_ADDRESSES_SETTING} if that server is meant to be reached`;
 }
+
+/** What a refusal says about the request: an OAuth request, or a connection to the plugin itself. */
+type Refuse = (url: URL, why: string) => QuiverError;
 
 function refused(url: URL, why: string): QuiverError {
   return new QuiverError(ErrorCodes.forbidden, `refused the OAuth request to ${url.origin}${url.pathname}: ${why}`, { kind: 'user', details: { reason: 'oauth_address_refused' } });
 }
 
-function resolveAll(hostname: string): Promise<LookupAddress[]> {
-  return new Promise((resolve, reject) => dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))));
+/** Reason code of a refused connection to a remote plugin's own URL. */
+export const REMOTE_ADDRESS_REFUSED = 'remote_address_refused';
+
+function refusedPlugin(url: URL, why: string): QuiverError {
+  return new QuiverError(ErrorCodes.forbidden, `refused to connect to the remote plugin at ${url.origin}${url.pathname}: ${why}`, { kind: 'user', details: { reason: REMOTE_ADDRESS_REFUSED } });
 }
 
-/** Checks a URL Quiver is about to request: scheme, then every address its host resolves to. */
-export async function checkOAuthUrl(url: URL, policy: OAuthNetworkPolicy): Promise<void> {
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw refused(url, `${url.protocol} is not https`);
+/** Resolves a host name to all its addresses (the system resolver; tests pass their own to play a rebinding). */
+export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
+
+const systemResolver: Resolver = (hostname) =>
+  new Promise((resolve, reject) => dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))));
+
+/** The scheme is http(s) and every address the host resolves to is admitted; the addresses. */
+async function admittedAddresses(url: URL, policy: OAuthNetworkPolicy, refuse: Refuse, resolver: Resolver): Promise<string[]> {
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw refuse(url, `${url.protocol} is not https`);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
   if (isIP(host) !== 0) addresses = [host];
   else {
     try {
-      addresses = (await resolveAll(host)).map((entry) => entry.address);
+      addresses = (await resolver(host)).map((entry) => entry.address);
     } catch (error) {
-      throw refused(url, `its host does not resolve (${(error as NodeJS.ErrnoException).code ?? 'lookup failed'})`);
+      throw refuse(url, `its host does not resolve (${(error as NodeJS.ErrnoException).code ?? 'lookup failed'})`);
     }
   }
   for (const address of addresses) {
     const why = addressRefusal(address, policy);
-    if (why !== undefined) throw refused(url, why);
+    if (why !== undefined) throw refuse(url, why);
   }
+  return addresses;
+}
+
+/** Checks a URL Quiver is about to request for OAuth: scheme, then every address its host resolves to. */
+export async function checkOAuthUrl(url: URL, policy: OAuthNetworkPolicy, resolver: Resolver = systemResolver): Promise<void> {
+  const addresses = await admittedAddresses(url, policy, refused, resolver);
   // Plain http only to an admitted loopback address: tokens never cross a network in the clear.
   if (url.protocol === 'http:' && !(policy.loopbackAdmitted && addresses.every((address) => loopback.check(unmapped(address).address, unmapped(address).family)))) {
-    throw refused(url, 'https is required (plain http only to a loopback address admitted with QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES=loopback)');
+    throw refused(url, `https is required (plain http only to a loopback address admitted with ${ALLOW_ADDRESSES_SETTING}=loopback)`);
   }
 }
+
+/** Checks a remote plugin's MCP URL (at install): http(s), and every address its host resolves to admitted. */
+export async function checkRemotePluginUrl(url: URL, policy: OAuthNetworkPolicy, resolver: Resolver = systemResolver): Promise<void> {
+  await admittedAddresses(url, policy, refusedPlugin, resolver);
+}
+
+const ADDRESS_REFUSED_CODE = 'EQUIVER_ADDRESS_REFUSED';
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /** A connection-time lookup that refuses what `checkOAuthUrl` refuses (a second DNS answer may differ). */
-function guardedLookup(policy: OAuthNetworkPolicy) {
+function guardedLookup(policy: OAuthNetworkPolicy, resolver: Resolver) {
   return (hostname: string, options: { all?: boolean; family?: number } | number, callback: LookupCallback): void => {
     const all = typeof options === 'object' && options.all === true;
-    resolveAll(hostname).then(
+    resolver(hostname).then(
       (addresses) => {
         const bad = addresses.map((entry) => addressRefusal(entry.address, policy)).find((why) => why !== undefined);
         if (bad !== undefined || addresses.length === 0) {
-          const error = Object.assign(new Error(`refused the OAuth connection to ${hostname}: ${bad ?? 'no address'}`), { code: 'EQUIVER_ADDRESS_REFUSED' });
+          const error = Object.assign(new Error(bad ?? `${hostname} has no address`), { code: ADDRESS_REFUSED_CODE });
           callback(error, '', 0);
           return;
         }
@@ -175,37 +208,81 @@ function guardedLookup(policy: OAuthNetworkPolicy) {
 /** A fetch for the OAuth requests about the remote server at `serverUrl`. */
 export type GuardedFetchFactory = (serverUrl: string) => typeof fetch;
 
-/** Creates the guard: each server's requests go through the checked connection, except those to its own origin. */
-export function createGuardedFetch(policy: OAuthNetworkPolicy): GuardedFetchFactory {
-  const agent = new Agent({ connect: { lookup: guardedLookup(policy) as never } });
+/** Options of the guards: the resolver (default the system's). */
+export interface GuardOptions {
+  resolver?: Resolver;
+}
+
+/** The refusal inside a failed fetch whose connection's lookup refused the address (a rebinding), if it was that. */
+function lookupRefusal(error: unknown): string | undefined {
+  for (let cause = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; cause && depth < 5; cause = cause.cause as typeof cause, depth++) {
+    if (cause.code === ADDRESS_REFUSED_CODE) return String(cause.message);
+  }
+  return undefined;
+}
+
+/**
+ * The guarded request loop: each hop is checked (`check`), sent through the checking Agent, and
+ * redirects are followed by hand. A refusal at connection time becomes `refuse`'s error.
+ */
+function guardedRequests(agent: Agent, check: (url: URL) => Promise<void>, refuse: (url: URL) => Refuse): typeof fetch {
+  const guarded = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    let url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+    let method = (init?.method ?? 'GET').toUpperCase();
+    let body = init?.body;
+    for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+      await check(url);
+      const request = { ...init, method, body, redirect: 'manual' as const };
+      let response: Response;
+      try {
+        response = (await undiciFetch(url, { ...(request as object), dispatcher: agent } as never)) as unknown as Response;
+      } catch (error) {
+        const why = lookupRefusal(error);
+        if (why !== undefined) throw refuse(url)(url, why);
+        throw error;
+      }
+      const location = response.headers.get('location');
+      if (![301, 302, 303, 307, 308].includes(response.status) || location === null) return response;
+      // A caller that follows redirects itself (the SDK within one origin) gets the redirect; its next request comes back here.
+      if (init?.redirect === 'manual') return response;
+      if (init?.redirect === 'error') throw refuse(url)(url, 'it redirects');
+      await response.body?.cancel().catch(() => undefined);
+      url = new URL(location, url);
+      // A 303 (and a 301/302 after a POST, as browsers do) continues as a GET without a body.
+      if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+        method = 'GET';
+        body = undefined;
+      }
+    }
+    throw refuse(url)(url, `more than ${MAX_REDIRECTS} redirects`);
+  };
+  return guarded as typeof fetch;
+}
+
+/**
+ * Creates the OAuth guard: each server's requests go through the checked connection; those to
+ * the plugin's own origin keep the scheme the admin chose, the others must be https.
+ */
+export function createGuardedFetch(policy: OAuthNetworkPolicy, options: GuardOptions = {}): GuardedFetchFactory {
+  const resolver = options.resolver ?? systemResolver;
+  const agent = new Agent({ connect: { lookup: guardedLookup(policy, resolver) as never } });
   return (serverUrl) => {
     const trustedOrigin = new URL(serverUrl).origin;
-    const guarded = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-      let url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
-      let method = (init?.method ?? 'GET').toUpperCase();
-      let body = init?.body;
-      for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-        const trusted = url.origin === trustedOrigin;
-        if (!trusted) await checkOAuthUrl(url, policy);
-        const request = { ...init, method, body, redirect: 'manual' as const };
-        const response = trusted
-          ? await fetch(url, request)
-          : ((await undiciFetch(url, { ...(request as object), dispatcher: agent } as never)) as unknown as Response);
-        const location = response.headers.get('location');
-        if (![301, 302, 303, 307, 308].includes(response.status) || location === null) return response;
-        // A caller that follows redirects itself (the SDK within one origin) gets the redirect; its next request comes back here.
-        if (init?.redirect === 'manual') return response;
-        if (init?.redirect === 'error') throw refused(url, 'it redirects');
-        await response.body?.cancel().catch(() => undefined);
-        url = new URL(location, url);
-        // A 303 (and a 301/302 after a POST, as browsers do) continues as a GET without a body.
-        if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
-          method = 'GET';
-          body = undefined;
-        }
-      }
-      throw refused(url, `more than ${MAX_REDIRECTS} redirects`);
-    };
-    return guarded as typeof fetch;
+    const own = (url: URL) => url.origin === trustedOrigin;
+    return guardedRequests(
+      agent,
+      (url) => (own(url) ? checkRemotePluginUrl(url, policy, resolver) : checkOAuthUrl(url, policy, resolver)),
+      (url) => (own(url) ? refusedPlugin : refused),
+    );
   };
+}
+
+/**
+ * The fetch of a remote plugin's MCP connection: every request's host is checked before it is
+ * sent and again when the connection is made (DNS rebinding), redirects each checked.
+ */
+export function createRemotePluginFetch(policy: OAuthNetworkPolicy, options: GuardOptions = {}): typeof fetch {
+  const resolver = options.resolver ?? systemResolver;
+  const agent = new Agent({ connect: { lookup: guardedLookup(policy, resolver) as never } });
+  return guardedRequests(agent, (url) => checkRemotePluginUrl(url, policy, resolver), () => refusedPlugin);
 }

@@ -73,6 +73,7 @@ export function createPluginContext(options: PluginServiceOptions): PluginContex
       commandEnv: options.commandEnv,
       readOnlyPaths: options.readOnlyPaths ?? [],
       trustLevel,
+      checkRemoteUrl: options.checkRemoteUrl,
     },
     changed(event) {
       if (options.onChange === undefined) return;

@@ -48,6 +48,8 @@ export interface PluginServiceOptions {
   supervisor: Pick<Supervisor, 'discover'> & Partial<Pick<Supervisor, 'stop' | 'host'>>;
   /** The plugin cache root (`<home>/plugins`): `git/<commit>`, `npm/<package>@<version>`, `.staging`. */
   cacheDir: string;
+  /** Checks a remote plugin's URL before it is installed (the SSRF guard, issue #27: throws when its host is a refused address); absent: none. */
+  checkRemoteUrl?: ((url: URL) => Promise<void>) | undefined;
   /** Seals credentials at rest (`createSecretBox(loadSecretKey(…).key)`). */
   secrets: SecretBox;
   logger?: Logger;

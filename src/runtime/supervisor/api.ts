@@ -85,6 +85,8 @@ export interface SupervisorOptions {
   healthWindow?: { size?: number; ms?: number };
   /** OAuth access tokens of remote plugins by URL and owner (the spec's `authorizationOwner`; absent: the hub's), refreshed before expiry (issue #27, `plugins/oauth`). */
   remoteAuthorization?: ((url: string, owner: string | undefined) => Promise<string | undefined>) | undefined;
+  /** The fetch of remote plugins' connections: the SSRF guard on their addresses (issue #27); absent: the platform's fetch. */
+  remoteFetch?: typeof fetch | undefined;
   /** Receives one event per upstream tool call. */
   onCall?: (event: CallEvent) => void;
   /** Holds declared rate limits and concurrency caps across replicas (issue #16; `createSharedLimits`). */

@@ -36,6 +36,8 @@ export interface LauncherOptions {
   logger: Logger;
   /** OAuth access tokens of remote plugins by URL (issue #27); absent: static headers only. */
   remoteAuthorization?: ((url: string, owner: string | undefined) => Promise<string | undefined>) | undefined;
+  /** The fetch of remote plugins' connections (the SSRF guard, issue #27); absent: the platform's. */
+  remoteFetch?: typeof fetch | undefined;
 }
 
 /** Options of one launch. */
@@ -175,7 +177,7 @@ export function createLauncher(options: LauncherOptions): Launcher {
   return {
     host,
     connect(spec, launchOptions) {
-      if (spec.transport === 'http') return connectHttp(spec, { startTimeoutMs, redact: launchOptions.redact, clock, signal: launchOptions.signal, authorization: options.remoteAuthorization });
+      if (spec.transport === 'http') return connectHttp(spec, { startTimeoutMs, redact: launchOptions.redact, clock, signal: launchOptions.signal, authorization: options.remoteAuthorization, fetch: options.remoteFetch });
       if (spec.transport === 'openapi') return connectOpenApi(spec, { startTimeoutMs, redact: launchOptions.redact, clock, signal: launchOptions.signal });
       return connectLocal(spec, launchOptions);
     },

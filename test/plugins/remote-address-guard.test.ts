@@ -1,0 +1,120 @@
+/**
+ * The SSRF guard on a remote plugin's own MCP URL (issue #27): a real MCP server (the SDK's
+ * McpServer over stateless Streamable HTTP) on loopback. Through the real App on PGlite and
+ * PostgreSQL: without QUIVER_REMOTE_ALLOW_ADDRESSES its install is refused at the launch step with
+ * an error naming the setting (by IP and by a host name resolving to loopback), nothing reaches
+ * the server and nothing is installed; admitted (`loopback`, or the older
+ * QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES) it installs and its tool is called; then an app on the same
+ * database without the setting refuses to connect to the installed plugin (a call and a sync),
+ * again before any request reaches it. The rebinding case (the connection's own lookup) is in
+ * src/plugins/oauth/network-guard.test.ts.
+ */
+import { it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { createApp, type App } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { isQuiverError } from '../../src/core/errors.ts';
+import type { Database } from '../../src/store/database.ts';
+import { describeEachBackend } from '../helpers/backends.ts';
+import { openTempDir } from './helpers.ts';
+
+/** A stateless Streamable HTTP MCP server with one tool; counts the requests it gets. */
+async function startRemote(): Promise<{ port: number; requests: () => number; close(): Promise<void> }> {
+  let requests = 0;
+  const http: HttpServer = createServer(async (request, response) => {
+    requests += 1;
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const body = chunks.length > 0 ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown) : undefined;
+    const server = new McpServer({ name: 'inside', version: '1.0.0' });
+    server.registerTool('read_secret', { description: 'Reads a value only reachable inside the network.', inputSchema: { key: z.string() } }, async ({ key }) => ({ content: [{ type: 'text', text: `inside:${key}` }] }));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    response.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(request, response, body);
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (http.address() as AddressInfo).port,
+    requests: () => requests,
+    close: () => new Promise<void>((resolve) => (http.closeAllConnections(), http.close(() => resolve()))),
+  };
+}
+
+/** The database seen by an app that must not close it (the next app in the test uses it). */
+function kept(db: Database): Database {
+  return new Proxy(db, {
+    get(target, property) {
+      if (property === 'close') return async () => undefined;
+      const value = Reflect.get(target, property, target) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+const REFUSED = /refused to connect to the remote plugin at http:\/\/(127\.0\.0\.1|localhost):\d+\/mcp: 127\.0\.0\.1 is a loopback address; admit it with QUIVER_REMOTE_ALLOW_ADDRESSES/;
+
+describeEachBackend("the SSRF guard on a remote plugin's MCP URL (issue #27)", (backend) => {
+  let home: string;
+  let db: Database;
+  let remote: Awaited<ReturnType<typeof startRemote>>;
+  let app: App | undefined;
+  const open = async (env: Record<string, string>) => {
+    await app?.close();
+    app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off', ...env }), { db: kept(db) });
+    return app;
+  };
+
+  before(async () => {
+    home = await openTempDir('remote-address-guard');
+    db = await backend.open();
+    remote = await startRemote();
+  });
+  after(async () => {
+    await app?.close();
+    await db.close();
+    await remote.close();
+  });
+
+  it('refuses the install of a loopback URL without the setting, by IP and by name; nothing reaches the server', async () => {
+    const hub = await open({});
+    for (const url of [`http://127.0.0.1:${remote.port}/mcp`, `http://localhost:${remote.port}/mcp`]) {
+      await assert.rejects(hub.plugins.add(url, { name: 'inside' }), (error: Error) => {
+        assert.ok(isQuiverError(error, 'install_failed'), error.message);
+        assert.equal((error as { details?: { step?: string } }).details?.step, 'launch');
+        assert.match(error.message, REFUSED);
+        return true;
+      });
+    }
+    assert.equal(remote.requests(), 0, 'no request reached the refused server');
+    assert.deepEqual((await hub.plugins.list()).map((plugin) => plugin.name), []);
+  });
+
+  it('admitted with QUIVER_REMOTE_ALLOW_ADDRESSES=loopback (or the older name) it installs and is called', async () => {
+    assert.equal(loadConfig({ QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES: 'loopback' }).remoteOAuth?.allowAddresses, 'loopback', 'the older name is still read');
+    const hub = await open({ QUIVER_REMOTE_ALLOW_ADDRESSES: 'loopback' });
+    const report = await hub.plugins.add(`http://127.0.0.1:${remote.port}/mcp`, { name: 'inside' });
+    assert.deepEqual(report.tools.inserted, ['read_secret']);
+    const result = await hub.supervisor.callTool(await hub.plugins.upstreamSpec('inside'), 'read_secret', { key: 'k1' });
+    assert.deepEqual(result.content, [{ type: 'text', text: 'inside:k1' }]);
+  });
+
+  it('an installed plugin is refused at connect once its address is no longer admitted', async () => {
+    const hub = await open({});
+    const seen = remote.requests();
+    await assert.rejects(hub.supervisor.callTool(await hub.plugins.upstreamSpec('inside'), 'read_secret', { key: 'k2' }), (error: Error) => {
+      assert.match(error.message, REFUSED);
+      return true;
+    });
+    await assert.rejects(hub.plugins.sync('inside'), REFUSED);
+    assert.equal(remote.requests(), seen, 'no request reached the server');
+  });
+});
