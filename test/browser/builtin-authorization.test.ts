@@ -318,6 +318,24 @@ describeEachBackend('the built-in authorization server (issue #27)', (backend) =
     assert.equal(answer.status(), 429);
     assert.ok(Number(answer.headers()['retry-after']) > 0);
     await page.getByText('Too many failed sign-ins').waitFor();
+    // The failures are in the database: a second HTTP front on the same database (a replica, or
+    // this one restarted, with an authorization server of its own) refuses carol's right password too.
+    const replica = await serveHttp(app, { host: '127.0.0.1', port: 0 });
+    try {
+      const elsewhere = new TestOAuthClient(callbacks.url, BUILT_IN_CLIENT);
+      await assert.rejects(new Client({ name: 'oauth-v1', version: '1.0.0' }).connect(new StreamableHTTPClientTransport(new URL('/mcp', replica.url), { authProvider: elsewhere })), UnauthorizedError);
+      assert.equal(elsewhere.authorizationUrl!.origin, replica.url);
+      await page.context().clearCookies();
+      await page.goto(elsewhere.authorizationUrl!.href);
+      await page.locator('input[name="email"]').fill('carol@acme.test');
+      await page.locator('input[name="password"]').fill(PASSWORDS['carol@acme.test']!);
+      const replicaAction = new URL(await page.locator('form').getAttribute('action') ?? '', replica.url).href;
+      const [refused] = await Promise.all([page.waitForResponse((response) => response.url() === replicaAction), page.getByRole('button', { name: 'Sign in' }).click()]);
+      assert.equal(refused.status(), 429, 'the other front counts the failures made at the first');
+    } finally {
+      await replica.close();
+    }
+    await page.context().clearCookies();
     // Alice (another account, same address) is not locked out by carol's failures.
     const params = await authorizeInBrowser(page, oauth.authorizationUrl!, 'alice@acme.test', callbacks.next());
     assert.ok(params.get('code'));

@@ -1,36 +1,16 @@
 /**
- * The built-in authorization server's small parts (issue #27): the sign-in throttle (per
- * account and per address, the window sliding), password hashes (scrypt, constant-time check,
+ * The built-in authorization server's small parts (issue #27; the sign-in throttle is in
+ * throttle.test.ts, on both databases): password hashes (scrypt, constant-time check,
  * malformed hashes never match), CSRF tokens bound to purpose and flow, and page escaping.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createLoginThrottle } from './throttle.ts';
 import { hashPassword, verifyPassword } from './password.ts';
 import { createCsrfTokens } from './csrf.ts';
 import { consentPage, escapeHtml } from './pages.ts';
 
 describe('built-in authorization server parts', () => {
-  it('the throttle locks an account after its limit, an address after its own, and forgets after the window', () => {
-    let now = 1_000_000;
-    const throttle = createLoginThrottle({ perAccount: 3, perAddress: 5, windowMs: 60_000 }, () => now);
-    for (let i = 0; i < 3; i++) {
-      assert.equal(throttle.retryAfter('alice', '10.0.0.1'), 0);
-      throttle.failed('alice', '10.0.0.1');
-    }
-    assert.equal(throttle.retryAfter('alice', '10.0.0.2'), 60, 'the account is locked from any address');
-    assert.equal(throttle.retryAfter('bob', '10.0.0.2'), 0, 'another account is not');
-    throttle.failed('bob', '10.0.0.1');
-    throttle.failed('carol', '10.0.0.1');
-    assert.ok(throttle.retryAfter('dave', '10.0.0.1') > 0, 'five failures from one address lock the address');
-    now += 60_001;
-    assert.equal(throttle.retryAfter('alice', '10.0.0.1'), 0, 'the window slid past the failures');
-    throttle.failed('erin', '10.0.0.3');
-    throttle.succeeded('erin');
-    assert.equal(throttle.retryAfter('erin', '10.0.0.4'), 0);
-  });
-
   it('passwords: scrypt hashes that verify, differ per salt, and a malformed hash never matches', async () => {
     const hash = await hashPassword('correct horse battery staple');
     assert.match(hash, /^scrypt\$15\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);

@@ -121,14 +121,14 @@ export function interactionRoutes(options: InteractionOptions): Hono<Env> {
     const name = await clientName(found.params.client_id);
     const page = (error: string, status: number, headers: Record<string, string> = {}) =>
       html(c, loginPage({ action: `${interactionPath(found.uid)}/login`, csrf: csrf.issue('interaction', found.uid), clientName: name, email, error }), status, headers);
-    const wait = throttle.retryAfter(email, clientAddress(c));
+    const wait = await throttle.retryAfter(email, clientAddress(c));
     if (wait > 0) return page(`Too many failed sign-ins. Try again in ${Math.ceil(wait / 60)} minute(s).`, 429, { 'retry-after': String(wait) });
     const user = email && fields.password ? await users.authenticate(email, fields.password) : undefined;
     if (!user) {
-      throttle.failed(email, clientAddress(c));
+      await throttle.failed(email, clientAddress(c));
       return page('Wrong email or password.', 401);
     }
-    throttle.succeeded(email);
+    await throttle.succeeded(email);
     return finish(c, { login: { accountId: user.id } });
   });
 

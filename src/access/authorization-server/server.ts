@@ -58,7 +58,8 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   const users = createUserDirectory(options.db);
   const derive = (purpose: string) => Buffer.from(hkdfSync('sha256', options.secretKey, Buffer.alloc(0), `quiver authorization-server ${purpose}`, 32));
   const csrf = createCsrfTokens(derive('csrf'));
-  const throttle = createLoginThrottle(options.throttle);
+  // Failed sign-ins are kept in the database: a restart does not reset them, replicas share them.
+  const throttle = createLoginThrottle(options.db, options.throttle);
   let state: Promise<{ provider: Provider; handler: ReturnType<Provider['callback']>; keys: ReturnType<typeof createLocalJWKSet> }> | undefined;
   let provider: Provider | undefined;
   let lastSweep = 0;
