@@ -83,6 +83,18 @@ describeEachBackend('plugin call events', (backend) => {
     await db.query('DELETE FROM plugin_call_events');
   });
 
+  it('writes a full default batch in inserts of at most 25 rows, all stored (issue #28: short statements)', async () => {
+    const counted = countingInserts(db);
+    const recorder = createCallEventRecorder({ db: counted, flushMs: 60_000 });
+    for (let index = 0; index < 210; index += 1) recorder.record(event(beta, `c${String(index).padStart(3, '0')}`, { at: new Date(Date.now() + index) }));
+    await recorder.close();
+    assert.equal(recorder.stats().written, 210);
+    // 200 (the full batch, in 8 chunks) + 10 at close.
+    assert.equal(counted.inserts, 9);
+    assert.equal((await stored(beta)).length, 210);
+    await db.query('DELETE FROM plugin_call_events');
+  });
+
   it('writes what waits once the timer fires', async () => {
     const recorder = createCallEventRecorder({ db, flushMs: 100 });
     recorder.record(event(beta, 'timed'));

@@ -1,8 +1,11 @@
 /**
  * @module runtime/call-event-recorder
  * Persists the supervisor's `CallEvent`s (one per upstream tool call, DESIGN §3.6; runtime
- * issue "Health") to `plugin_call_events`, off the hot path: `record()` only queues; a timer
- * (or a full batch) writes the queue with one multi-row insert. A full queue drops its oldest
+ * issue "Health") to `plugin_call_events`, off the hot path: `record()` only queues; the queue
+ * is written in the first `flushMs` pause between calls, or `maxWaitMs` after its oldest event
+ * during a burst (or at once when a batch fills), in multi-row inserts of at most 25 rows with
+ * the event loop running between them: on the embedded database each insert holds the loop
+ * (issue #28, the stdio call path). A full queue drops its oldest
  * event and counts it; a failed insert is logged and counted, never thrown into a call. An
  * event the database refuses is dropped alone (the batch writer isolates it), with a warning.
  *
@@ -15,7 +18,7 @@
 import { silentLogger, type Logger } from '../core/logger.ts';
 import type { Queryable } from '../store/database.ts';
 import { isUuid } from '../store/repositories/mapping.ts';
-import { createBatchWriter, isRowError } from '../store/batch-writer.ts';
+import { WRITE_CHUNK_ROWS, createBatchWriter, isRowError } from '../store/batch-writer.ts';
 import { sqlStateOf } from '../store/database-errors.ts';
 import { deletePluginCallEventsBefore, insertPluginCallEvents, type PluginCallEventWrite } from '../store/repositories/plugin-call-events.ts';
 import type { CallEvent } from './types.ts';
@@ -27,8 +30,10 @@ export const PRUNE_CALL_EVENTS_JOB = 'call-events.prune';
 export interface CallEventRecorderOptions {
   db: Queryable;
   logger?: Logger;
-  /** Longest an event waits in the queue before a write (ms, default 200). */
+  /** Quiet period: the queue is written this long after the last event (ms, default 50). */
   flushMs?: number;
+  /** Longest an event waits during a burst of calls (ms, default 1 000). */
+  maxWaitMs?: number;
   /** Events per insert; a queue this long is written at once (default 200). */
   batchSize?: number;
   /** Queue bound: beyond it the oldest event is dropped (default 10 000). */
@@ -76,7 +81,8 @@ export interface CallEventRecorder {
 export function createCallEventRecorder(options: CallEventRecorderOptions): CallEventRecorder {
   const { db } = options;
   const logger = options.logger ?? silentLogger;
-  const flushMs = options.flushMs ?? 200;
+  const flushMs = options.flushMs ?? 50;
+  const maxWaitMs = Math.max(flushMs, options.maxWaitMs ?? 1_000);
   const batchSize = Math.max(1, options.batchSize ?? 200);
   const maxQueue = Math.max(1, options.maxQueue ?? 10_000);
   const counters = { written: 0, dropped: 0, failed: 0, skipped: 0 };
@@ -103,7 +109,9 @@ export function createCallEventRecorder(options: CallEventRecorderOptions): Call
       counters.skipped += batch.length - stored;
     },
     flushMs,
+    maxWaitMs,
     batchSize,
+    chunkSize: WRITE_CHUNK_ROWS,
     maxQueue,
     onDrop() {
       counters.dropped += 1;

@@ -99,6 +99,39 @@ describe('batch writer', () => {
     assert.ok(written.at(-1)!.at - (lone - started) < 340);
   });
 
+  it('writes a full batch in chunks of chunkSize, and the event loop runs between the chunks (issue #28)', async () => {
+    const written: number[][] = [];
+    // What ran between writes: a timer-free I/O stand-in (setImmediate) queued while each write runs.
+    const between: number[] = [];
+    const writer = createBatchWriter<number>({
+      write: async (batch) => {
+        written.push(batch);
+        setImmediate(() => between.push(written.length));
+      },
+      flushMs: 60_000,
+      batchSize: 100,
+      chunkSize: 25,
+      maxQueue: 1_000,
+    });
+    for (let n = 0; n < 100; n += 1) writer.push(n);
+    // The push that filled the batch started the drain; flush waits for it.
+    await writer.flush();
+    assert.deepEqual(
+      written.map((batch) => batch.length),
+      [25, 25, 25, 25],
+    );
+    assert.deepEqual(written.flat(), Array.from({ length: 100 }, (_, n) => n));
+    // Work queued during write k ran before write k + 1 began.
+    assert.deepEqual(between.slice(0, 3), [1, 2, 3]);
+    // A flush of a partial queue is chunked too.
+    for (let n = 100; n < 160; n += 1) writer.push(n);
+    await writer.flush();
+    assert.deepEqual(
+      written.slice(4).map((batch) => batch.length),
+      [25, 25, 10],
+    );
+  });
+
   it('drops the oldest item when full, and reports a failing batch without throwing', async () => {
     const dropped: number[] = [];
     const errors: number[][] = [];

@@ -16,7 +16,7 @@
 import type { Logger } from '../../core/logger.ts';
 import type { Database } from '../../store/database.ts';
 import type { AppendJournal, JournalTicket } from '../../store/append-journal.ts';
-import { createBatchWriter, isRowError } from '../../store/batch-writer.ts';
+import { WRITE_CHUNK_ROWS, createBatchWriter, isRowError } from '../../store/batch-writer.ts';
 import { createGroupCommit } from '../../store/group-commit.ts';
 import { insertSelectionEvents, type SelectionEventWrite } from '../../store/repositories/selection-events.ts';
 import { openEventJournal, recoverJournaledEvents } from './event-journal.ts';
@@ -72,6 +72,8 @@ export function createEventLog(options: { db: Database; logger: Logger; durabili
     flushMs,
     ...(maxWaitMs !== undefined ? { maxWaitMs } : {}),
     batchSize,
+    // Short statements with the event loop running between them (issue #28: no flush stalls a search).
+    chunkSize: WRITE_CHUNK_ROWS,
     maxQueue,
     onDrop: (dropped) => {
       pendingIds.delete(dropped.id);

@@ -10,7 +10,7 @@ import { QuiverError, ErrorCodes, notFound } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import { parseOrThrow } from '../../core/validation.ts';
 import type { Database } from '../../store/database.ts';
-import { createBatchWriter } from '../../store/batch-writer.ts';
+import { WRITE_CHUNK_ROWS, createBatchWriter } from '../../store/batch-writer.ts';
 import { findCandidatesByIds } from '../../store/repositories/candidates.ts';
 import { incrementArms, type BanditIncrement } from '../../store/repositories/bandit-stats.ts';
 import { findSelectionEvent, writeEventOutcome } from '../../store/repositories/selection-events.ts';
@@ -118,6 +118,8 @@ export function createOutcomes(
     flushMs,
     ...(maxWaitMs !== undefined ? { maxWaitMs } : {}),
     batchSize,
+    // One short transaction per chunk, the event loop running between them (issue #28).
+    chunkSize: WRITE_CHUNK_ROWS,
     maxQueue,
     onDrop: (dropped) => {
       pendingOutcomeIds.delete(dropped.write.id);
