@@ -59,6 +59,28 @@ describe('IterationGuard (seed 004 §7)', () => {
     assert.equal(guard.trackedPairs, 1);
   });
 
+  test('a pair called again outlives older pairs: expiry follows each pair\'s last call (issue #28)', () => {
+    const { guard, advance } = setup({ windowMs: 1000, slidingWindowSize: 100, maxInSlidingWindow: 100 });
+    guard.record('a', {}); // t = 0
+    advance(100);
+    guard.record('b', {}); // t = 100
+    advance(500);
+    guard.record('a', {}); // t = 600: a is now the most recent pair
+    advance(550);
+    guard.record('c', {}); // t = 1150: b (last 100) expired, a (last 600) not
+    assert.equal(guard.trackedPairs, 2);
+    advance(500);
+    guard.record('c', {}); // t = 1650: a expired too
+    assert.equal(guard.trackedPairs, 1);
+    // A snapshot restored keeps the same order, whatever order its pairs come in.
+    const snapshot = guard.snapshot();
+    const { guard: copy, advance: advanceCopy } = setup({ windowMs: 1000 });
+    advanceCopy(1650);
+    copy.restore({ ...snapshot, times: [['z', 'h', [1600]], ...snapshot.times, ['y', 'h', [100]]] });
+    copy.record('c', {});
+    assert.equal(copy.trackedPairs, 2, 'y (last 100) expired although it came last; z and c kept');
+  });
+
   test('different arguments are different pairs', () => {
     const { guard } = setup({ slidingWindowSize: 100, maxInSlidingWindow: 100 });
     for (let i = 0; i < 10; i += 1) assert.equal(guard.record('t', { q: i }).loop, false);

@@ -104,7 +104,11 @@ export interface IterationGuardSnapshot {
 export class IterationGuard {
   readonly #options: Readonly<Required<IterationGuardOptions>>;
   readonly #exempt: ReadonlySet<string>;
-  /** Call times per pair key, oldest first, at most `maxCallsInWindow + 1` long. */
+  /**
+   * Call times per pair key, oldest first, at most `maxCallsInWindow + 1` long. The map is kept
+   * in order of each pair's last call (a recorded pair moves to the end), so expiry stops at the
+   * first pair still in the window instead of walking every pair on every call (issue #28).
+   */
   readonly #times = new Map<string, number[]>();
   /** The most recent pair keys, oldest first. */
   readonly #window: string[] = [];
@@ -133,6 +137,7 @@ export class IterationGuard {
     const times = this.#times.get(key) ?? [];
     times.push(now);
     while (times.length > this.#options.maxCallsInWindow + 1) times.shift();
+    this.#times.delete(key);
     this.#times.set(key, times);
 
     this.#window.push(key);
@@ -174,7 +179,10 @@ export class IterationGuard {
   /** Replaces the counters with a snapshot's. */
   restore(snapshot: IterationGuardSnapshot): void {
     this.#times.clear();
-    for (const [tool, hash, times] of snapshot.times) this.#times.set(`${tool}\u0000${hash}`, [...times]);
+    // In order of each pair's last call (see #times), whatever order the snapshot had.
+    const pairs = snapshot.times.map(([tool, hash, times]): [string, number[]] => [`${tool}\u0000${hash}`, [...times]]);
+    pairs.sort((a, b) => (a[1].at(-1) ?? 0) - (b[1].at(-1) ?? 0));
+    for (const [key, times] of pairs) this.#times.set(key, times);
     this.#window.length = 0;
     for (const [tool, hash] of snapshot.window.slice(-this.#options.slidingWindowSize)) this.#window.push(`${tool}\u0000${hash}`);
   }
@@ -187,7 +195,8 @@ export class IterationGuard {
   #collectGarbage(now: number): void {
     for (const [key, times] of this.#times) {
       const last = times[times.length - 1];
-      if (last === undefined || now - last > this.#options.windowMs) this.#times.delete(key);
+      if (last !== undefined && now - last <= this.#options.windowMs) return; // every later pair was called later still
+      this.#times.delete(key);
     }
   }
 }
