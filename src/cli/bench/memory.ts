@@ -1,9 +1,12 @@
 /**
  * @module cli/bench/memory
- * Resident memory of a Quiver process with 10,000 tools loaded (DESIGN §6). A first child
- * creates an embedded store and syncs the tools; a second, fresh child opens it as a
- * restarted server would, warms selection over every tool (index built, caches filled) and
- * reports its RSS — measured in children so the figure is not the bench's own.
+ * Resident memory against the targets of issue #28 (idle `quiver serve` with no plugin ≤ 150 MB,
+ * with 10,000 tools ≤ 300 MB), measured in children so the figure is not the bench's own:
+ * - the real `quiver serve` (RSS from /proc): idle on a new folder with no plugin, and on a
+ *   folder holding `tools` tools after forwarded `quiver select` calls have warmed selection;
+ * - the engine alone (DESIGN §6): a first child creates an embedded store and syncs the tools;
+ *   a second, fresh child opens it as a restarted server would, warms selection over every tool
+ *   (index built, caches filled) and reports its RSS and heap.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,6 +14,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseJsonText } from '../../core/validation.ts';
+import { processRss, runQuiver, startServeProcess } from './serve-process.ts';
+
+export const MEMORY_TARGETS = { idleServeMb: 150, serveWithToolsMb: 300 } as const;
+
+/** How long a server sits idle before its RSS is read (timers fired, start-up garbage collected or not). */
+const IDLE_MS = 5_000;
 
 /**
  * The build this bench runs from: `bin/entry.mjs` already chose it when `quiver` started
@@ -27,6 +36,16 @@ function childCommand(): string[] {
 
 /** What the children measured. */
 export interface MemoryBench {
+  /** `quiver serve` itself, RSS from /proc after it sat idle. */
+  serve: {
+    target: string;
+    idleNoPluginMb: number;
+    idleNoPluginPeakMb: number;
+    withToolsMb: number;
+    withToolsPeakMb: number;
+    /** Candidates the warming `quiver select` saw (0 would mean the tools were never loaded). */
+    withToolsCandidates: number;
+  };
   tools: number;
   /** `dist` (compiled, as installed) or `src` (TypeScript compiled on the fly by tsx). */
   build: 'dist' | 'src';
@@ -49,13 +68,50 @@ async function runChild(args: string[]): Promise<Record<string, number>> {
   return parseJsonText(out.trim().split('\n').pop() ?? '', 'memory bench output') as Record<string, number>;
 }
 
+/** RSS of a `quiver serve` on `dataDir` after `warm` ran and it sat idle `IDLE_MS`. */
+async function serveRss(dataDir: string, home: string, warm: () => Promise<number> = async () => 0): Promise<{ rssMb: number; peakMb: number; candidates: number }> {
+  const serve = await startServeProcess(dataDir, home);
+  try {
+    const candidates = await warm();
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+    const rss = processRss(serve.child.pid!);
+    if (rss === undefined) throw new Error('no /proc here: the serve RSS is read from /proc/<pid>/status (Linux)');
+    return { ...rss, candidates };
+  } finally {
+    await serve.stop();
+  }
+}
+
 /** Seeds a store with `tools` tools, then measures a fresh process serving them. */
 export async function benchMemory(tools = 10_000): Promise<MemoryBench> {
   const folder = mkdtempSync(join(tmpdir(), 'quiver-bench-memory-'));
   try {
-    const seeded = await runChild(['seed', folder, String(tools)]);
-    const loaded = await runChild(['load', folder]);
+    // A warm folder, as for the other figures: the first start (template, migrations) is not idle memory.
+    await (await startServeProcess(join(folder, 'empty'), join(folder, 'home-empty'))).stop();
+    const idle = await serveRss(join(folder, 'empty'), join(folder, 'home-empty'));
+    const store = join(folder, 'tools');
+    const seeded = await runChild(['seed', store, String(tools)]);
+    const loaded = await runChild(['load', store]);
+    const home = join(folder, 'home-tools');
+    const queries = ['send an email to my team', 'weather forecast for tomorrow', 'convert currency and book a flight', 'analyze the DNA sample'];
+    const withTools = await serveRss(store, home, async () => {
+      let candidates = 0;
+      for (const query of queries) {
+        const run = await runQuiver(['select', query, '--json', '--data', store], { QUIVER_HOME: home });
+        if (run.exitCode !== 0) throw new Error(`quiver select exited with ${run.exitCode}`);
+        candidates = (JSON.parse(run.stdout) as { metadata?: { candidateCount?: number } }).metadata?.candidateCount ?? 0;
+      }
+      return candidates;
+    });
     return {
+      serve: {
+        target: `idle with no plugin ≤ ${MEMORY_TARGETS.idleServeMb} MB; with ${tools} tools ≤ ${MEMORY_TARGETS.serveWithToolsMb} MB (issue #28)`,
+        idleNoPluginMb: idle.rssMb,
+        idleNoPluginPeakMb: idle.peakMb,
+        withToolsMb: withTools.rssMb,
+        withToolsPeakMb: withTools.peakMb,
+        withToolsCandidates: withTools.candidates,
+      },
       tools: loaded['tools']!,
       build,
       rssAfterSyncMb: seeded['rssAfterSyncMb']!,
@@ -63,7 +119,7 @@ export async function benchMemory(tools = 10_000): Promise<MemoryBench> {
       rssLoadedMb: loaded['rssLoadedMb']!,
       heapUsedMb: loaded['heapUsedMb']!,
       externalMb: loaded['externalMb']!,
-      target: 'RSS ≤ 400 MB with 10,000 tools loaded',
+      target: 'the engine alone (DESIGN §6): RSS ≤ 400 MB with 10,000 tools loaded',
     };
   } finally {
     rmSync(folder, { recursive: true, force: true });
