@@ -43,13 +43,13 @@ export function runQuiver(args: string[], env: Record<string, string>): Promise<
   });
 }
 
-/** Creates a home, installs `plugins` into it, runs `body`, and removes the home. */
-export async function withBenchHome<T>(plugins: readonly BenchPlugin[], body: (home: BenchHome) => Promise<T>): Promise<T> {
+/** Creates a home, installs `plugins` into it, runs `body`, and removes the home; `extraEnv` (e.g. QUIVER_DATABASE_URL) applies to every command. */
+export async function withBenchHome<T>(plugins: readonly BenchPlugin[], body: (home: BenchHome) => Promise<T>, extraEnv: Record<string, string> = {}): Promise<T> {
   const home = mkdtempSync(join(tmpdir(), 'quiver-bench-home-'));
   chmodSync(home, 0o755); // the sandbox user must reach the installed packages
   const dataDir = join(home, 'data');
   // Measured alone: no background verification (issue #10) of the installed plugins running beside it.
-  const env = { ...(process.env as Record<string, string>), QUIVER_HOME: home, QUIVER_DATA_DIR: dataDir, QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off' };
+  const env = { ...(process.env as Record<string, string>), QUIVER_HOME: home, QUIVER_DATA_DIR: dataDir, QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off', ...extraEnv };
   const bench: BenchHome = { home, dataDir, env, quiver: (args) => runQuiver(args, env) };
   try {
     for (const plugin of plugins) await bench.quiver(['plugin', 'add', plugin.source, '--name', plugin.name, '--json']);

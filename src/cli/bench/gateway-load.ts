@@ -15,6 +15,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { QUIVER_BIN, createMcpKey, percentileMs, processCpuSeconds, processRunQueueWaitSeconds, withBenchHome, type BenchPlugin } from './bench-home.ts';
 import { BENCH_QUERIES, NPM_BENCH_PLUGINS } from './gateway-search.ts';
+import { withDatabase } from './replicas.ts';
 
 /** Options of `benchGatewayLoad`. */
 export interface GatewayLoadBenchOptions {
@@ -36,6 +37,12 @@ export interface GatewayLoadBenchOptions {
   queries?: readonly string[];
   /** Extra environment for the server (e.g. session limits). */
   serverEnv?: Record<string, string>;
+  /**
+   * A PostgreSQL server (admin URL) to run on instead of the embedded store: the bench creates a
+   * database of its own there and drops it after (sessions then live in PostgreSQL, written
+   * through, as on a replica).
+   */
+  databaseUrl?: string;
 }
 
 /** What the load bench measured. */
@@ -113,6 +120,18 @@ export async function benchGatewayLoad(options: GatewayLoadBenchOptions = {}): P
   const keyCount = Math.max(1, Math.min(options.keys ?? 5, sessions));
   const call = options.call ?? { name: 'everything__echo', arguments: (round: number) => ({ message: `bench ${round}` }), bindQuery: 'echo back a message' };
   const queries = options.queries ?? BENCH_QUERIES;
+  if (options.databaseUrl) {
+    const { databaseUrl, ...rest } = options;
+    return withDatabase(databaseUrl, (url) => runLoad({ ...rest, sessions, durationMs, requestTimeoutMs, keys: keyCount, call, queries }, { QUIVER_DATABASE_URL: url }, 'PostgreSQL'));
+  }
+  return runLoad({ ...options, sessions, durationMs, requestTimeoutMs, keys: keyCount, call, queries }, {}, 'embedded PGlite');
+}
+
+type ResolvedLoadOptions = Required<Pick<GatewayLoadBenchOptions, 'sessions' | 'durationMs' | 'requestTimeoutMs' | 'keys' | 'call' | 'queries'>> & GatewayLoadBenchOptions;
+
+async function runLoad(options: ResolvedLoadOptions, storeEnv: Record<string, string>, storeName: string): Promise<GatewayLoadBench> {
+  const { sessions, durationMs, requestTimeoutMs, call, queries } = options;
+  const keyCount = options.keys;
   return withBenchHome(options.plugins ?? NPM_BENCH_PLUGINS, async (home) => {
     const keys: string[] = [];
     for (let i = 0; i < keyCount; i++) keys.push(await createMcpKey(home, `bench-${i}`, `bench-org-${i}`));
@@ -198,11 +217,11 @@ export async function benchGatewayLoad(options: GatewayLoadBenchOptions = {}): P
         searchesPerSecond: Math.round((counts.searches / elapsed) * 1000),
         searchesPerCpuSecond: serverCpuSeconds ? Math.round(counts.searches / serverCpuSeconds) : null,
         cores: availableParallelism(),
-        setup: `${sessions} MCP SDK sessions over Streamable HTTP on ${keyCount} API keys (one organisation each) -> quiver serve (embedded PGlite) -> search_tools + call_tool(${call.name}), loopback`,
+        setup: `${sessions} MCP SDK sessions over Streamable HTTP on ${keyCount} API keys (one organisation each) -> quiver serve (${storeName}) -> search_tools + call_tool(${call.name}), loopback`,
       };
     } finally {
       await Promise.allSettled(clients.map((client) => client.close()));
       await stopServer(child);
     }
-  });
+  }, storeEnv);
 }
