@@ -33,6 +33,11 @@ export interface QuiverConfig {
   http: { host: string; port: number; allowAllInterfaces: boolean; headersTimeoutMs: number; requestTimeoutMs: number; maxConnectionsPerClient: number };
   /** The built-in authorization server (issue #27, `QUIVER_AUTH_*`, docs/authorization.md). */
   authServer: AuthServerConfig;
+  /**
+   * Proxies whose X-Forwarded-For / -Proto / -Host are believed (QUIVER_TRUST_PROXY: loopback,
+   * private, IP addresses, CIDRs; issue #27); default none: the headers are ignored.
+   */
+  trustProxy?: string | undefined;
   logLevel: (typeof logLevels)[number];
   /** 32-byte key for secrets at rest, if given (else a generated key file is used). */
   secretKey: string | undefined;
@@ -386,6 +391,7 @@ const envSchema = z.object({
   QUIVER_OAUTH_USER_CLAIM: z.string().min(1).max(200).default('sub'),
   QUIVER_OAUTH_ROLES_CLAIM: z.string().min(1).max(200).default('groups'),
   QUIVER_AUTH_SERVER: z.enum(['auto', 'on', 'off']).default('auto'),
+  QUIVER_TRUST_PROXY: z.string().max(2000).optional(),
   QUIVER_AUTH_ISSUER: z
     .string()
     .url()
@@ -558,6 +564,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
       maxWaitMs: values.QUIVER_MCP_MAX_WAIT_MS,
       sessionStore: values.QUIVER_MCP_SESSIONS,
     },
+    trustProxy: values.QUIVER_TRUST_PROXY,
     authServer: {
       mode: values.QUIVER_AUTH_SERVER,
       issuer: values.QUIVER_AUTH_ISSUER,

@@ -15,6 +15,7 @@ import { userRoutes } from '../api/routes/users.ts';
 import { createAuthorizationServer, type AuthorizationServer } from '../access/authorization-server/server.ts';
 import { principalOfAccount } from '../access/authorization-server/token-principal.ts';
 import { rememberIssuer } from '../access/authorization-server/issuer-record.ts';
+import { createProxyTrust } from '../access/trusted-proxy.ts';
 import { createSecretBox, loadSecretKey } from '../plugins/secret-box.ts';
 import type { BuiltInTokens } from './resource-server.ts';
 
@@ -73,6 +74,7 @@ export function createBuiltInAuthorizationServer(app: App, host: string): BuiltI
     accessTokenTtlSeconds: settings.accessTokenTtlSeconds,
     refreshTokenTtlSeconds: settings.refreshTokenTtlSeconds,
     allowPrivateClientMetadata: settings.allowPrivateClientMetadata,
+    proxyTrust: createProxyTrust(app.config.trustProxy),
     logger: app.logger.child({ part: 'authorization-server' }),
   });
   return {

@@ -14,6 +14,7 @@ import { sha256Hex } from '../../core/hash.ts';
 import { isQuiverError } from '../../core/errors.ts';
 import type { CsrfTokens } from './csrf.ts';
 import type { LoginThrottle } from './throttle.ts';
+import type { ProxyTrust } from '../trusted-proxy.ts';
 import type { UserDirectory } from './users.ts';
 import type { Provider } from './provider.ts';
 import { consentPage, loginPage, messagePage, PAGE_HEADERS, signupPage } from './pages.ts';
@@ -35,6 +36,8 @@ export interface InteractionOptions {
   users: UserDirectory;
   csrf: CsrfTokens;
   throttle: LoginThrottle;
+  /** Which peers' X-Forwarded-For names the client (QUIVER_TRUST_PROXY). */
+  proxyTrust: ProxyTrust;
 }
 
 function html(c: Context<Env>, body: string, status = 200, headers: Record<string, string> = {}): Response {
@@ -49,11 +52,12 @@ async function form(c: Context<Env>): Promise<Record<string, string>> {
   return fields;
 }
 
-const clientAddress = (c: Context<Env>) => c.env.incoming.socket.remoteAddress ?? 'unknown';
 
 /** The interaction routes: a Hono app mounted by the authorization server's HTTP handler. */
 export function interactionRoutes(options: InteractionOptions): Hono<Env> {
-  const { users, csrf, throttle } = options;
+  const { users, csrf, throttle, proxyTrust } = options;
+  // The throttle's client: the peer, or behind a trusted proxy the address it forwarded for.
+  const clientAddress = (c: Context<Env>) => proxyTrust.clientAddress(c.env.incoming.socket.remoteAddress, (name) => c.req.header(name));
   const app = new Hono<Env>();
 
   async function details(c: Context<Env>): Promise<InteractionDetails | undefined> {

@@ -67,6 +67,8 @@ export interface ProviderSettings {
   refreshTokenTtlSeconds: number;
   /** Test-only: fetch Client ID Metadata Documents from loopback / private addresses. */
   allowPrivateClientMetadata: boolean;
+  /** Believe X-Forwarded-Proto / -Host for its URLs and cookies' Secure flag (the caller strips them from untrusted peers). */
+  proxy: boolean;
   logger: Logger;
 }
 
@@ -142,6 +144,7 @@ export async function createProvider(settings: ProviderSettings): Promise<Provid
     },
   });
   // Errors are answered to the client; only unexpected ones are worth a line, and never with tokens.
+  provider.proxy = settings.proxy;
   provider.on('server_error', (_ctx: unknown, error: unknown) => settings.logger.error({ message: (error as Error)?.message }, 'authorization server error'));
   return provider;
 }

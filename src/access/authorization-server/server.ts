@@ -18,6 +18,7 @@ import { interactionRoutes, SIGNUP_PATH, type NodeBindings } from './interaction
 import { createProvider, type Provider } from './provider.ts';
 import { loadSigningKeys, type Sealer } from './signing-keys.ts';
 import { createLoginThrottle, type ThrottleLimits } from './throttle.ts';
+import { FORWARDED_HEADERS, createProxyTrust, type ProxyTrust } from '../trusted-proxy.ts';
 import { createUserDirectory, type UserDirectory } from './users.ts';
 
 export interface AuthorizationServerOptions {
@@ -34,6 +35,8 @@ export interface AuthorizationServerOptions {
   refreshTokenTtlSeconds: number;
   allowPrivateClientMetadata: boolean;
   throttle?: ThrottleLimits;
+  /** Which peers' X-Forwarded-* to believe (QUIVER_TRUST_PROXY); default none. */
+  proxyTrust?: ProxyTrust;
   logger: Logger;
 }
 
@@ -60,6 +63,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   const csrf = createCsrfTokens(derive('csrf'));
   // Failed sign-ins are kept in the database: a restart does not reset them, replicas share them.
   const throttle = createLoginThrottle(options.db, options.throttle);
+  const proxyTrust = options.proxyTrust ?? createProxyTrust(undefined);
   let state: Promise<{ provider: Provider; handler: ReturnType<Provider['callback']>; keys: ReturnType<typeof createLocalJWKSet> }> | undefined;
   let provider: Provider | undefined;
   let lastSweep = 0;
@@ -86,6 +90,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
         accessTokenTtlSeconds: options.accessTokenTtlSeconds,
         refreshTokenTtlSeconds: options.refreshTokenTtlSeconds,
         allowPrivateClientMetadata: options.allowPrivateClientMetadata,
+        proxy: proxyTrust.enabled,
         logger: options.logger,
       });
       return { provider, handler: provider.callback(), keys: createLocalJWKSet({ keys: signing.publicKeys as JWK[] }) };
@@ -96,7 +101,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     return state;
   }
 
-  const pages = interactionRoutes({ provider: () => provider!, users, csrf, throttle });
+  const pages = interactionRoutes({ provider: () => provider!, users, csrf, throttle, proxyTrust });
 
   return {
     users,
@@ -110,6 +115,8 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     async fetch(request, env) {
       const { handler } = await started();
       sweepNow();
+      // X-Forwarded-* only from a trusted proxy: the provider (proxy = true when one is named) never sees a client's own.
+      if (!proxyTrust.trusts(env.incoming.socket.remoteAddress)) for (const name of FORWARDED_HEADERS) delete env.incoming.headers[name];
       const url = new URL(request.url);
       if (url.pathname.startsWith('/oauth/interaction/') || url.pathname === SIGNUP_PATH) return pages.fetch(request, env);
       // RFC 8414 metadata is the same document as OpenID discovery here (an issuer without a path).

@@ -20,9 +20,10 @@
  *   addresses checked as above, at install and on every connection.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP, type BlockList } from 'node:net';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { QuiverError, ErrorCodes } from '../../core/errors.ts';
+import { ADDRESS_KEYWORDS, blockListOf, parseAddressList, unmapped, type AddressRange } from '../../core/address-list.ts';
 
 /** The setting that admits non-public addresses (the older name is still read). */
 export const ALLOW_ADDRESSES_SETTING = 'QUIVER_REMOTE_ALLOW_ADDRESSES';
@@ -37,7 +38,7 @@ export interface OAuthNetworkPolicy {
 const MAX_REDIRECTS = 5;
 
 /** The address ranges that are not the public internet (IANA special-purpose registries). */
-const NON_PUBLIC: ReadonlyArray<[string, number, 'ipv4' | 'ipv6']> = [
+const NON_PUBLIC: readonly AddressRange[] = [
   ['0.0.0.0', 8, 'ipv4'],
   ['10.0.0.0', 8, 'ipv4'],
   ['100.64.0.0', 10, 'ipv4'],
@@ -66,56 +67,16 @@ const NON_PUBLIC: ReadonlyArray<[string, number, 'ipv4' | 'ipv6']> = [
   ['ff00::', 8, 'ipv6'],
 ];
 
-const KEYWORDS: Record<string, ReadonlyArray<[string, number, 'ipv4' | 'ipv6']>> = {
-  loopback: [['127.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6']],
-  private: [['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4'], ['100.64.0.0', 10, 'ipv4'], ['fc00::', 7, 'ipv6']],
-  'link-local': [['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']],
-};
-
-const nonPublic = new BlockList();
-for (const [address, prefix, family] of NON_PUBLIC) nonPublic.addSubnet(address, prefix, family);
-const loopback = new BlockList();
-for (const [address, prefix, family] of KEYWORDS['loopback']!) loopback.addSubnet(address, prefix, family);
-
-/** An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is checked as the IPv4 address it carries. */
-function unmapped(address: string): { address: string; family: 'ipv4' | 'ipv6' } {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return { address: mapped[1]!, family: 'ipv4' };
-  // The same in hex, as URL parsing writes it (::ffff:a9fe:a9fe is 169.254.169.254).
-  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-  if (hex) {
-    const [high, low] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)];
-    return { address: `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`, family: 'ipv4' };
-  }
-  return { address, family: isIP(address) === 6 ? 'ipv6' : 'ipv4' };
-}
+const nonPublic = blockListOf(NON_PUBLIC);
+const loopback = blockListOf(ADDRESS_KEYWORDS['loopback']!);
 
 /**
  * Parses the admin's setting: comma-separated `loopback`, `private`, `link-local`, IP addresses
  * and CIDRs (`10.1.0.0/16`, `fd00::/8`). Empty admits nothing.
  */
 export function parseOAuthNetworkPolicy(text: string | undefined): OAuthNetworkPolicy {
-  const allowed = new BlockList();
-  let loopbackAdmitted = false;
-  for (const raw of (text ?? '').split(',')) {
-    const entry = raw.trim().toLowerCase();
-    if (entry === '') continue;
-    const ranges = KEYWORDS[entry];
-    if (ranges) {
-      for (const [address, prefix, family] of ranges) allowed.addSubnet(address, prefix, family);
-      if (entry === 'loopback') loopbackAdmitted = true;
-      continue;
-    }
-    const [address, prefixText, extra] = entry.split('/');
-    const version = isIP(address ?? '');
-    const prefix = prefixText === undefined ? (version === 6 ? 128 : 32) : Number(prefixText);
-    if (version === 0 || extra !== undefined || !Number.isInteger(prefix) || prefix < 0 || prefix > (version === 6 ? 128 : 32)) {
-      throw new QuiverError(ErrorCodes.config, `${ALLOW_ADDRESSES_SETTING}: '${raw.trim()}' is not loopback, private, link-local, an IP address or a CIDR`);
-    }
-    allowed.addSubnet(address!, prefix, version === 6 ? 'ipv6' : 'ipv4');
-    if (loopback.check(address!, version === 6 ? 'ipv6' : 'ipv4')) loopbackAdmitted = true;
-  }
-  return { allowed, loopbackAdmitted };
+  const list = parseAddressList(text, ALLOW_ADDRESSES_SETTING);
+  return { allowed: list.ranges, loopbackAdmitted: list.loopbackAdmitted };
 }
 
 /** Why `address` may not be reached, or undefined when it may. */
