@@ -81,6 +81,14 @@ describe('timing settings and the command environment', () => {
 });
 
 describe('OAuth resource-server settings (issue #27)', () => {
+  test('address lists (QUIVER_TRUST_PROXY, QUIVER_REMOTE_ALLOW_ADDRESSES and its older name) are checked at load and merged', () => {
+    assert.throws(() => loadConfig({ HOME: '/tmp', QUIVER_TRUST_PROXY: 'loopback,proxy.example' }), /QUIVER_TRUST_PROXY: 'proxy\.example' is not loopback/);
+    assert.throws(() => loadConfig({ HOME: '/tmp', QUIVER_REMOTE_ALLOW_ADDRESSES: '10.0.0.0/40' }), /QUIVER_REMOTE_ALLOW_ADDRESSES: '10\.0\.0\.0\/40'/);
+    const config = loadConfig({ HOME: '/tmp', QUIVER_TRUST_PROXY: 'loopback', QUIVER_REMOTE_ALLOW_ADDRESSES: 'loopback', QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES: '10.1.0.0/16' });
+    assert.equal(config.trustProxy, 'loopback');
+    assert.equal(config.remoteOAuth?.allowAddresses, 'loopback,10.1.0.0/16');
+    assert.equal(loadConfig({ HOME: '/tmp' }).remoteOAuth?.allowAddresses, undefined);
+  });
   test('off without an issuer; with one, the admitted organisations are required and parsed', () => {
     assert.equal(loadConfig({ HOME: '/tmp' }).oauth, undefined);
     const oauth = loadConfig({

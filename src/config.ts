@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { QuiverError, ErrorCodes } from './core/errors.ts';
 import { formatIssues } from './core/validation.ts';
+import { parseAddressList } from './core/address-list.ts';
 import { parseStoreLocation, type StoreLocation } from './store/open.ts';
 
 /** Default HTTP port of `quiver serve`. */
@@ -466,6 +467,8 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
     });
   }
   const values = parsed.data;
+  // Address lists are checked at load, not when the part that reads them first starts (issue #27).
+  for (const setting of ['QUIVER_TRUST_PROXY', 'QUIVER_REMOTE_ALLOW_ADDRESSES', 'QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES'] as const) parseAddressList(values[setting], setting);
   // Sandboxed plugins run as an unprivileged user and must traverse to their cached code;
   // root's home (0700) would hide it, so root defaults to a system folder.
   const homeDir = values.QUIVER_HOME ?? (facts.uid === 0 ? '/var/lib/quiver' : join(env.HOME ?? homedir(), '.quiver'));
