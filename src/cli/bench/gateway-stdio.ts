@@ -11,10 +11,14 @@
  *   while the figures are taken (their flushes are what a slow 1 % was made of).
  * - Phase `all` (`--exposure all`, a fresh server on the same folder): direct vs Quiver `echo`
  *   alone, alternating which goes first.
- * Beside the figures: the server's CPU and run-queue wait, an idle process's event-loop delay
- * over the same window (the machine's noise floor) and the load average.
+ * Beside the figures: the server's CPU and run-queue wait, the server's own event-loop delay
+ * over the timed rounds (a histogram started and read by signal: a stall of the server's, such
+ * as a long database write, shows there), an idle process's event-loop delay over the same
+ * window (the machine's noise floor: on 2 shared cores the server waits for a core as often as
+ * it blocks itself) and the load average.
  */
-import { loadavg } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -46,6 +50,8 @@ export interface CallComparison {
 export interface PhaseConditions {
   serverCpuMs: number | null;
   serverRunQueueWaitMs: number | null;
+  /** How late the server's 10 ms timer fired during the timed rounds (null when it could not be read). */
+  serverEventLoopDelay: IdleProbeResult | null;
   idleEventLoopDelay: IdleProbeResult;
   /** 1-minute load average at the start and end of the phase. */
   loadAverage: [number, number];
@@ -89,8 +95,58 @@ function compare(directTimes: number[], quiverTimes: number[]): CallComparison {
   };
 }
 
+/**
+ * An event-loop lag sampler inside the server (how late a 10 ms interval timer fires), loaded
+ * with `--import` (a data: URL, so nothing is added to the server's code), started and stopped
+ * by SIGUSR2; the second signal writes its figures to `<file>.<pid>`.
+ */
+const LOOP_PROBE_SOURCE = `
+import { renameSync, writeFileSync } from 'node:fs';
+const file = process.env.QUIVER_BENCH_LOOP_FILE;
+if (file) {
+  // A 10 ms interval timer's lateness: light enough not to move the figures it sits beside.
+  let lags = null;
+  let timer;
+  let expected = 0;
+  const tick = () => { const now = performance.now(); lags.push(Math.max(0, now - expected)); expected = now + 10; };
+  process.on('SIGUSR2', () => {
+    if (lags === null) { lags = []; expected = performance.now() + 10; timer = setInterval(tick, 10); timer.unref(); return; }
+    clearInterval(timer);
+    const sorted = lags.sort((a, b) => a - b);
+    lags = null;
+    const at = (q) => sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+    const ms = (v) => Math.round(v * 1e3) / 1e3;
+    writeFileSync(file + '.tmp', JSON.stringify({ p50Ms: ms(at(0.5)), p99Ms: ms(at(0.99)), maxMs: ms(sorted.at(-1) ?? 0) }));
+    renameSync(file + '.tmp', file + '.' + process.pid);
+  });
+}
+`;
+
+/** The server's loop probe: the environment that loads it, and start/stop by pid. */
+function serverLoopProbe() {
+  const file = join(tmpdir(), `quiver-bench-loop-${process.pid}-${Date.now()}`);
+  return {
+    env: { NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --import data:text/javascript,${encodeURIComponent(LOOP_PROBE_SOURCE)}`.trim(), QUIVER_BENCH_LOOP_FILE: file },
+    start(pid: number | undefined): void {
+      if (pid !== undefined) process.kill(pid, 'SIGUSR2');
+    },
+    async stop(pid: number | undefined): Promise<IdleProbeResult | null> {
+      if (pid === undefined) return null;
+      const out = `${file}.${pid}`;
+      process.kill(pid, 'SIGUSR2');
+      for (let waited = 0; waited < 5_000 && !existsSync(out); waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      if (!existsSync(out)) return null;
+      try {
+        return parseJsonText(readFileSync(out, 'utf8'), 'server loop probe') as IdleProbeResult;
+      } finally {
+        rmSync(out, { force: true });
+      }
+    },
+  };
+}
+
 /** Runs `steps` round after round, rotating which goes first, timing each into its own list. */
-async function interleave(steps: Array<(round: number) => Promise<void>>, rounds: number, warmup: number): Promise<{ times: number[][]; conditions: (pid: number | undefined) => Promise<PhaseConditions> }> {
+async function interleave(steps: Array<(round: number) => Promise<void>>, rounds: number, warmup: number, loop: ReturnType<typeof serverLoopProbe>): Promise<{ times: number[][]; conditions: (pid: number | undefined) => Promise<PhaseConditions> }> {
   for (let round = 0; round < warmup; round++) for (const step of steps) await step(round);
   const times = steps.map(() => [] as number[]);
   return {
@@ -98,6 +154,7 @@ async function interleave(steps: Array<(round: number) => Promise<void>>, rounds
     async conditions(pid) {
       const load0 = loadavg()[0]!;
       const probe = await startIdleProbe();
+      loop.start(pid);
       const cpu0 = pid === undefined ? undefined : processCpuSeconds(pid);
       const wait0 = pid === undefined ? undefined : processRunQueueWaitSeconds(pid);
       let idle: IdleProbeResult;
@@ -113,17 +170,18 @@ async function interleave(steps: Array<(round: number) => Promise<void>>, rounds
       } finally {
         idle = await probe.stop();
       }
+      const serverEventLoopDelay = await loop.stop(pid);
       const cpu1 = pid === undefined ? undefined : processCpuSeconds(pid);
       const wait1 = pid === undefined ? undefined : processRunQueueWaitSeconds(pid);
       const since = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? null : Math.round((b - a) * 1000));
-      return { serverCpuMs: since(cpu0, cpu1), serverRunQueueWaitMs: since(wait0, wait1), idleEventLoopDelay: idle, loadAverage: [round3(load0), round3(loadavg()[0]!)] };
+      return { serverCpuMs: since(cpu0, cpu1), serverRunQueueWaitMs: since(wait0, wait1), serverEventLoopDelay, idleEventLoopDelay: idle, loadAverage: [round3(load0), round3(loadavg()[0]!)] };
     },
   };
 }
 
-async function connectQuiver(home: BenchHome, args: string[], serverEnv: Record<string, string> | undefined): Promise<{ client: Client; pid: number | undefined }> {
+async function connectQuiver(home: BenchHome, args: string[], serverEnv: Record<string, string> | undefined, loop: ReturnType<typeof serverLoopProbe>): Promise<{ client: Client; pid: number | undefined }> {
   const client = new Client({ name: 'bench-stdio', version: '1.0.0' });
-  const transport = new StdioClientTransport({ command: process.execPath, args: [QUIVER_BIN, 'serve', '--stdio', ...args], env: { ...home.env, ...serverEnv }, stderr: 'ignore' });
+  const transport = new StdioClientTransport({ command: process.execPath, args: [QUIVER_BIN, 'serve', '--stdio', ...args], env: { ...home.env, ...loop.env, ...serverEnv }, stderr: 'ignore' });
   await client.connect(transport);
   return { client, pid: transport.pid ?? undefined };
 }
@@ -140,6 +198,7 @@ function echo(client: Client, name: string) {
 export async function benchStdioGateway(options: StdioGatewayBenchOptions = {}): Promise<StdioGatewayBench> {
   const rounds = options.rounds ?? 600;
   const warmup = options.warmup ?? 50;
+  const loop = serverLoopProbe();
   return withBenchHome(NPM_BENCH_PLUGINS, async (home) => {
     const shown = parseJsonText(await home.quiver(['plugin', 'show', 'everything', '--json']), 'plugin show') as {
       plugin: { version: string; launch: { args: string[]; cwd: string }; source: { cachePath: string } };
@@ -150,7 +209,7 @@ export async function benchStdioGateway(options: StdioGatewayBenchOptions = {}):
     try {
       // Phase 1: the default exposure; one search binds echo, then calls and searches interleave.
       const searchPhase = await (async () => {
-        const { client, pid } = await connectQuiver(home, [], options.serverEnv);
+        const { client, pid } = await connectQuiver(home, [], options.serverEnv, loop);
         try {
           const found = await client.callTool({ name: 'search_tools', arguments: { query: 'echo back a message', limit: 5 } });
           if (!JSON.stringify(found.content).includes('everything__echo')) throw new Error(`search_tools did not offer everything__echo: ${JSON.stringify(found.content).slice(0, 400)}`);
@@ -158,7 +217,7 @@ export async function benchStdioGateway(options: StdioGatewayBenchOptions = {}):
             const result = await client.callTool({ name: 'search_tools', arguments: { query: BENCH_QUERIES[round % BENCH_QUERIES.length]!, limit: 5 } });
             if (result.isError) throw new Error(`search_tools failed: ${JSON.stringify(result.content)}`);
           };
-          const run = await interleave([echo(direct, 'echo'), echo(client, 'everything__echo'), search], rounds, warmup);
+          const run = await interleave([echo(direct, 'echo'), echo(client, 'everything__echo'), search], rounds, warmup, loop);
           const conditions = await run.conditions(pid);
           const [directTimes, quiverTimes, searchTimes] = run.times as [number[], number[], number[]];
           return { call: compare(directTimes, quiverTimes), searchTools: stats(searchTimes), conditions };
@@ -168,9 +227,9 @@ export async function benchStdioGateway(options: StdioGatewayBenchOptions = {}):
       })();
       // Phase 2: every tool listed, no search.
       const allPhase = await (async () => {
-        const { client, pid } = await connectQuiver(home, ['--exposure', 'all'], options.serverEnv);
+        const { client, pid } = await connectQuiver(home, ['--exposure', 'all'], options.serverEnv, loop);
         try {
-          const run = await interleave([echo(direct, 'echo'), echo(client, 'everything__echo')], rounds, warmup);
+          const run = await interleave([echo(direct, 'echo'), echo(client, 'everything__echo')], rounds, warmup, loop);
           const conditions = await run.conditions(pid);
           const [directTimes, quiverTimes] = run.times as [number[], number[]];
           return { call: compare(directTimes, quiverTimes), conditions };
