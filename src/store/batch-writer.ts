@@ -20,10 +20,11 @@
  * drain: a request waits for one batch at most, and `batchSize` bounds that wait.
  *
  * A batch goes out in chunks of `chunkSize` rows, one statement each, with a turn of the event
- * loop between them (issue #28, the stdio `search_tools` p99): on the embedded database one
- * 200-row INSERT held the loop for 17–25 ms (median, 2 cores; 200+ ms at p90 under load), 25 rows
- * for 1.3–1.5 ms, and 25 rows cost less per row than 200 (0.05–0.06 against 0.09–0.12 ms), so a
- * request that arrives during a flush waits for one short chunk, not the whole batch.
+ * loop between them (issue #28, the stdio `search_tools` p99): on the embedded database a
+ * statement costs about 1.3 ms of CPU plus 30–40 µs per row, so a 200-row INSERT held the loop
+ * for ~7 ms of CPU (17–25 ms median wall-clock on 2 busy cores) and a 25-row one for ~1.6–2 ms.
+ * A request that arrives during a flush waits for one short chunk, not the whole batch; the
+ * price is the fixed cost of more statements (docs/selection.md).
  *
  * A batch mixes the items of unrelated requests (and tenants), so one bad item must not take
  * the others down with it (issue #18, finding 2). When a write fails because of the data
