@@ -28,6 +28,12 @@ export interface LexicalIndex {
   idf(term: string): number;
   /** Number of documents containing the term. */
   documentFrequency(term: string): number;
+  /** The BM25F pseudo-frequency of a term in a document (the weighted, length-normalised sum over fields before saturation; 0 when absent). */
+  pseudoFrequency(term: string, document: number): number;
+  /** Average length of field f over the documents (the length normalisation's reference). */
+  averageFieldLength(field: number): number;
+  /** The saturation constant. */
+  readonly k1: number;
   /**
    * Adds the BM25F score of `query` for every document into `scores` (length `size`).
    * Returns how many postings were visited.
@@ -108,6 +114,27 @@ export function buildLexicalIndex(
 
   return {
     size,
+    k1,
+    averageFieldLength: (field) => averageLength[field] ?? 1,
+    pseudoFrequency(term, document) {
+      const id = termIds.get(term);
+      if (id === undefined) return 0;
+      // A term's postings are in document order (the counting sort is stable): binary search.
+      let low = offsets[id]!;
+      let high = offsets[id + 1]! - 1;
+      while (low <= high) {
+        const middle = (low + high) >> 1;
+        const at = docs[middle]!;
+        if (at === document) {
+          // Invert the saturation v = tf (k1 + 1) / (tf + k1).
+          const value = values[middle]!;
+          return value >= k1 + 1 ? Number.POSITIVE_INFINITY : (value * k1) / (k1 + 1 - value);
+        }
+        if (at < document) low = middle + 1;
+        else high = middle - 1;
+      }
+      return 0;
+    },
     idf(term) {
       const id = termIds.get(term);
       return id === undefined ? 0 : idfs[id]!;

@@ -30,6 +30,7 @@ import type { RetrievalIndex } from './retrieval-index/types.ts';
 export { queryTerms } from './retrieval-index/query-analysis.ts';
 export type { RetrievalOptions } from './retrieval-index/settings.ts';
 export type { BuildOptions, RetrievalIndex, RetrievalResult, RetrievalSearchResult, SearchOptions } from './retrieval-index/types.ts';
+export type { LearnedExampleField, LearnedToolText } from './retrieval-index/learned-field.ts';
 
 /** How many analysed queries (and query vectors) each index remembers; repeated requests skip the work. */
 const queryCacheSize = 512;

@@ -6,7 +6,7 @@
  * an embedder, used when no index is given: relevance only, no I/O.
  */
 import type { RetrievalDocument } from '../retrieval/document.ts';
-import { createRetrievalIndex, type RetrievalIndex } from '../retrieval/retrieval-index.ts';
+import { createRetrievalIndex, type LearnedExampleField, type RetrievalIndex } from '../retrieval/retrieval-index.ts';
 
 export type { RetrievalDocument } from '../retrieval/document.ts';
 
@@ -25,6 +25,8 @@ export interface RetrievalSearchOptions {
   includeRanks?: boolean;
   /** The caller's organisation (`null`: none): whose learned examples may shape the ranking (issue #13). Undefined: none may. */
   orgId?: string | null;
+  /** The organisation's learned requests as its tools' example field (issue #25); set by the learning wrapper, read by the index. */
+  learned?: LearnedExampleField;
 }
 
 /** A searchable index over tool documents. */
@@ -58,6 +60,7 @@ export function adaptRetrievalIndex(
       const found = await index.search(query, {
         k: searchOptions.k,
         ...(searchOptions.candidateIds ? { candidateIds: searchOptions.candidateIds } : {}),
+        ...(searchOptions.learned ? { learned: searchOptions.learned } : {}),
         includeRanks: false,
       });
       return { results: found.results.map((hit) => ({ id: hit.id, score: hit.score })), warnings: [...found.warnings] };

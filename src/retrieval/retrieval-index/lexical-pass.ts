@@ -21,6 +21,8 @@ export function scoreLexically(
   mask: Uint8Array | undefined,
   rows: Float32Array,
   collectors: TopKCollector[] | undefined,
+  /** Adds the caller's learned example field to rows `from`… once the postings are in (learned-field.ts). */
+  addLearned?: (rows: Float32Array, from: number) => void,
 ): Float64Array {
   const textCount = analysis.texts.length;
   const lexicalMax = new Float64Array(textCount);
@@ -29,10 +31,12 @@ export function scoreLexically(
     // weights, so the whole request's row is the sum of the clause rows: every posting
     // is read once and added once.
     lexical.accumulateRows(analysis.terms.slice(1), rows.subarray(size));
+    addLearned?.(rows, 1);
     sumClauseRows(size, textCount, mask, rows, lexicalMax, collectors);
     return lexicalMax;
   }
   lexical.accumulateRows(analysis.terms, rows);
+  addLearned?.(rows, 0);
   for (let t = 0; t < textCount; t++) {
     let best = 0;
     const collector = collectors?.[t];

@@ -6,6 +6,7 @@
  */
 import { TopKCollector } from '../top-k.ts';
 import { fuseScores, lexicalScales } from './fusion.ts';
+import { addLearnedField, type LearnedExampleField } from './learned-field.ts';
 import { scoreLexically } from './lexical-pass.ts';
 import type { QueryAnalysis } from './query-analysis.ts';
 import { reserveRows } from './scratch.ts';
@@ -27,6 +28,7 @@ export function scoreQuery(
   mask: Uint8Array | undefined,
   ranks: RankSinks,
   settings: RetrievalSettings,
+  learned?: LearnedExampleField,
 ): Float32Array {
   const size = view.documents.length;
   const textCount = analysis.texts.length;
@@ -38,7 +40,8 @@ export function scoreQuery(
     useVectors && Number.isFinite(settings.vectorDepth)
       ? Array.from({ length: textCount }, (_, t) => new TopKCollector(settings.vectorDepth, rows, t * size, view.idOrder))
       : undefined;
-  const lexicalMax = scoreLexically(view.lexical, analysis, size, mask, rows, collectors);
+  const addLearned = learned ? (target: Float32Array, from: number) => addLearnedField(learned, view, settings, analysis.terms, target, from) : undefined;
+  const lexicalMax = scoreLexically(view.lexical, analysis, size, mask, rows, collectors, addLearned);
   if (ranks.lexical) ranks.lexical.set(rows.subarray(0, size));
   const { lexicalScale, textMax } = lexicalScales(lexicalMax);
   let pools: VectorPool[] = [];

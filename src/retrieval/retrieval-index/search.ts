@@ -53,7 +53,7 @@ export async function search(context: SearchContext, query: string, options: Sea
   const includeRanks = options.includeRanks ?? true;
   const wholeLexical = includeRanks ? new Float32Array(view.documents.length) : undefined;
   const wholeVector = includeRanks && queryVectors ? new Map<number, number>() : undefined;
-  const final = scoreQuery(view, analysis, queryVectors, mask, { lexical: wholeLexical, vector: wholeVector }, settings);
+  const final = scoreQuery(view, analysis, queryVectors, mask, { lexical: wholeLexical, vector: wholeVector }, settings, options.learned);
   if (view.antiPatterns && settings.antiPatternPenalty > 0) {
     demoteByAntiPatterns(final, view.antiPatterns, analysis.ownTerms, settings.antiPatternPenalty, settings.antiPatternThreshold);
   }

@@ -4,6 +4,7 @@
  * return. `retrieval-index.ts` re-exports these.
  */
 import type { RetrievalDocument } from '../document.ts';
+import type { LearnedExampleField } from './learned-field.ts';
 
 /** One ranked tool. */
 export interface RetrievalResult {
@@ -34,6 +35,8 @@ export interface SearchOptions {
   /** Report lexicalRank / vectorRank per result (default true; costs O(size) per result). */
   includeRanks?: boolean;
   signal?: AbortSignal;
+  /** The caller's learned requests, scored as its tools' example field (issue #25; `learned-field.ts`). */
+  learned?: LearnedExampleField;
 }
 
 /** Options of `build` and `upsert`. */

@@ -1,6 +1,7 @@
 import { it, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createOfflineEmbedder } from '../../retrieval/embedders/offline.ts';
+import { terms } from '../../retrieval/tokenizer.ts';
 import { buildOverlay, contentTerms, PREFILTER_ABOVE, type OverlayExample } from './overlay.ts';
 
 // Agreement and the lexical field off: the vector boost alone, as issue #13 built it.
@@ -46,25 +47,30 @@ describe('learned example overlay (issue #13)', () => {
     assert.equal(large.boosts({ vector: request.vector, terms: [] }).size, 0);
   });
 
-  it('adds the lexical example field: a reworded request reaches the tool through shared words (issue #25)', async () => {
-    const withField = { ...scoring, weight: 0, lexicalWeight: 1.5, agreementShare: 0.5 };
+  it('hands the learned requests to the index as the tools\' example field, one contributor\'s flood at most its share (issue #25)', async () => {
+    const withField = { ...scoring, weight: 0, lexicalWeight: 1, agreementShare: 0.5 };
     const overlay = buildOverlay(
       await examples([
         { toolId: 'plants', text: 'how often should I water my fiddle leaf fig', contributor: 'a' },
         { toolId: 'plants', text: 'my fiddle leaf fig has brown spots', contributor: 'b' },
         { toolId: 'plants', text: 'repotting a fiddle leaf fig in spring', contributor: 'c' },
-        { toolId: 'weather', text: 'forecast for Oslo tomorrow', contributor: 'a' },
-      ]),
+        { toolId: 'weather', text: 'fig weather fig weather', contributor: 'flooder' },
+        { toolId: 'weather', text: 'fig weather', contributor: 'flooder' },
+      ]).then((rows) => rows.map((row, i) => ({ ...row, fieldTerms: terms(['how often should I water my fiddle leaf fig', 'my fiddle leaf fig has brown spots', 'repotting a fiddle leaf fig in spring', 'fig weather fig weather', 'fig weather'][i]!) }))),
       embedder.dimensions,
       withField,
     );
-    const boosts = overlay.boosts(await query('fiddle leaf fig care'));
-    assert.ok(boosts.get('plants')! > 0.2, String(boosts.get('plants')));
-    assert.equal(boosts.has('weather'), false, 'no shared word: nothing');
+    const plants = overlay.field!.tools.get('plants')!;
+    assert.equal(plants.frequency.get(terms('fig')[0]!), 3, 'three contributors: each request counts once');
+    assert.equal(plants.length, terms('how often should I water my fiddle leaf fig my fiddle leaf fig has brown spots repotting a fiddle leaf fig in spring').length);
+    const weather = overlay.field!.tools.get('weather')!;
+    assert.ok(Math.abs(weather.frequency.get(terms('fig')[0]!)! - 3 * 0.34) < 1e-9, 'one contributor: its occurrences × the share');
+    assert.equal(buildOverlay(await examples([{ toolId: 'plants', text: 'fig', contributor: 'a' }]), embedder.dimensions, { ...withField, lexicalWeight: 0 }).field, undefined, 'lexicalWeight 0: no field');
+    assert.equal(overlay.boosts(await query('fiddle leaf fig care')).size, 0, 'the field is not a boost: the index scores it');
   });
 
   it('noisy feedback does not let a wrong tool overtake: examples other contributors contradict fade (issue #25)', async () => {
-    const noisy = { ...scoring, lexicalWeight: 1.5, agreementShare: 0.5 };
+    const noisy = { ...scoring, lexicalWeight: 1, agreementShare: 0.5 };
     const rows = [
       { toolId: 'convert', text: 'how many yen will my dollars buy', contributor: 'a' },
       { toolId: 'convert', text: 'how many yen do I get for 100 dollars', contributor: 'b' },
@@ -78,7 +84,7 @@ describe('learned example overlay (issue #13)', () => {
     assert.ok(boosts.get('convert')! > 3 * (boosts.get('email') ?? 0), `convert ${boosts.get('convert')} vs email ${boosts.get('email')}`);
     // Without the agreement rule the wrongly credited example, a near repeat, weighs like the rest.
     const naive = buildOverlay(await examples(rows), embedder.dimensions, { ...noisy, agreementShare: 1 }).boosts(request);
-    assert.ok(boosts.get('email')! < naive.get('email')! / 3, `email ${boosts.get('email')} vs ${naive.get('email')} without agreement`);
+    assert.ok((boosts.get('email') ?? 0) < naive.get('email')! / 3, `email ${boosts.get('email')} vs ${naive.get('email')} without agreement`);
     // A second noisy contributor for the same request still cannot outweigh the three agreeing ones.
     const flooded = buildOverlay(
       await examples([...rows, { toolId: 'email', text: 'how many yen will my dollars buy', contributor: 'e' }]),

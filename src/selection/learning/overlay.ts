@@ -7,15 +7,16 @@
  * index's score at query time. The similarity is absolute (cosine), not normalised by the best
  * hit, so a scope whose examples are all unrelated to a request changes nothing.
  *
- * Issue #25: the scope's requests also form a lexical example field (lexical-field.ts), whose
- * coverage of a request adds `lexicalWeight` at most, and every example counts by its
+ * Issue #25: the scope's requests also form its tools' lexical example field (`field`), which
+ * the shared index scores as if the text were in each tool's BM25F example field
+ * (retrieval-index/learned-field.ts); in the vector boost every example counts by its
  * agreement weight (agreement.ts), so a request other contributors taught to another tool
  * fades instead of pulling its wrongly credited tool up.
  */
 import { dot } from '../../retrieval/embedders/embedder.ts';
+import type { LearnedExampleField, LearnedToolText } from '../../retrieval/retrieval-index.ts';
 import { functionWords, terms } from '../../retrieval/tokenizer.ts';
 import { exampleWeights } from './agreement.ts';
-import { buildLexicalField } from './lexical-field.ts';
 
 /**
  * Above this many examples a scope scores only tools whose examples share a content word with
@@ -38,6 +39,8 @@ export interface OverlayExample {
   vector: Float32Array;
   /** Content terms of its text (`contentTerms`), for the large-scope prefilter. */
   terms: readonly string[];
+  /** Every index term of its text (`tokenizer.terms`, with repeats), for the example field; `terms` when absent. */
+  fieldTerms?: readonly string[];
 }
 
 interface ToolEntry {
@@ -55,7 +58,7 @@ export interface OverlayScoring {
   minSimilarity: number;
   weight: number;
   contributorShare: number;
-  /** Full boost of the lexical example field (issue #25); 0 turns it off. */
+  /** How much a learned request counts in its tool's example field, relative to a written example (issue #25); 0 turns the field off. */
   lexicalWeight: number;
   /** Weight of an example no other contributor agrees with (agreement.ts); 1 turns agreement off. */
   agreementShare: number;
@@ -67,6 +70,8 @@ export interface OverlayScoring {
 export interface ScopeOverlay {
   readonly size: number;
   readonly toolCount: number;
+  /** The learned requests as the tools' example field, for the shared index to score (absent when off or empty). */
+  readonly field?: LearnedExampleField;
   /** Boost per tool (0…weight, as a multiple of the request's best base score), only tools above the similarity floor. */
   boosts(query: { vector: Float32Array; terms: readonly string[] }, candidateIds?: ReadonlySet<string>): Map<string, number>;
 }
@@ -100,7 +105,7 @@ function weightedMean(vectors: readonly Float32Array[], weights: readonly number
  * A tool's similarity to a request: the mean of the nearest example's cosine (a repeat of a
  * known request) and the Tool2Vec mean's cosine (the tool's learned region), each times the
  * agreement weight of what it comes from. Its boost rises linearly from 0 at `minSimilarity`
- * to `weight` at 1; with the lexical field's, it is then scaled by how many distinct
+ * to `weight` at 1; it is then scaled by how many distinct
  * contributors taught the tool (min(1, contributors × share)).
  */
 function boostOf(similarity: number, scoring: OverlayScoring): number {
@@ -122,11 +127,39 @@ function termPostings(examples: readonly OverlayExample[]): Map<string, Set<stri
   return postings;
 }
 
+/**
+ * The learned example field: per tool, its examples' term occurrences times `lexicalWeight` ×
+ * min(1, distinct contributors × share) (one user's flood weighs at most the share). The
+ * agreement weights are not applied here: measured on the public replay they cost the field
+ * most of its gain (docs/retrieval.md), since on a catalog with several tools per topic
+ * neighbouring tools' correct requests "conflict"; the field's saturation already lets a
+ * tool's many agreeing requests outweigh a wrongly credited one.
+ */
+function learnedField(examples: readonly OverlayExample[], scoring: OverlayScoring): LearnedExampleField | undefined {
+  if (scoring.lexicalWeight <= 0) return undefined;
+  const grouped = new Map<string, { frequency: Map<string, number>; length: number; contributors: Set<string> }>();
+  for (const example of examples) {
+    const entry = grouped.get(example.toolId) ?? { frequency: new Map<string, number>(), length: 0, contributors: new Set<string>() };
+    const words = example.fieldTerms ?? example.terms;
+    for (const term of words) entry.frequency.set(term, (entry.frequency.get(term) ?? 0) + 1);
+    entry.length += words.length;
+    entry.contributors.add(example.contributor);
+    grouped.set(example.toolId, entry);
+  }
+  const tools = new Map<string, LearnedToolText>();
+  for (const [toolId, entry] of grouped) {
+    const scale = scoring.lexicalWeight * Math.min(1, entry.contributors.size * scoring.contributorShare);
+    for (const [term, count] of entry.frequency) entry.frequency.set(term, count * scale);
+    tools.set(toolId, { frequency: entry.frequency, length: entry.length });
+  }
+  return tools.size > 0 ? { tools } : undefined;
+}
+
 /** Builds a scope's overlay: its example vectors in one row-major matrix, grouped by tool. */
 export function buildOverlay(examples: readonly OverlayExample[], dimensions: number, scoring: OverlayScoring): ScopeOverlay {
   const weightOf =
     scoring.agreementShare >= 1 ? new Map(examples.map((example) => [example.id, 1])) : exampleWeights(examples, { similarityFloor: scoring.agreementFloor, agreementShare: scoring.agreementShare });
-  const field = scoring.lexicalWeight > 0 ? buildLexicalField(examples.map((example) => ({ toolId: example.toolId, terms: example.terms, weight: weightOf.get(example.id) ?? 0 }))) : undefined;
+  const field = learnedField(examples, scoring);
   const rowWeights: number[] = [];
   const grouped = new Map<string, OverlayExample[]>();
   for (const example of examples) {
@@ -158,14 +191,14 @@ export function buildOverlay(examples: readonly OverlayExample[], dimensions: nu
   return {
     size: examples.length,
     toolCount: tools.size,
+    ...(field ? { field } : {}),
     boosts(query, candidateIds) {
       const out = new Map<string, number>();
-      const lexical = field?.scores(query.terms, candidateIds);
       for (const [toolId, entry] of scored(query.terms)) {
         if (candidateIds && !candidateIds.has(toolId)) continue;
         // The nearest example counts by its agreement weight; the mean is already weighted.
         const similarity = 0.5 * nearestRow(matrix, rowWeights, dimensions, entry.start, entry.end, query.vector) + 0.5 * entry.weight * dot(query.vector, entry.mean);
-        const boost = (boostOf(similarity, scoring) + scoring.lexicalWeight * (lexical?.get(toolId) ?? 0)) * Math.min(1, entry.contributors * scoring.contributorShare);
+        const boost = boostOf(similarity, scoring) * Math.min(1, entry.contributors * scoring.contributorShare);
         if (boost > 0) out.set(toolId, boost);
       }
       return out;

@@ -26,7 +26,7 @@ async function baseScores(base: SelectionRetrieval, query: string, found: Found,
   const reference = found.results[0];
   if (reference) {
     const ids = new Set([...missing, ...scores.keys()]);
-    const extra = await base.search(query, { k: ids.size, candidateIds: ids, includeRanks: false, ...(options.orgId === undefined ? {} : { orgId: options.orgId }) });
+    const extra = await base.search(query, { k: ids.size, candidateIds: ids, includeRanks: false, ...(options.orgId === undefined ? {} : { orgId: options.orgId }), ...(options.learned ? { learned: options.learned } : {}) });
     const again = extra.results.find((hit) => hit.id === reference.id)?.score;
     const scale = again !== undefined && again > 0 ? reference.score / again : 0;
     for (const hit of extra.results) if (missing.has(hit.id)) scores.set(hit.id, Math.min(lowest, hit.score * scale));
@@ -61,20 +61,22 @@ function withBoosts(base: SelectionRetrieval, learning: Pick<Learning, 'overlayF
       if (options.orgId === undefined) return base.search(query, options);
       const overlay = learning.overlayFor(options.orgId);
       if (!overlay || overlay.size === 0) return base.search(query, options);
+      // The learned requests enter the shared index's scoring as the tools' example field (issue #25).
+      const withField: RetrievalSearchOptions = overlay.field ? { ...options, learned: overlay.field } : options;
       let boosts: Map<string, number>;
       try {
         boosts = overlay.boosts(await learning.analyseQuery(query), options.candidateIds);
       } catch {
-        const found = await base.search(query, options);
+        const found = await base.search(query, withField);
         return { results: found.results, warnings: [...(found.warnings ?? []), 'learned examples could not be scored; shared ranking kept'] };
       }
-      if (boosts.size === 0) return base.search(query, options);
+      if (boosts.size === 0) return base.search(query, withField);
       // Widen the pool by the boosted tools, so a boost can lift a tool into the top k.
-      const found = await base.search(query, { ...options, k: options.k + boosts.size });
+      const found = await base.search(query, { ...withField, k: options.k + boosts.size });
       // Boosts are relative to the request's best base score; with no base match, to 1.
       const best = found.results[0]?.score ?? 0;
       const top = best > 0 ? best : 1;
-      const scores = await baseScores(base, query, found, boosts.keys(), options);
+      const scores = await baseScores(base, query, found, boosts.keys(), withField);
       const results = [...scores]
         .map(([id, score]) => ({ id, score: score + top * (boosts.get(id) ?? 0) }))
         .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))

@@ -10,6 +10,7 @@ import type { Logger } from '../../core/logger.ts';
 import type { Database } from '../../store/database.ts';
 import type { Embedder } from '../../retrieval/embedders/embedder.ts';
 import { loadScopeExamples, type LearnedExampleRow } from '../../store/repositories/learned-examples.ts';
+import { terms } from '../../retrieval/tokenizer.ts';
 import { buildOverlay, contentTerms, type OverlayExample, type OverlayScoring, type ScopeOverlay } from './overlay.ts';
 
 type ScopeRow = Pick<LearnedExampleRow, 'id' | 'toolId' | 'contributor' | 'text'>;
@@ -51,7 +52,7 @@ export function createScopeOverlays(deps: {
       const embedded = await deps.embedder.embed(batch.map((row) => row.text));
       batch.forEach((row, i) => vectors.set(keyOf(row), embedded[i]!));
     }
-    const examples: OverlayExample[] = [...rows.values()].map((row) => ({ id: row.id, toolId: row.toolId, contributor: row.contributor, vector: vectors.get(keyOf(row))!, terms: contentTerms(row.text) }));
+    const examples: OverlayExample[] = [...rows.values()].map((row) => ({ id: row.id, toolId: row.toolId, contributor: row.contributor, vector: vectors.get(keyOf(row))!, terms: contentTerms(row.text), fieldTerms: terms(row.text) }));
     held.set(orgScope, { rows, overlay: buildOverlay(examples, deps.embedder.dimensions, deps.scoring), at });
     // Bound the cache: past twice what the scopes hold, keep only the held examples' vectors.
     if (vectors.size > 2 * totalExamples() + 1024) vectors = retainHeld();

@@ -31,8 +31,9 @@ export interface LearningSettings {
   /** Full learned boost of the vector similarity, as a multiple of the best base score of the request. */
   weight: number;
   /**
-   * Full boost of the lexical example field (issue #25): the organisation's learned requests as
-   * a per-tool BM25 field; a tool gets this × its coverage of the request's terms (0: off).
+   * How much a learned request counts in its tool's lexical example field (issue #25), relative
+   * to an example written in the tool's manifest: the organisation's learned requests are
+   * scored by the shared index as if they were in its tools' BM25F example field (0: off).
    */
   lexicalWeight: number;
   /**
@@ -55,7 +56,7 @@ export const defaultLearningSettings: LearningSettings = {
   retentionDays: 90,
   minSimilarity: 'calibrated',
   weight: 2,
-  lexicalWeight: 1.5,
+  lexicalWeight: 1,
   agreementShare: 0.5,
   refreshMs: 60_000,
   sweepIntervalMs: 3_600_000,
