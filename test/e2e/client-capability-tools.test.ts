@@ -109,7 +109,7 @@ describeEachBackend('tools offered by the client capabilities the caller declare
   /** An SDK 1.x client (2025-11-25) declaring `capabilities` in its initialize. */
   async function legacyClient(workspace: Workspace, capabilities: Capabilities): Promise<Client> {
     const client = new Client({ name: 'era-2025', version: '1.0.0' }, { capabilities });
-    // Declared handlers for what it declares (the SDK checks them); never asked here.
+    // No handlers: the plugin's tools answer at once and never ask the client anything.
     await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${keys.get(workspace)!}` } } }));
     return client;
   }
