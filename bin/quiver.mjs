@@ -4,7 +4,13 @@
 // src/cli/main.ts. When neither can run, the launcher says why in the CLI's error convention
 // (`quiver: <message>`, one line of JSON with --json) and exits 1; errors of the CLI's own
 // modules are not caught here, so a bug keeps its stack.
+import module from 'node:module';
 import { resolveEntry } from './entry.mjs';
+
+// Node 22.1+ keeps the code it compiled for Quiver's modules (and their packages) in a cache
+// folder between runs (issue #28: loading modules is most of a start). The cache follows
+// NODE_COMPILE_CACHE when set; NODE_DISABLE_COMPILE_CACHE=1 turns it off; older Nodes skip this.
+module.enableCompileCache?.();
 
 const argv = process.argv.slice(2);
 

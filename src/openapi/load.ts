@@ -7,9 +7,12 @@
  */
 import { open, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { lazyRequire } from '../core/lazy-require.ts';
 import { ErrorCodes, QuiverError, invalidInput } from '../core/errors.ts';
 import { BodyTooLargeError, readBounded } from './bounded-body.ts';
+
+/** The YAML parser, required on the first YAML document (issue #28: 72 modules `quiver serve` loads for nothing otherwise). */
+const yaml = lazyRequire<typeof import('yaml')>('yaml');
 
 /** Default cap on one OpenAPI document (JSON or YAML text). */
 export const OPENAPI_DOCUMENT_LIMIT = 5 * 1024 * 1024;
@@ -40,7 +43,7 @@ export function parseOpenApiText(text: string, name: string): unknown {
   try {
     if (trimmed.startsWith('{')) return JSON.parse(trimmed) as unknown;
     // Aliases are bounded (the yaml package's default, explicit) so that a "billion laughs" document cannot exhaust memory.
-    return parseYaml(text, { maxAliasCount: 100 }) as unknown;
+    return yaml.parse(text, { maxAliasCount: 100 }) as unknown;
   } catch (error) {
     throw invalidInput(`${name} is neither valid JSON nor valid YAML: ${(error as Error).message.split('\n')[0]}`);
   }

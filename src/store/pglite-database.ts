@@ -36,10 +36,13 @@ function wrap(target: PGliteLike): Queryable {
 
 /**
  * PostgreSQL settings for the embedded engine. PGlite keeps its shared buffers inside the
- * WASM heap, which never shrinks; the server default (128 MB) costs ~120 MB of RSS for a
- * catalog that the OS page cache holds anyway. Measured by `quiver bench` (memory section).
+ * WASM heap, which never shrinks, and the pages it reads come from the OS page cache anyway
+ * (one process, no other backend to share them with). The server default (128 MB) cost ~120 MB
+ * of RSS; 32 MB still cost 32 MB more than 8 MB once the pages are touched (issue #28: opening a
+ * warm store and two queries, peak 200 vs 232 MiB, CPU 0.93×, medians of 5 interleaved runs).
+ * Measured by `quiver bench` (memory section).
  */
-export const PGLITE_SETTINGS = ['shared_buffers = 32MB'];
+export const PGLITE_SETTINGS = ['shared_buffers = 8MB'];
 
 /** How a PGlite store came to be: made from the build-time template, by initdb, or found. */
 export type PGliteOrigin = 'template' | 'initdb' | 'existing';

@@ -103,6 +103,21 @@ describe('a light start', { timeout: 300_000 }, () => {
     });
   });
 
+  it('quiver serve loads the store but neither the compiler, the tokenizer, the YAML parser nor PostgreSQL\'s driver', async () => {
+    const log = join(folder, 'modules-serve.txt');
+    const home = join(folder, 'serve-graph-home');
+    const server = await startServe(['--http', '127.0.0.1:0'], { QUIVER_HOME: home, QUIVER_TEST_MODULE_LOG: log, NODE_OPTIONS: `--import ${RECORDER}` }, 120_000);
+    await stopChild(server.child);
+    const modules = readFileSync(log, 'utf8').split('\n').filter(Boolean);
+    // The server ran with the recorder: it loaded the embedded store, the app and the HTTP server.
+    const own = quiverModules(modules);
+    assert.ok(heavyPackagesIn(modules).includes('@electric-sql/pglite'), 'PGlite was not recorded (recorder not loaded?)');
+    assert.ok(own.includes('app') && own.includes('composition/server'), `the app and the servers were not recorded: ${own.slice(0, 10).join(', ')}`);
+    const lazy = ['typescript', 'gpt-tokenizer', 'pg', 'yaml'];
+    const loaded = new Set(modules.map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1]).filter((name) => name !== undefined));
+    assert.deepEqual(lazy.filter((name) => loaded.has(name)), []);
+  });
+
   it('the package root loads neither the compiler, the tokenizer nor a database driver until they are used', async () => {
     const script = [
       `const quiver = await import(${JSON.stringify(join(SOURCE_ROOT, 'index.ts'))});`,
@@ -124,5 +139,16 @@ describe('a light start', { timeout: 300_000 }, () => {
     const run = await runRecorded(['--import', 'tsx', '--input-type=module', '--eval', script], {}, folder);
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(heavyPackagesIn(run.modules), ['gpt-tokenizer', 'typescript']);
+  });
+
+  it('the YAML parser loads on the first YAML document (the serve check above can see it)', async () => {
+    const script = [
+      `const { parseOpenApiText } = await import(${JSON.stringify(join(SOURCE_ROOT, 'openapi/load.ts'))});`,
+      "const parsed = parseOpenApiText('openapi: 3.1.0\\ninfo: {title: t}', 'spec.yaml');",
+      "if (parsed.openapi !== '3.1.0') throw new Error('not parsed');",
+    ].join('\n');
+    const run = await runRecorded(['--import', 'tsx', '--input-type=module', '--eval', script], {}, folder);
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(run.modules.some((url) => url.includes('/node_modules/yaml/')), 'yaml was not loaded by a YAML document');
   });
 });
