@@ -15,6 +15,7 @@ import { createApiKeyService } from './access/api-keys.ts';
 import { createCatalogService } from './catalog/index.ts';
 import { createRemoteOAuth, parseOwnerLabel } from './plugins/oauth/remote-oauth.ts';
 import { createGuardedFetch, createRemotePluginFetch, parseOAuthNetworkPolicy } from './plugins/oauth/network-guard.ts';
+import { createProxyTrust } from './access/trusted-proxy.ts';
 import { withWaitingDiscovery } from './composition/remote-oauth-discovery.ts';
 import { withRemoteRevocation } from './plugins/oauth/revoke-on-removal.ts';
 import { createCallEventRecorder } from './runtime/call-event-recorder.ts';
@@ -261,7 +262,13 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     // A plugin installed before its authorization (it answered 401) is discovered once one completes (issue #27).
     const remoteOAuth = withWaitingDiscovery(remoteOAuthClient, plugins);
     // The admin UI's Connect: the flow in the user's browser, back to Quiver's callback (issue #27).
-    const remoteOAuthRoutes: OAuthRouteServices = { remoteOAuth, browser: createBrowserAuthorization({ remoteOAuth, secrets }), publicUrl: config.remoteOAuth?.publicUrl };
+    const remoteOAuthRoutes: OAuthRouteServices = {
+      remoteOAuth,
+      browser: createBrowserAuthorization({ remoteOAuth, secrets }),
+      publicUrl: config.remoteOAuth?.publicUrl,
+      // Behind a proxy named in QUIVER_TRUST_PROXY the callback is at the origin it forwarded.
+      proxyTrust: createProxyTrust(config.trustProxy),
+    };
     // Issue #24: a running plugin's tools/list_changed re-syncs its tools (debounced, one sync at a time).
     const toolListFollower = createToolListFollower({ supervisor, plugins, logger: logger.child({ part: 'tool-list-follower' }) });
     closers.unshift(() => toolListFollower.close());

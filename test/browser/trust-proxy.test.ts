@@ -21,6 +21,8 @@ import { describeEachBackend } from '../helpers/backends.ts';
 import { browserSkip, closeBrowserTest, openBrowserPage } from '../helpers/browser.ts';
 import { openTempDir } from '../plugins/helpers.ts';
 import { TestOAuthClient, startCallbackServer } from '../helpers/mcp-oauth-client.ts';
+import { startProtectedServer } from '../helpers/protected-mcp-server.ts';
+import { startOidcProvider } from '../helpers/oidc-provider.ts';
 
 /** A desktop/CLI client (RFC 8252 loopback redirect), as the built-in server's browser test registers. */
 const CLIENT = { client_name: 'trust-proxy test', application_type: 'native' } as const;
@@ -35,8 +37,8 @@ describeEachBackend('X-Forwarded-* believed only from QUIVER_TRUST_PROXY (issue 
   let context: BrowserContext | undefined;
   let page: Page;
 
-  async function serve(trustProxy: string): Promise<{ app: App; server: HttpServer }> {
-    const app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off', QUIVER_TRUST_PROXY: trustProxy }), { db: await backend.open() });
+  async function serve(trustProxy: string, more: Record<string, string> = {}): Promise<{ app: App; server: HttpServer }> {
+    const app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off', QUIVER_TRUST_PROXY: trustProxy, ...more }), { db: await backend.open() });
     apps.push(app);
     const server = await serveHttp(app, { host: '127.0.0.1', port: 0 });
     servers.push(server);
@@ -92,5 +94,29 @@ describeEachBackend('X-Forwarded-* believed only from QUIVER_TRUST_PROXY (issue 
     const metadata = await discovery(server);
     assert.equal(metadata.token_endpoint, `${server.url}/oauth/token`);
     assert.equal(metadata.authorization_endpoint, `${server.url}/oauth/authorize`);
+  });
+
+  it("a remote plugin's OAuth callback is at the forwarded origin only behind a trusted proxy", { skip: browserSkip, timeout: 120_000 }, async () => {
+    const resources: string[] = [];
+    const provider = await startOidcProvider({ accounts: { alice: {} }, resources: () => resources, refreshTokens: true });
+    const remote = await startProtectedServer(provider.issuer);
+    resources.push(remote.url);
+    try {
+      const redirectOf = async (trustProxy: string) => {
+        const { app, server } = await serve(trustProxy, { QUIVER_REMOTE_ALLOW_ADDRESSES: 'loopback' });
+        await app.plugins.add(remote.url, { name: 'remote' });
+        const response = await fetch(new URL('/api/v1/plugins/remote/oauth/connect', server.url), { method: 'POST', headers: { authorization: `Bearer ${server.adminKey!}`, ...FORWARDED } });
+        const body = (await response.json()) as { authorizationUrl: string };
+        assert.equal(response.status, 200, JSON.stringify(body));
+        return { redirect: new URL(body.authorizationUrl).searchParams.get('redirect_uri'), server };
+      };
+      const trusted = await redirectOf('loopback');
+      assert.equal(trusted.redirect, 'https://quiver.example.com/api/v1/oauth/callback');
+      const untrusted = await redirectOf('10.0.0.0/8');
+      assert.equal(untrusted.redirect, `${untrusted.server.url}/api/v1/oauth/callback`);
+    } finally {
+      await remote.close();
+      await provider.close();
+    }
   });
 });

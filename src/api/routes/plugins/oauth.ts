@@ -13,6 +13,7 @@
  * The redirect URI is `QUIVER_PUBLIC_URL` + the callback path, else the request's own origin.
  */
 import type { Context, Hono } from 'hono';
+import type { ProxyTrust } from '../../../access/trusted-proxy.ts';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { invalidInput, QuiverError, ErrorCodes } from '../../../core/errors.ts';
 import type { Principal } from '../../../access/api-keys.ts';
@@ -31,6 +32,8 @@ export interface OAuthRouteServices {
   browser: BrowserAuthorization;
   /** Quiver's public base URL (QUIVER_PUBLIC_URL); absent: the request's origin. */
   publicUrl?: string | undefined;
+  /** Behind a proxy named in QUIVER_TRUST_PROXY, the request's origin is the one it forwarded (X-Forwarded-Proto / -Host). */
+  proxyTrust?: ProxyTrust | undefined;
 }
 
 /** The owner a caller acts for at a server: the hub's, or the key's user / organisation (undefined when the key has none). */
@@ -57,7 +60,11 @@ function changingOwner(c: Context<ApiEnv>, per: RemoteOwnerKind): RemoteOwner {
 }
 
 function publicBase(services: OAuthRouteServices, c: Context<ApiEnv>): string {
-  return (services.publicUrl ?? new URL(c.req.url).origin).replace(/\/+$/, '');
+  if (services.publicUrl !== undefined) return services.publicUrl.replace(/\/+$/, '');
+  const origin = new URL(c.req.url).origin;
+  // On @hono/node-server the env carries the Node request: its socket's peer is the proxy, if any.
+  const peer = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress;
+  return services.proxyTrust ? services.proxyTrust.origin(peer, (name) => c.req.header(name), origin) : origin;
 }
 
 /** Routes of a remote plugin's authorization. */
