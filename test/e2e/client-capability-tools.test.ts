@@ -27,7 +27,7 @@ import { createApp, type App } from '../../src/app.ts';
 import { createAppGateway } from '../../src/composition/server.ts';
 import { mcpRoutes } from '../../src/composition/mcp-routes.ts';
 import { loadConfig } from '../../src/config.ts';
-import { readToolClientRequirements } from '../../src/store/repositories/tool-client-requirements.ts';
+import { readToolClientRequirements, replaceToolClientRequirements } from '../../src/store/repositories/tool-client-requirements.ts';
 import { describeEachBackend } from '../helpers/backends.ts';
 import { capabilityPluginFolder } from '../helpers/sdk-plugin-folders.ts';
 
@@ -116,13 +116,16 @@ describeEachBackend('tools offered by the client capabilities the caller declare
 
   const found = (result: { structuredContent?: unknown }): string[] => pluginTools(((result.structuredContent as { tools?: Array<{ name: string }> }).tools ?? []).map((tool) => tool.name));
 
-  it('discovery records which client capabilities each tool is listed for only', async () => {
+  it('discovery records which client capabilities each tool is listed for only; a sync records them anew', async () => {
     const { rows } = await app.db.query<{ id: string }>("SELECT id FROM plugins WHERE name = 'caps'");
-    assert.deepEqual(await readToolClientRequirements(app.db, rows[0]!.id), {
-      confirm_delete: ['elicitation'],
-      draft_and_confirm: ['elicitation', 'sampling'],
-      summarize_topic: ['sampling'],
-    });
+    const pluginId = rows[0]!.id;
+    const expected = { confirm_delete: ['elicitation'], draft_and_confirm: ['elicitation', 'sampling'], summarize_topic: ['sampling'] };
+    assert.deepEqual(await readToolClientRequirements(app.db, pluginId), expected);
+    // Rows that disagree with the plugin are replaced by the next sync's discovery.
+    assert.equal(await replaceToolClientRequirements(app.db, pluginId, { count_words: ['roots'] }, new Date()), true);
+    assert.equal(await replaceToolClientRequirements(app.db, pluginId, { count_words: ['roots'] }, new Date()), false, 'the same rows: nothing written');
+    await app.plugins.sync('caps');
+    assert.deepEqual(await readToolClientRequirements(app.db, pluginId), expected);
   });
 
   it("a 2026 client's tools/list, search and call follow the capabilities each request declares", async () => {
