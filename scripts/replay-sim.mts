@@ -1,0 +1,105 @@
+// An in-process approximation of `quiver eval --replay` (issue #25, docs/retrieval.md "Learning
+// that transfers"): the real retrieval index (offline embedder, cold catalog), learned-example
+// overlay, agreement, Thompson rerank and simulated outcome code, without the App and PGlite, so
+// a run of the 1,734 MetaTool dev requests takes minutes instead of a quarter of an hour. Not the
+// product: names are bench ids, arms and examples live in memory, no redaction or caps.
+// Usage: npx tsx scripts/replay-sim.mts [noise 0.25] [feedback 1|0] [queries.jsonl] [window 500]
+// Env: SIM_SCORING / SIM_SETTINGS (JSON overrides of the overlay scoring / learning settings),
+// SIM_INDEX (retrieval options), SIM_C (bandit relevance strength; 10000 ≈ no draw),
+// SIM_NOEXPLORE=1 (no exploration slot), SIM_MODE=field (write learned requests into the
+// shared index's example field instead, index upserted per outcome), SIM_TAG (label).
+import { fileURLToPath } from 'node:url';
+const SRC = process.env.SRC ?? fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
+const imp = (p: string) => import(`${SRC}/src/${p}`);
+
+const noise = Number(process.argv[2] ?? '0.25');
+const feedback = (process.argv[3] ?? '1') === '1';
+const queriesFile = process.argv[4] ?? `${SRC}/bench/data/metatool/dev.jsonl`;
+const windowSize = Number(process.argv[5] ?? '500');
+const seed = 1;
+
+const { loadEvalData } = await imp('retrieval/eval/load.ts');
+const { createRetrievalIndex } = await imp('retrieval/retrieval-index.ts');
+const { adaptRetrievalIndex } = await imp('selection/retrieval.ts');
+const { createOfflineEmbedder } = await imp('retrieval/embedders/offline.ts');
+const { withLearnedExamples } = await imp('selection/learning/retrieval.ts');
+const { buildOverlay, contentTerms } = await imp('selection/learning/overlay.ts');
+const { terms } = await imp('retrieval/tokenizer.ts');
+const { defaultLearningSettings } = await imp('selection/learning/settings.ts');
+const { calibrateFloor, shippedCalibrationGroups } = await imp('retrieval/calibration.ts');
+const { calibrateAgreementFloor } = await imp('selection/learning/agreement.ts');
+const { thompsonRerank } = await imp('selection/bandit.ts');
+const { createSampler } = await imp('selection/sampler.ts');
+const { createSeededRandom } = await imp('selection/random.ts');
+const { simulateOutcome } = await imp('selection/replay/simulated-outcome.ts');
+const { shuffled } = await imp('selection/replay/replay.ts');
+const { scoreInteraction, summarizeWindow, windowsOf } = await imp('selection/replay/windows.ts');
+
+const data = await loadEvalData({ tools: `${SRC}/bench/data/metatool/tools.jsonl`, queries: queriesFile });
+const documents = data.documents.map((d: any) => ({ ...d, exampleQueries: [], description: [d.description, ...(d.extraText ?? [])].filter(Boolean).join('\n'), extraText: [] }));
+const embedder = createOfflineEmbedder();
+const index = createRetrievalIndex({ embedder, options: process.env.SIM_INDEX ? JSON.parse(process.env.SIM_INDEX) : {} });
+await index.build(documents);
+const base = adaptRetrievalIndex(index, { method: 'hybrid' });
+
+const groups = shippedCalibrationGroups();
+const settings = { ...defaultLearningSettings, ...(process.env.SIM_SETTINGS ? JSON.parse(process.env.SIM_SETTINGS) : {}) };
+const scoring: any = {
+  minSimilarity: (await calibrateFloor(embedder, groups, { maxGroups: 40 })).floor,
+  weight: settings.weight,
+  contributorShare: settings.contributorShare,
+  lexicalWeight: settings.lexicalWeight,
+  agreementShare: settings.agreementShare,
+  agreementFloor: calibrateAgreementFloor(groups, contentTerms, { maxGroups: 80 }).floor,
+  ...(process.env.SIM_SCORING ? JSON.parse(process.env.SIM_SCORING) : {}),
+};
+const examples: any[] = [];
+let overlay: any;
+const vectorOf = new Map<string, Float32Array>();
+async function analyse(q: string) {
+  let v = vectorOf.get(q);
+  if (!v) {
+    [v] = await embedder.embed([q]);
+    vectorOf.set(q, v!);
+  }
+  return { vector: v!, terms: contentTerms(q) };
+}
+const retrieval = withLearnedExamples(base, {
+  overlayFor: () => overlay,
+  analyseQuery: analyse,
+  calledAfterFor: () => undefined,
+} as any);
+
+const random = createSeededRandom(seed);
+const sampler = createSampler(createSeededRandom(seed + 7));
+const arms = new Map<string, { alpha: number; beta: number }>();
+const queries = shuffled(data.queries, createSeededRandom(seed ^ 0x5bd1e995));
+const scored: any[] = [];
+const k = 5;
+const started = performance.now();
+let i = 0;
+for (const query of queries) {
+  const found = await retrieval.search(query.query, { k: 2 * k, orgId: 'replay' });
+  const picks = thompsonRerank(found.results, { k, sampler, arm: (id: string) => arms.get(id), poolFactor: 2, relevanceStrength: Number(process.env.SIM_C ?? 8), exploration: process.env.SIM_NOEXPLORE ? false : true });
+  const offered = picks.map((p: any) => p.id);
+  const outcome = simulateOutcome(offered, query.items, { k, noise, random });
+  if (feedback) {
+    for (const id of outcome.called) {
+      const arm = arms.get(id) ?? { alpha: 1, beta: 1 };
+      arms.set(id, { alpha: arm.alpha + 1, beta: arm.beta });
+      const a = await analyse(query.query);
+      examples.push({ id: `e${i}-${id}`, toolId: id, contributor: `u${i}`, vector: a.vector, terms: a.terms, fieldTerms: terms(query.query) });
+    }
+    if (outcome.called.length > 0 && process.env.SIM_MODE !== 'field') overlay = buildOverlay(examples, embedder.dimensions, scoring);
+    if (process.env.SIM_MODE === 'field') for (const id of outcome.called) {
+      const doc = documents.find((d: any) => d.id === id);
+      doc.exampleQueries = [...doc.exampleQueries, query.query];
+      await index.upsert([doc]);
+    }
+  }
+  scored.push(scoreInteraction(offered, query.items, { calledGold: outcome.called.length > 0 && !outcome.noisy, noisy: outcome.noisy }));
+  i++;
+}
+const fmt = (w: any) => `${w['recall@1'].toFixed(3)} / ${w['recall@5'].toFixed(3)}`;
+const wins = windowsOf(scored, windowSize);
+console.log(`noise ${noise} feedback ${feedback} ${process.env.SIM_TAG ?? ''} | ${wins.map(fmt).join(' | ')} | all ${fmt(summarizeWindow(scored, 1))} | ${Math.round(performance.now() - started)} ms`);
