@@ -21,6 +21,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { CreateMessageResultSchema, CreateMessageResultWithToolsSchema, ElicitResultSchema, ListRootsResultSchema, type LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
 import type { BackendCallOptions, ClientLink, ClientLinkCapabilities } from '../backend.ts';
+import { gatherRound } from './gather-round.ts';
 import { ParkedCall, type CallOutcome, type InputRequest, type ParkedCalls } from './parked-calls.ts';
 import { openState, requestTarget, sealState, type StateBinding } from './request-state.ts';
 
@@ -114,8 +115,6 @@ function invalidParams(message: string, data?: Record<string, unknown>): Protoco
   return new ProtocolError(ProtocolErrorCode.InvalidParams, message, data);
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** The call's result, or its error; -32021 when it failed after a capability the client lacks was refused. */
 function finish<T>(call: ParkedCall, outcome: CallOutcome): T {
   const failed = 'error' in outcome || (outcome.result as { isError?: unknown } | undefined)?.isError === true;
@@ -130,11 +129,8 @@ function finish<T>(call: ParkedCall, outcome: CallOutcome): T {
 /** Waits for the call's next turn: its end, or the requests to show the client (gathered). */
 async function nextAnswer<T>(inputRounds: InputRounds, call: ParkedCall, binding: StateBinding, reask: boolean): Promise<T | InputRequiredAnswer> {
   const gatherMs = inputRounds.gatherMs ?? 50;
-  if (!reask) {
-    await call.changed();
-    // Requests made together (Promise.all) arrive a few ms apart: send them as one round.
-    for (let waited = 0; !call.outcome && call.quietFor() < gatherMs && waited < gatherMs * 20; waited += gatherMs) await sleep(gatherMs);
-  }
+  // Requests made together (Promise.all) arrive a few ms apart: send them as one round.
+  if (!reask) await gatherRound(call, gatherMs);
   if (!call.outcome) {
     call.round += 1;
     const refusal = inputRounds.parked.hold(call);

@@ -109,6 +109,11 @@ export class ParkedCall {
     });
   }
 
+  /** How many requests the plugin has made in this call. */
+  get asks(): number {
+    return this.#counter;
+  }
+
   /** Milliseconds since the plugin last asked something. */
   quietFor(): number {
     return Date.now() - this.#lastAskAt;
