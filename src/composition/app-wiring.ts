@@ -100,6 +100,8 @@ export function verificationSettings(config: QuiverConfig): VerificationSettings
     registryUrl: config.verification.registryUrl,
     licenseAllowList: config.verification.licenseAllowList,
     stageTimeoutMs: config.verification.stageTimeoutMs,
+    // Issue #27: the probe of a remote plugin is held to the same SSRF guard as its connections.
+    remoteNetwork: { allowAddresses: config.remoteOAuth?.allowAddresses },
   };
 }
 

@@ -89,6 +89,12 @@ export interface VerificationSettings {
   licenseAllowList: readonly string[];
   /** Per-stage time limit, ms. */
   stageTimeoutMs: number;
+  /**
+   * The SSRF guard on a remote plugin's probe connection (issue #27): the non-public addresses
+   * admitted (QUIVER_REMOTE_ALLOW_ADDRESSES; undefined admits none). Absent: no guard (callers
+   * that probe a server they started themselves).
+   */
+  remoteNetwork?: { allowAddresses?: string | undefined } | undefined;
 }
 
 /** Everything a stage receives. */

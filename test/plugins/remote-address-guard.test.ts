@@ -6,10 +6,11 @@
  * the server and nothing is installed; admitted (`loopback`, or the older
  * QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES) it installs and its tool is called; then an app on the same
  * database without the setting refuses to connect to the installed plugin (a call and a sync),
- * again before any request reaches it. The rebinding case (the connection's own lookup) is in
- * src/plugins/oauth/network-guard.test.ts.
+ * again before any request reaches it. Verification's probe of a remote plugin is held to the same
+ * guard when its settings carry it (as the app's do). The rebinding case (the connection's own
+ * lookup) is in src/plugins/oauth/network-guard.test.ts.
  */
-import { it, before, after } from 'node:test';
+import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,6 +23,10 @@ import { isQuiverError } from '../../src/core/errors.ts';
 import type { Database } from '../../src/store/database.ts';
 import { describeEachBackend } from '../helpers/backends.ts';
 import { openTempDir } from './helpers.ts';
+import { silentLogger } from '../../src/core/logger.ts';
+import { detectHost } from '../../src/runtime/sandbox.ts';
+import { createProbeRunner } from '../../src/verification/stages/probe/index.ts';
+import type { StageContext, VerificationSettings } from '../../src/verification/types.ts';
 
 /** A stateless Streamable HTTP MCP server with one tool; counts the requests it gets. */
 async function startRemote(): Promise<{ port: number; requests: () => number; close(): Promise<void> }> {
@@ -116,5 +121,39 @@ describeEachBackend("the SSRF guard on a remote plugin's MCP URL (issue #27)", (
     });
     await assert.rejects(hub.plugins.sync('inside'), REFUSED);
     assert.equal(remote.requests(), seen, 'no request reached the server');
+  });
+});
+
+describe("verification's probe of a remote plugin under the SSRF guard (issue #27)", () => {
+  let remote: Awaited<ReturnType<typeof startRemote>>;
+  before(async () => {
+    remote = await startRemote();
+  });
+  after(() => remote.close());
+
+  const probe = (remoteNetwork: VerificationSettings['remoteNetwork']) => {
+    const url = `http://127.0.0.1:${remote.port}/mcp`;
+    const context: StageContext = {
+      subject: {
+        pluginId: 'inside', pluginName: 'inside', version: '1.0.0', sourceType: 'url', source: { url }, codeDir: null, manifest: null, intelligence: null, tools: [], otherToolNames: [],
+        launch: { transport: 'http', pluginId: 'inside', pluginName: 'inside', version: '1.0.0', trustLevel: 'UNVERIFIED', url, headers: {} },
+      },
+      settings: { registryUrl: '', licenseAllowList: [], stageTimeoutMs: 30_000, remoteNetwork },
+      logger: silentLogger,
+      signal: new AbortController().signal,
+      progress: () => undefined,
+    };
+    return createProbeRunner({ host: detectHost({ bubblewrapPath: null, useCgroups: false, codeOverlay: false }) }).probe(context);
+  };
+
+  it('refuses a loopback plugin unless the settings admit loopback', async () => {
+    const seen = remote.requests();
+    const refused = await probe({});
+    assert.equal(refused.started, false);
+    assert.match(refused.startError ?? '', REFUSED);
+    assert.equal(remote.requests(), seen, 'nothing reached the server');
+    const admitted = await probe({ allowAddresses: 'loopback' });
+    assert.equal(admitted.started, true, admitted.startError);
+    assert.ok(remote.requests() > seen);
   });
 });

@@ -20,9 +20,9 @@ export interface RemoteTarget extends ProbeTarget {
 }
 
 /** Connects to a remote plugin (handshake within `startTimeoutMs`); throws when it cannot. */
-export async function connectRemote(launch: UpstreamSpecInput & { transport: 'http' | 'openapi' }, startTimeoutMs: number, signal: AbortSignal | undefined): Promise<RemoteTarget> {
+export async function connectRemote(launch: UpstreamSpecInput & { transport: 'http' | 'openapi' }, startTimeoutMs: number, signal: AbortSignal | undefined, remoteFetch?: typeof fetch): Promise<RemoteTarget> {
   const spec = launch.transport === 'openapi' ? openApiSpecSchema.parse(launch) : httpSpecSchema.parse(launch);
-  const options = { startTimeoutMs, redact: redactorForSpec(spec), clock: systemClock, ...(signal ? { signal } : {}) };
+  const options = { startTimeoutMs, redact: redactorForSpec(spec), clock: systemClock, ...(signal ? { signal } : {}), ...(remoteFetch ? { fetch: remoteFetch } : {}) };
   const connection = spec.transport === 'openapi' ? await connectOpenApi(spec, options) : await connectHttp(spec, options);
   const ended = new Promise<string>((resolve) => connection.onEnd((end) => (end.requested ? undefined : resolve(end.reason))));
   // The SDK's HTTP transports keep the version the client settled on in `initialize`; a

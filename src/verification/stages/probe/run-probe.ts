@@ -23,6 +23,8 @@ export interface ProbeOptions extends ExerciseOptions {
   startTimeoutMs?: number;
   /** Restarts after crashes (default 3). */
   maxRestarts?: number;
+  /** The fetch of a remote plugin's connection (the SSRF guard, issue #27); absent: the platform's. */
+  remoteFetch?: typeof fetch | undefined;
 }
 
 const emptyResult = (durationMs: number, startError: string): ProbeResult => ({
@@ -77,7 +79,7 @@ async function probeRemote(launch: UpstreamSpecInput & { transport: 'http' | 'op
   const began = Date.now();
   let target;
   try {
-    target = await connectRemote(launch, options.startTimeoutMs ?? 15_000, options.signal);
+    target = await connectRemote(launch, options.startTimeoutMs ?? 15_000, options.signal, options.remoteFetch);
   } catch (error) {
     return { ...emptyResult(Date.now() - began, (error as Error).message.slice(0, 600)), remote: true };
   }

@@ -9,6 +9,7 @@
 import { detectHost, type HostCapabilities } from '../../../runtime/sandbox.ts';
 import type { StageContext } from '../../types.ts';
 import { runProbe, type ProbeOptions } from './run-probe.ts';
+import { createRemotePluginFetch, parseOAuthNetworkPolicy } from '../../../plugins/oauth/network-guard.ts';
 import { sweepStaleProbeFolders } from './sandboxed-start.ts';
 import type { ProbeResult } from './types.ts';
 
@@ -25,6 +26,14 @@ export interface ProbeRunner {
 export function createProbeRunner(options: ProbeRunnerOptions = {}): ProbeRunner {
   let host = options.host;
   const runs = new WeakMap<object, Promise<ProbeResult>>();
+  // One guarded fetch (one connection pool) per admitted-address setting.
+  const guards = new Map<string, typeof fetch>();
+  const guardFor = (allowAddresses: string | undefined): typeof fetch => {
+    const key = allowAddresses ?? '';
+    let guard = guards.get(key);
+    if (!guard) guards.set(key, (guard = createRemotePluginFetch(parseOAuthNetworkPolicy(allowAddresses))));
+    return guard;
+  };
   return {
     probe(context) {
       let run = runs.get(context.subject);
@@ -33,7 +42,9 @@ export function createProbeRunner(options: ProbeRunnerOptions = {}): ProbeRunner
           host = detectHost();
           sweepStaleProbeFolders();
         }
-        run = runProbe(context.subject.launch, { ...options, host, signal: context.signal, progress: context.progress });
+        const network = context.settings.remoteNetwork;
+        const remoteFetch = network === undefined ? undefined : guardFor(network.allowAddresses);
+        run = runProbe(context.subject.launch, { ...options, host, signal: context.signal, progress: context.progress, ...(remoteFetch ? { remoteFetch } : {}) });
         runs.set(context.subject, run);
       }
       return run;
