@@ -61,42 +61,65 @@ function controlledWrites() {
   return state;
 }
 
+/**
+ * Mocked setTimeout and Date (setImmediate stays real: the writer yields to the event loop with it),
+ * so a loaded machine cannot reorder the writer's timers and the test's waits.
+ */
+function mockClock(t: { mock: { timers: { enable(options: { apis: Array<'setTimeout' | 'Date'>; now: number }): void; tick(ms: number): void } } }) {
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 });
+  const settle = async (): Promise<void> => {
+    for (let turn = 0; turn < 5; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  };
+  return {
+    /** Moves the clock on by `ms`, one millisecond at a time, letting due writes run at each step. */
+    async advance(ms: number): Promise<void> {
+      for (let step = 0; step < ms; step += 1) {
+        t.mock.timers.tick(1);
+        await settle();
+      }
+    },
+  };
+}
+
 describe('batch writer', () => {
-  it('writes full batches at once and partial ones after flushMs, in order', async () => {
+  it('writes full batches at once and partial ones after flushMs, in order', async (t) => {
+    const clock = mockClock(t);
     const written: number[][] = [];
     const writer = createBatchWriter<number>({ write: async (batch) => void written.push(batch), flushMs: 20, batchSize: 3, maxQueue: 100 });
     for (const n of [1, 2, 3, 4]) writer.push(n);
     await writer.flush();
     assert.deepEqual(written, [[1, 2, 3], [4]]);
     writer.push(5);
-    await new Promise((r) => setTimeout(r, 60));
+    await clock.advance(19);
+    assert.equal(written.length, 2, 'not before flushMs');
+    await clock.advance(1);
     assert.deepEqual(written.at(-1), [5]);
     assert.equal(writer.size, 0);
   });
 
-  it('with maxWaitMs, a partial batch waits for a pause in pushes, but never longer than maxWaitMs', async () => {
+  it('with maxWaitMs, a partial batch waits for a pause in pushes, but never longer than maxWaitMs', async (t) => {
+    const clock = mockClock(t);
     const written: Array<{ batch: number[]; at: number }> = [];
-    const started = Date.now();
-    const writer = createBatchWriter<number>({ write: async (batch) => void written.push({ batch, at: Date.now() - started }), flushMs: 200, maxWaitMs: 450, batchSize: 1_000, maxQueue: 10_000 });
-    // A burst: a push every 10 ms for about a second leaves no 200 ms pause.
+    const writer = createBatchWriter<number>({ write: async (batch) => void written.push({ batch, at: Date.now() }), flushMs: 200, maxWaitMs: 450, batchSize: 1_000, maxQueue: 10_000 });
+    // A burst: a push every 10 ms for a second leaves no 200 ms pause.
     for (let n = 0; n < 100; n += 1) {
       writer.push(n);
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await clock.advance(10);
     }
-    // Without the quiet period the burst would have been written every 200 ms (5 writes).
-    assert.ok(written.length >= 1 && written.length <= 3, `written ${written.length} times during the burst: ${JSON.stringify(written.map((w) => w.at))}`);
-    assert.ok(written[0]!.at >= 430, `the first write waited for the burst up to maxWaitMs: ${written[0]!.at} ms`);
-    // The pause after the burst writes the rest.
-    const before = written.length;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    assert.equal(written.length, before + 1);
+    // Without the quiet period the burst would have been written every 200 ms (5 writes); with it,
+    // each write waited maxWaitMs from the oldest item it holds.
+    assert.deepEqual(written.map((w) => w.at), [450, 900]);
+    // The pause after the burst writes the rest, flushMs after the last push.
+    await clock.advance(189);
+    assert.equal(written.length, 2);
+    await clock.advance(1);
+    assert.equal(written.length, 3);
     assert.deepEqual(written.flatMap((w) => w.batch), Array.from({ length: 100 }, (_, n) => n));
     // A lone push is written after flushMs, not maxWaitMs.
     const lone = Date.now();
     writer.push(999);
-    await new Promise((resolve) => setTimeout(resolve, 350));
-    assert.deepEqual(written.at(-1)!.batch, [999]);
-    assert.ok(written.at(-1)!.at - (lone - started) < 340);
+    await clock.advance(200);
+    assert.deepEqual(written.at(-1), { batch: [999], at: lone + 200 });
   });
 
   it('writes a full batch in chunks of chunkSize, and the event loop runs between the chunks (issue #28)', async () => {
