@@ -162,15 +162,18 @@ export class AdaptiveStreamableHTTPServerTransport extends WebStandardStreamable
     const pending = streamId === undefined ? undefined : this.#pending.get(streamId);
     if (streamId === undefined || pending === undefined) return super.send(message, options);
     if (pending.opened === undefined && isResponse(message)) {
-      // The answer, and nothing went before it: one JSON body (the SDK's JSON path has no await).
+      // The answer, and nothing went before it: one JSON body. The SDK's JSON path has no await,
+      // so the switch is back off before anything else runs (an SSE stream's send must never see it on).
       this.#settle(streamId, pending);
       const sdk = this.#sdk;
+      let sent: Promise<void>;
       sdk._enableJsonResponse = true;
       try {
-        return await super.send(message, options);
+        sent = super.send(message, options);
       } finally {
         sdk._enableJsonResponse = false;
       }
+      return sent;
     }
     // Something else travels with this request (or it took long): it needs the stream. Its
     // messages go out one after another (each waits for its event-store write), in the order sent.
