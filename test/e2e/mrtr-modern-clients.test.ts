@@ -191,9 +191,28 @@ describeEachBackend('input_required relayed to 2026-07-28 clients (issue #24)', 
     ]);
     assert.deepEqual(Object.values(a.message.result?.inputRequests as object).map((request: { method: string }) => request.method), ['elicitation/create']);
     assert.deepEqual(Object.values(b.message.result?.inputRequests as object).map((request: { method: string }) => request.method), ['sampling/createMessage']);
-    const together = await post('a', 'tools/call', { name: 'call_tool', arguments: { name: 'legacy__push_multiple_inputs', arguments: {} } });
-    const methods = Object.values(together.message.result?.inputRequests as object).map((request: { method: string }) => request.method);
-    assert.deepEqual(methods.sort(), ['elicitation/create', 'roots/list', 'sampling/createMessage'], 'requests the plugin makes at once come in one round');
+    // Requests the plugin makes at once (Promise.all) all reach this principal's call. Whether they
+    // come in one round depends on the plugin process being scheduled within Quiver's gathering
+    // window (on a loaded machine it may not be: a 2025 push carries no mark of what it was sent
+    // with), so the test answers each round and waits on the plugin's next requests, not on time;
+    // one round for requests that arrive together is proven in src/gateway/mrtr/gather-round.test.ts.
+    const answers: Record<string, unknown> = {
+      'elicitation/create': { action: 'accept', content: { name: 'Ada' } },
+      'sampling/createMessage': { role: 'assistant', content: { type: 'text', text: 'bees make honey' }, model: 'test-model' },
+      'roots/list': { roots: [{ uri: 'file:///home/ada/notes', name: 'notes' }] },
+    };
+    const multiple = { name: 'call_tool', arguments: { name: 'legacy__push_multiple_inputs', arguments: {} } };
+    const methods: string[] = [];
+    let round = await post('a', 'tools/call', multiple);
+    while (round.message.result?.resultType === 'input_required' && methods.length < 3) {
+      const requests = round.message.result.inputRequests as Record<string, { method: string }>;
+      methods.push(...Object.values(requests).map((request) => request.method));
+      const inputResponses = Object.fromEntries(Object.entries(requests).map(([key, request]) => [key, answers[request.method]]));
+      round = await post('a', 'tools/call', { ...multiple, inputResponses, requestState: round.message.result.requestState });
+    }
+    assert.deepEqual(methods.sort(), ['elicitation/create', 'roots/list', 'sampling/createMessage'], 'each request the plugin made is asked once, of this principal');
+    assert.equal(round.message.result?.resultType, 'complete', JSON.stringify(round.message));
+    assert.equal(text(round.message.result), 'name=Ada, greeting=bees make honey, roots=1');
     const again = await post('a', 'tools/call', { name: 'call_tool', arguments: { name: 'legacy__push_elicitation', arguments: {} }, inputResponses: {}, requestState: a.message.result?.requestState });
     assert.equal(again.message.result?.resultType, 'input_required', 'the unanswered request is asked again');
     assert.deepEqual(Object.keys(again.message.result?.inputRequests as object), Object.keys(a.message.result?.inputRequests as object));
