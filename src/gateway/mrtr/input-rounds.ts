@@ -6,7 +6,10 @@
  * plugin's requests under keys of Quiver's own and a sealed `requestState`
  * (`request-state.ts`); its retry with `inputResponses` and that state hands the answers to the
  * waiting plugin, and is answered with the call's result or the next round. Requests the plugin
- * makes at once (`Promise.all`) are gathered into one round. A call that failed after the plugin
+ * makes at once (`Promise.all`) are gathered into one round when they reach Quiver within the
+ * gathering window (`gather-round.ts`); a plugin process descheduled between its writes on a
+ * loaded machine can split them over two rounds, which the client answers in turn (a 2025 push
+ * carries no mark of what was sent with it). A call that failed after the plugin
  * needed a capability the client did not declare in the request's `_meta` is answered with
  * -32021 naming it (SEP-2575). Log messages reach the client only when the request set a
  * log level (`_meta` logLevel).
