@@ -1,7 +1,7 @@
 /**
  * @module gateway/http
  * The gateway over Streamable HTTP as a Web-standard fetch handler (mount it at `/mcp` in
- * Hono or any runtime). One SDK Streamable HTTP transport and one gateway
+ * Hono or any runtime). One SDK `WebStandardStreamableHTTPServerTransport` and one gateway
  * session per MCP session id (`mcp-session-id` header). Before anything else the Host and
  * Origin headers are checked against an allow-list, loopback by default (DNS-rebinding
  * protection, MCP transport spec). The caller authenticates (the API's bearer-key
@@ -25,6 +25,7 @@
  * (`createMcpHandler`, strict modern) on a per-request server from `Gateway.modernServer`:
  * no session is created and no session id is sent.
  */
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { createMcpHandler, isLegacyRequest, type McpHttpHandler as ModernHttpHandler } from '@modelcontextprotocol/server';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
@@ -45,7 +46,6 @@ import { runWithForwardedHeaders } from '../core/forwarded-headers.ts';
 import { headerRefusal, headerTarget, type HeaderTarget } from './mcp-headers.ts';
 import { JSON_RPC_HTTP_ERROR, bearerChallenge } from '../core/bearer-challenge.ts';
 import { routeRetry, type ReplicaForwarding } from './replica-forward.ts';
-import { createSessionTransport, type ResponseMode, type SessionTransportOptions } from './adaptive-transport.ts';
 
 /** Hostnames allowed by default: loopback only. */
 export const LOOPBACK_HOSTS: readonly string[] = ['127.0.0.1', 'localhost', '[::1]'];
@@ -68,17 +68,8 @@ export interface McpHttpHandlerOptions<P> {
   allowedOrigins?: readonly string[];
   /** Largest JSON-RPC POST body, bytes (default 4 MiB). */
   maxBodyBytes?: number;
-  /** Answer POSTs with plain JSON instead of SSE streams (default false; see `responseMode`). */
+  /** Answer POSTs with plain JSON instead of SSE streams (default false). */
   enableJsonResponse?: boolean;
-  /**
-   * How a 2025 session's POSTs are answered (issue #28): `adaptive` (default) answers JSON unless
-   * the request sends progress, log messages, notifications or requests to the client first or
-   * takes over 10 s, which get an SSE stream (`adaptive-transport`); `sse` always streams;
-   * `json` never does (as `enableJsonResponse`).
-   */
-  responseMode?: ResponseMode;
-  /** Ms an adaptive POST waits on its answer before it gets an SSE stream (default 10 s). */
-  upgradeAfterMs?: number;
   /** POSTs started per event-loop turn and most waiting for one (see `TurnGate`). */
   pacing?: Partial<TurnGateOptions>;
   /** Sessions in the database, servable by any replica (issue #16); none: in this process only. */
@@ -193,11 +184,7 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
   const stored = options.sessionStore ? new StoredSessions(options.sessionStore, gateway, logger) : undefined;
   // Concurrent first requests of one stored session on this replica share one restore.
   const restoring = new Map<string, Promise<HttpSession | undefined>>();
-  const transportOptions: SessionTransportOptions = {
-    responseMode: options.enableJsonResponse ? 'json' : (options.responseMode ?? 'adaptive'),
-    maxRequestBodySize: maxBodyBytes,
-    ...(options.upgradeAfterMs === undefined ? {} : { upgradeAfterMs: options.upgradeAfterMs }),
-  };
+  const transportOptions = { enableJsonResponse: options.enableJsonResponse ?? false, maxRequestBodySize: maxBodyBytes };
   // The identity travels to the per-request factory through the entry's pass-through authInfo.
   const modern: ModernHttpHandler = createMcpHandler(
     (context) => gateway.modernServer((context.authInfo?.extra as { identity: SessionIdentity }).identity),
@@ -289,7 +276,7 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
     }
     // Stored sessions keep their SSE events, so a stream can be resumed on any replica.
     const eventStore = stored?.store.events.forSession(id);
-    const transport = createSessionTransport(transportOptions, { id, ...(eventStore ? { eventStore } : {}) });
+    const transport = new WebStandardStreamableHTTPServerTransport({ ...transportOptions, eventStore, sessionIdGenerator: () => id });
     const entry: HttpSession = { session, transport, identityKey, version: 0, savedState: '', saving: Promise.resolve() };
     if (stored) {
       const refusedForMs = await stored.start(entry, identity, owner, declaredClient(body), dropLocal);

@@ -20,7 +20,6 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../core/logger.ts';
-import { createSessionTransport, type SessionTransportOptions } from './adaptive-transport.ts';
 import type { SessionStore, StoredSession } from '../sessions/index.ts';
 import type { SessionIdentity } from './backend.ts';
 import type { Gateway, GatewaySession } from './gateway.ts';
@@ -123,12 +122,12 @@ export class StoredSessions {
   }
 
   /** A session another replica (or an earlier run of this one) started, rebuilt here; undefined when unknown. */
-  async restore(id: string, identity: SessionIdentity, identityKey: string, transportOptions: SessionTransportOptions): Promise<HttpSession | undefined> {
+  async restore(id: string, identity: SessionIdentity, identityKey: string, transportOptions: ConstructorParameters<typeof WebStandardStreamableHTTPServerTransport>[0]): Promise<HttpSession | undefined> {
     const row = await this.store.load(id);
     // Another identity's session is as good as none.
     if (!row || row.identityKey !== identityKey) return undefined;
     const session = await this.#gateway.openSession(identity, { sessionId: id, owner: row.owner, restore: row.state });
-    const transport = createSessionTransport(transportOptions, { id, eventStore: this.store.events.forSession(id) });
+    const transport = new WebStandardStreamableHTTPServerTransport({ ...transportOptions, eventStore: this.store.events.forSession(id), sessionIdGenerator: () => id });
     adoptSessionId(transport, id);
     const entry: HttpSession = { session, transport, identityKey, version: row.version, savedState: JSON.stringify(row.state), saving: Promise.resolve() };
     this.persistBeforeResponses(entry);
