@@ -45,6 +45,17 @@ describe('gathering a paused call\'s requests into rounds (issue #24)', () => {
     }
   });
 
+  it('requests the plugin makes within the quiet window make one round', async () => {
+    const call = new ParkedCall('p');
+    const signal = new AbortController().signal;
+    void call.ask(elicit, signal).catch(() => undefined);
+    const round = gatherRound(call, 200);
+    setTimeout(() => void call.ask({ method: 'roots/list' }, signal).catch(() => undefined), 5);
+    await round;
+    assert.deepEqual(Object.values(call.takeRequests()).map((request) => request.method), ['elicitation/create', 'roots/list']);
+    call.fail(new Error('test over'));
+  });
+
   it('a lone request makes a round once the plugin has been quiet; a call that ends makes none', async () => {
     const call = new ParkedCall('p');
     void call.ask(elicit, new AbortController().signal).catch(() => undefined);
