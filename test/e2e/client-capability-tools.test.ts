@@ -15,20 +15,16 @@
 import { it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serve } from '@hono/node-server';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { createApi } from '../../src/api/app.ts';
 import { createApp, type App } from '../../src/app.ts';
-import { createAppGateway } from '../../src/composition/server.ts';
-import { mcpRoutes } from '../../src/composition/mcp-routes.ts';
 import { loadConfig } from '../../src/config.ts';
 import { readToolClientRequirements, replaceToolClientRequirements } from '../../src/store/repositories/tool-client-requirements.ts';
 import { describeEachBackend } from '../helpers/backends.ts';
+import { serveAppMcp } from '../helpers/serve-app-mcp.ts';
 import { capabilityPluginFolder } from '../helpers/sdk-plugin-folders.ts';
 
 const MODERN = '2026-07-28';
@@ -62,17 +58,9 @@ describeEachBackend('tools offered by the client capabilities the caller declare
     const searching = await app.plugins.createWorkspace({ name: 'searching' });
     await app.plugins.enable('caps', { workspace: 'searching' });
     keys.set('searching', (await app.apiKeys.create({ name: 'searching', scopes: ['mcp'], workspaceId: searching.id })).key);
-    const appGateway = await createAppGateway(app);
-    const mcp = mcpRoutes({ gateway: appGateway.gateway });
-    const api = createApi({ apiKeys: app.apiKeys, modules: [...app.apiModules(), mcp] });
-    const server = serve({ fetch: api.fetch, hostname: '127.0.0.1', port: 0 });
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-    url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
-    stop = async () => {
-      await mcp.handler.close();
-      await appGateway.close();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    };
+    const served = await serveAppMcp(app);
+    url = served.url;
+    stop = served.close;
   });
   after(async () => {
     await stop();

@@ -13,19 +13,15 @@
 import { it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serve } from '@hono/node-server';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema, GetTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { createApi } from '../../src/api/app.ts';
 import { createApp, type App } from '../../src/app.ts';
-import { createAppGateway } from '../../src/composition/server.ts';
-import { mcpRoutes } from '../../src/composition/mcp-routes.ts';
 import { loadConfig } from '../../src/config.ts';
 import { describeEachBackend } from '../helpers/backends.ts';
+import { serveAppMcp } from '../helpers/serve-app-mcp.ts';
 import { modernTaskPluginFolder } from '../helpers/sdk-plugin-folders.ts';
 
 const MODERN = '2026-07-28';
@@ -52,17 +48,9 @@ describeEachBackend("tasks of a 2026-07-28 plugin through Quiver (issue #24)", (
     await app.plugins.setWorkspaceExposureMode('other', 'all');
     await app.plugins.enable('ledger', { workspace: 'other' });
     keys.set('other', (await app.apiKeys.create({ name: 'other', scopes: ['mcp'], workspaceId: other.id })).key);
-    const appGateway = await createAppGateway(app);
-    const mcp = mcpRoutes({ gateway: appGateway.gateway });
-    const api = createApi({ apiKeys: app.apiKeys, modules: [...app.apiModules(), mcp] });
-    const server = serve({ fetch: api.fetch, hostname: '127.0.0.1', port: 0 });
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-    url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
-    stop = async () => {
-      await mcp.handler.close();
-      await appGateway.close();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    };
+    const served = await serveAppMcp(app);
+    url = served.url;
+    stop = served.close;
   });
   after(async () => {
     await stop();
