@@ -54,4 +54,23 @@ describeEachBackend('selection catalog snapshot', (backend) => {
     assert.equal(third, second);
     assert.equal(await state.get(), second);
   });
+
+  it('a caller arriving while an invalidation\'s load runs waits for it, never the snapshot from before (sees its own write)', async () => {
+    // A snapshot in memory, fresh by its TTL.
+    const slow = slowAnswers(db, 2);
+    const state = createCatalogState({ db: slow.db, retrieval: createLexicalRetrieval(), toolsMs: 60_000, now: Date.now, onReload: () => {} });
+    const before = await state.get();
+    // A write, its local invalidation, and a load it forced, held after its first read (another caller's, in production).
+    await addTool(db, { name: 'written_tool', description: 'Written, then the caches dropped.' });
+    state.invalidate('tools');
+    const running = state.get();
+    await slow.answered;
+    // The writer's next read arrives while that load runs: it must wait for it.
+    const next = state.get();
+    slow.release();
+    const [loaded, seen] = await Promise.all([running, next]);
+    assert.notEqual(seen, before, 'a caller during the forced load was handed the snapshot from before the write');
+    assert.ok(seen.tools.some((tool) => tool.name === 'written_tool'));
+    assert.equal(seen, loaded);
+  });
 });

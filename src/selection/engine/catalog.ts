@@ -73,10 +73,12 @@ export function createCatalogState(options: {
 }): CatalogState {
   const { db, retrieval, toolsMs, now, onReload } = options;
   let snapshot: CatalogSnapshot | undefined;
-  let snapshotForced = true;
-  // Invalidations so far, and the count a running load started under: a caller that arrives after
-  // an invalidation must not be handed a load that read the catalog before it (a stale snapshot).
+  // Invalidations so far, the count the snapshot was read under, and the count a running load
+  // started under. The snapshot is served only while no invalidation came after its read, and a
+  // caller that arrives after an invalidation waits for a load started after it, even while that
+  // load runs: this process sees its own committed writes at once (other replicas on NOTIFY).
   let invalidations = 0;
+  let snapshotBasis = -1;
   let snapshotLoad: { promise: Promise<CatalogSnapshot>; startedAt: number } | undefined;
   let snapshotVersion = 0;
   // What the retrieval index holds: id → document signature, and the snapshot version it matches.
@@ -84,10 +86,11 @@ export function createCatalogState(options: {
   let indexedVersion = -1;
   let indexLoad: Promise<void> | undefined;
 
-  async function loadSnapshot(): Promise<CatalogSnapshot> {
-    // Reset first: an invalidation arriving while this load runs sets it again and forces the next one.
-    const forced = snapshotForced;
-    snapshotForced = false;
+  /** Reads the catalog under invalidation count `basis` (the count when this load was started). */
+  async function loadSnapshot(basis: number): Promise<CatalogSnapshot> {
+    // An invalidation since the snapshot was read forces a reload: the signature misses changes
+    // that leave the tool and plugin rows as they were (a quarantine lives in tool_pins).
+    const forced = snapshot === undefined || snapshotBasis !== basis;
     const signature = await catalogSignature(db);
     if (snapshot && !forced && signature === snapshot.signature) {
       snapshot.checkedAt = now();
@@ -96,6 +99,7 @@ export function createCatalogState(options: {
     const tools = await listActiveCandidates(db);
     for (const tool of tools) deepFreeze(tool.parameters);
     snapshot = { version: ++snapshotVersion, signature, tools, byId: new Map(tools.map((tool) => [tool.id, tool])), checkedAt: now() };
+    snapshotBasis = basis;
     onReload();
     return snapshot;
   }
@@ -120,11 +124,12 @@ export function createCatalogState(options: {
 
   return {
     async get() {
-      if (snapshot && !snapshotForced && now() - snapshot.checkedAt < toolsMs) return snapshot;
+      if (snapshot && snapshotBasis === invalidations && now() - snapshot.checkedAt < toolsMs) return snapshot;
       if (snapshotLoad !== undefined && snapshotLoad.startedAt === invalidations) return snapshotLoad.promise;
       // No load, or one that began before the latest invalidation: start one after the one running.
       const previous = snapshotLoad?.promise.catch(() => undefined);
-      const load = { startedAt: invalidations, promise: (previous ?? Promise.resolve()).then(() => loadSnapshot()) };
+      const basis = invalidations;
+      const load = { startedAt: basis, promise: (previous ?? Promise.resolve()).then(() => loadSnapshot(basis)) };
       snapshotLoad = load;
       void load.promise.finally(() => {
         if (snapshotLoad === load) snapshotLoad = undefined;
@@ -141,10 +146,7 @@ export function createCatalogState(options: {
       }
     },
     invalidate(kind) {
-      if (kind === 'tools' || kind === 'categories' || kind === 'all') {
-        snapshotForced = true;
-        invalidations += 1;
-      }
+      if (kind === 'tools' || kind === 'categories' || kind === 'all') invalidations += 1;
     },
   };
 }
