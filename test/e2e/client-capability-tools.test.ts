@@ -24,13 +24,12 @@ import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { readToolClientRequirements, replaceToolClientRequirements } from '../../src/store/repositories/tool-client-requirements.ts';
 import { describeEachBackend } from '../helpers/backends.ts';
+import { postModern, type ModernAnswer } from '../helpers/modern-post.ts';
 import { serveAppMcp } from '../helpers/serve-app-mcp.ts';
 import { capabilityPluginFolder } from '../helpers/sdk-plugin-folders.ts';
 
-const MODERN = '2026-07-28';
 type Workspace = 'listing' | 'searching';
 type Capabilities = Record<string, Record<string, unknown>>;
-type Answer = { status: number; result?: Record<string, unknown>; error?: { code: number; message: string } };
 
 const NONE: Capabilities = {};
 const ELICITATION: Capabilities = { elicitation: { form: {} } };
@@ -69,30 +68,8 @@ describeEachBackend('tools offered by the client capabilities the caller declare
   });
 
   /** One 2026-07-28 request declaring `capabilities` in its `_meta`. */
-  async function post(workspace: Workspace, method: string, params: Record<string, unknown>, capabilities: Capabilities): Promise<Answer> {
-    const name = typeof params['name'] === 'string' ? params['name'] : undefined;
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${keys.get(workspace)!}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN,
-        'mcp-method': method,
-        ...(name !== undefined ? { 'mcp-name': name } : {}),
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method,
-        params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': capabilities } },
-      }),
-      signal: AbortSignal.timeout(60_000),
-    });
-    const raw = await response.text();
-    const json = raw.startsWith('{') ? raw : (raw.split('\n').find((line) => line.startsWith('data: ')) ?? 'data: {}').slice(6);
-    return { status: response.status, ...(JSON.parse(json) as { result?: Record<string, unknown>; error?: Answer['error'] }) };
-  }
+  const post = (workspace: Workspace, method: string, params: Record<string, unknown>, capabilities: Capabilities): Promise<ModernAnswer> =>
+    postModern(url, keys.get(workspace)!, method, params, capabilities);
 
   /** An SDK 1.x client (2025-11-25) declaring `capabilities` in its initialize. */
   async function legacyClient(workspace: Workspace, capabilities: Capabilities): Promise<Client> {

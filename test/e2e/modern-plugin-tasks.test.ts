@@ -21,12 +21,11 @@ import { CallToolResultSchema, CreateTaskResultSchema, GetTaskResultSchema, type
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { describeEachBackend } from '../helpers/backends.ts';
+import { postModern, type ModernAnswer } from '../helpers/modern-post.ts';
 import { serveAppMcp } from '../helpers/serve-app-mcp.ts';
 import { modernTaskPluginFolder } from '../helpers/sdk-plugin-folders.ts';
 
-const MODERN = '2026-07-28';
 const TASKS = 'io.modelcontextprotocol/tasks';
-type Answer = { status: number; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
 type Principal = 'default' | 'other';
 
 describeEachBackend("tasks of a 2026-07-28 plugin through Quiver (issue #24)", (backend) => {
@@ -59,30 +58,8 @@ describeEachBackend("tasks of a 2026-07-28 plugin through Quiver (issue #24)", (
   });
 
   /** One 2026-07-28 request as a principal; `tasks` declares the extension. */
-  async function post(who: Principal, method: string, params: Record<string, unknown>, tasks = true): Promise<Answer> {
-    const name = typeof params['name'] === 'string' ? params['name'] : typeof params['taskId'] === 'string' ? params['taskId'] : undefined;
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${keys.get(who)!}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN,
-        'mcp-method': method,
-        ...(name !== undefined ? { 'mcp-name': name } : {}),
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method,
-        params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': tasks ? { extensions: { [TASKS]: {} } } : {} } },
-      }),
-      signal: AbortSignal.timeout(60_000),
-    });
-    const raw = await response.text();
-    const json = raw.startsWith('{') ? raw : (raw.split('\n').find((line) => line.startsWith('data: ')) ?? 'data: {}').slice(6);
-    return { status: response.status, ...(JSON.parse(json) as { result?: Record<string, unknown>; error?: Answer['error'] }) };
-  }
+  const post = (who: Principal, method: string, params: Record<string, unknown>, tasks = true): Promise<ModernAnswer> =>
+    postModern(url, keys.get(who)!, method, params, tasks ? { extensions: { [TASKS]: {} } } : {});
 
   async function pollUntil(taskId: string, status: string): Promise<Record<string, unknown>> {
     for (let attempt = 0; attempt < 300; attempt++) {

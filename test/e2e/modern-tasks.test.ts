@@ -12,11 +12,10 @@
 import { it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEachBackend } from '../helpers/backends.ts';
+import { postModern, type ModernAnswer } from '../helpers/modern-post.ts';
 import { startSurfaceGateway, type SurfaceGateway, type SurfaceWorkspace } from './fixtures/surface-gateway.ts';
 
-const MODERN = '2026-07-28';
 const TASKS = 'io.modelcontextprotocol/tasks';
-type Answer = { status: number; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
 
 describeEachBackend('the Tasks extension for 2026-07-28 clients (issue #24)', (backend) => {
   let surface: SurfaceGateway;
@@ -28,31 +27,8 @@ describeEachBackend('the Tasks extension for 2026-07-28 clients (issue #24)', (b
   });
 
   /** One 2026-07-28 request as the workspace's key; `tasks` declares the extension. */
-  async function post(workspace: SurfaceWorkspace, method: string, params: Record<string, unknown>, tasks = true): Promise<Answer> {
-    const capabilities = tasks ? { extensions: { [TASKS]: {} } } : {};
-    const name = typeof params['name'] === 'string' ? params['name'] : typeof params['taskId'] === 'string' ? params['taskId'] : undefined;
-    const response = await fetch(surface.url, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${surface.keyOf(workspace)}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN,
-        'mcp-method': method,
-        ...(name !== undefined ? { 'mcp-name': name } : {}),
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method,
-        params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': capabilities } },
-      }),
-      signal: AbortSignal.timeout(60_000),
-    });
-    const raw = await response.text();
-    const json = raw.startsWith('{') ? raw : (raw.split('\n').find((line) => line.startsWith('data: ')) ?? 'data: {}').slice(6);
-    return { status: response.status, ...(JSON.parse(json) as { result?: Record<string, unknown>; error?: Answer['error'] }) };
-  }
+  const post = (workspace: SurfaceWorkspace, method: string, params: Record<string, unknown>, tasks = true): Promise<ModernAnswer> =>
+    postModern(surface.url, surface.keyOf(workspace), method, params, tasks ? { extensions: { [TASKS]: {} } } : {});
 
   async function pollUntil(workspace: SurfaceWorkspace, taskId: string, status: string): Promise<Record<string, unknown>> {
     for (let attempt = 0; attempt < 200; attempt++) {
