@@ -12,11 +12,8 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { startStatelessMcpServer, type StatelessMcpServer } from '../helpers/stateless-mcp-server.ts';
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { isQuiverError } from '../../src/core/errors.ts';
@@ -29,29 +26,13 @@ import { createProbeRunner } from '../../src/verification/stages/probe/index.ts'
 import type { StageContext, VerificationSettings } from '../../src/verification/types.ts';
 
 /** A stateless Streamable HTTP MCP server with one tool; counts the requests it gets. */
-async function startRemote(): Promise<{ port: number; requests: () => number; close(): Promise<void> }> {
-  let requests = 0;
-  const http: HttpServer = createServer(async (request, response) => {
-    requests += 1;
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const body = chunks.length > 0 ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown) : undefined;
-    const server = new McpServer({ name: 'inside', version: '1.0.0' });
-    server.registerTool('read_secret', { description: 'Reads a value only reachable inside the network.', inputSchema: { key: z.string() } }, async ({ key }) => ({ content: [{ type: 'text', text: `inside:${key}` }] }));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    response.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(request, response, body);
+function startRemote(): Promise<StatelessMcpServer> {
+  return startStatelessMcpServer({
+    name: 'inside',
+    version: '1.0.0',
+    register: (server) =>
+      server.registerTool('read_secret', { description: 'Reads a value only reachable inside the network.', inputSchema: { key: z.string() } }, async ({ key }) => ({ content: [{ type: 'text', text: `inside:${key}` }] })),
   });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (http.address() as AddressInfo).port,
-    requests: () => requests,
-    close: () => new Promise<void>((resolve) => (http.closeAllConnections(), http.close(() => resolve()))),
-  };
 }
 
 /** The database seen by an app that must not close it (the next app in the test uses it). */

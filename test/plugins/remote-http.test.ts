@@ -6,11 +6,8 @@
 import { it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { startStatelessMcpServer, type StatelessMcpServer } from '../helpers/stateless-mcp-server.ts';
 import { describeEachBackend } from '../helpers/backends.ts';
 import type { Database } from '../../src/store/database.ts';
 import { isQuiverError } from '../../src/core/errors.ts';
@@ -18,44 +15,25 @@ import { createCapturingLogger, createHarness, type PluginsHarness } from './hel
 
 const TOKEN = `remote-${randomBytes(12).toString('hex')}`;
 
-/** A stateless Streamable HTTP MCP server: a fresh McpServer per request, bearer token required. */
-async function startRemote(): Promise<{ url: string; close(): Promise<void>; requests: () => number }> {
-  let requests = 0;
-  const http: HttpServer = createServer(async (request, response) => {
-    requests += 1;
-    if (request.headers.authorization !== `Bearer ${TOKEN}`) {
-      response.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'unauthorized' }));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const body = chunks.length > 0 ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown) : undefined;
-    const server = new McpServer({ name: 'weather-remote', version: '2.1.0' });
-    server.registerTool(
-      'get_forecast',
-      { description: 'Weather forecast for a city for the next days.', inputSchema: { city: z.string(), days: z.number().int().min(1).max(7) } },
-      async ({ city, days }) => ({ content: [{ type: 'text', text: `${city}: sunny for ${days} days` }] }),
-    );
-    server.registerTool(
-      'get_current_weather',
-      { description: 'Current temperature and wind in a city.', inputSchema: { city: z.string() } },
-      async ({ city }) => ({ content: [{ type: 'text', text: `${city}: 21 C` }] }),
-    );
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    response.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(request, response, body);
+/** A stateless Streamable HTTP MCP server with two weather tools, bearer token required. */
+function startRemote(): Promise<StatelessMcpServer> {
+  return startStatelessMcpServer({
+    name: 'weather-remote',
+    version: '2.1.0',
+    token: TOKEN,
+    register(server) {
+      server.registerTool(
+        'get_forecast',
+        { description: 'Weather forecast for a city for the next days.', inputSchema: { city: z.string(), days: z.number().int().min(1).max(7) } },
+        async ({ city, days }) => ({ content: [{ type: 'text', text: `${city}: sunny for ${days} days` }] }),
+      );
+      server.registerTool(
+        'get_current_weather',
+        { description: 'Current temperature and wind in a city.', inputSchema: { city: z.string() } },
+        async ({ city }) => ({ content: [{ type: 'text', text: `${city}: 21 C` }] }),
+      );
+    },
   });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const { port } = http.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    requests: () => requests,
-    close: () => new Promise<void>((resolve) => http.close(() => resolve())),
-  };
 }
 
 describeEachBackend('remote MCP plugins over Streamable HTTP', (backend) => {

@@ -5,11 +5,8 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { startStatelessMcpServer, type StatelessMcpServer } from '../helpers/stateless-mcp-server.ts';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { silentLogger } from '../../src/core/logger.ts';
 import { detectHost } from '../../src/runtime/sandbox.ts';
@@ -21,37 +18,25 @@ import type { StageContext, VerificationSubject } from '../../src/verification/t
 const TOKEN = 'probe-remote-token';
 
 /** A stateless Streamable HTTP MCP server behind a bearer token; counts calls per tool. */
-async function startRemote(): Promise<{ url: string; calls: Map<string, number>; close(): Promise<void> }> {
+async function startRemote(): Promise<StatelessMcpServer & { calls: Map<string, number> }> {
   const calls = new Map<string, number>();
   const count = (name: string) => calls.set(name, (calls.get(name) ?? 0) + 1);
-  const http: HttpServer = createServer(async (request, response) => {
-    if (request.headers.authorization !== `Bearer ${TOKEN}`) {
-      response.writeHead(401).end();
-      return;
-    }
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const body = chunks.length > 0 ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown) : undefined;
-    const server = new McpServer({ name: 'remote-fixture', version: '1.0.0' });
-    server.registerTool('get_forecast', { description: 'Forecast for a city.', inputSchema: { city: z.string() }, annotations: { readOnlyHint: true } }, async ({ city }) => {
-      count('get_forecast');
-      return { content: [{ type: 'text', text: `${city}: sunny` }] };
-    });
-    server.registerTool('delete_city', { description: 'Deletes a city.', inputSchema: { city: z.string() }, annotations: { destructiveHint: true } }, async () => {
-      count('delete_city');
-      return { content: [{ type: 'text', text: 'deleted' }] };
-    });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    response.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(request, response, body);
+  const server = await startStatelessMcpServer({
+    name: 'remote-fixture',
+    version: '1.0.0',
+    token: TOKEN,
+    register(mcp) {
+      mcp.registerTool('get_forecast', { description: 'Forecast for a city.', inputSchema: { city: z.string() }, annotations: { readOnlyHint: true } }, async ({ city }) => {
+        count('get_forecast');
+        return { content: [{ type: 'text', text: `${city}: sunny` }] };
+      });
+      mcp.registerTool('delete_city', { description: 'Deletes a city.', inputSchema: { city: z.string() }, annotations: { destructiveHint: true } }, async () => {
+        count('delete_city');
+        return { content: [{ type: 'text', text: 'deleted' }] };
+      });
+    },
   });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const { port } = http.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/mcp`, calls, close: () => new Promise<void>((resolve) => http.close(() => resolve())) };
+  return { ...server, calls };
 }
 
 function subjectFor(url: string, token: string): VerificationSubject {
