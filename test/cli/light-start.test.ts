@@ -17,8 +17,14 @@ import { QUIVER_BIN, startServe, stopChild } from '../helpers/cli.ts';
 const RECORDER = fileURLToPath(new URL('../helpers/module-recorder.mjs', import.meta.url));
 const SOURCE_ROOT = fileURLToPath(new URL('../../src/', import.meta.url));
 
-/** Packages loaded only where they are used: a start that needs none of them loads none. */
-const HEAVY_PACKAGES = ['typescript', 'gpt-tokenizer', '@electric-sql/pglite', '@electric-sql/pglite-pgvector', 'pg'];
+/**
+ * Packages loaded only where they are used: a start that needs none of them loads none. undici
+ * (~110 CommonJS files) is the SSRF guard's, loaded on the first request to a remote plugin.
+ */
+const HEAVY_PACKAGES = ['typescript', 'gpt-tokenizer', '@electric-sql/pglite', '@electric-sql/pglite-pgvector', 'pg', 'undici'];
+
+/** The MCP SDK's OAuth client (with its schemas), loaded on the first remote authorization. */
+const SDK_OAUTH_CLIENT = /\/node_modules\/@modelcontextprotocol\/sdk\/dist\/[^/]+\/client\/auth\.js$/;
 
 /** Runs `node --import <recorder> ARGS` and returns its output and every module URL it loaded. */
 function runRecorded(args: string[], env: Record<string, string>, folder: string): Promise<{ code: number | null; stdout: string; stderr: string; modules: string[] }> {
@@ -76,6 +82,7 @@ describe('a light start', { timeout: 300_000 }, () => {
     // The recorder saw the CLI (an empty record would pass the checks below vacuously).
     assert.ok(own.includes('cli/run-cli') && own.includes('cli/commands/index'), `the CLI modules were not recorded: ${own.slice(0, 10).join(', ')}`);
     assert.deepEqual(heavyPackagesIn(run.modules), []);
+    assert.deepEqual(run.modules.filter((url) => SDK_OAUTH_CLIENT.test(url)), []);
     assert.deepEqual(own.filter((path) => path === 'app' || path.startsWith('composition/server') && path !== 'composition/server-flags' || path.startsWith('gateway/gateway') || path.startsWith('api/app')), []);
   });
 
@@ -98,6 +105,7 @@ describe('a light start', { timeout: 300_000 }, () => {
       // It went over the control socket (had it opened the folder itself, the lock would have refused it).
       assert.ok(own.includes('cli/forward'), 'the forwarding module was not loaded');
       assert.deepEqual(heavyPackagesIn(run.modules), []);
+      assert.deepEqual(run.modules.filter((url) => SDK_OAUTH_CLIENT.test(url)), []);
       const server = own.filter((path) => path === 'app' || path.startsWith('composition/') && path !== 'composition/server-flags' || path.startsWith('store/pglite') || path.startsWith('store/postgres') || path.startsWith('gateway/gateway') || path.startsWith('api/'));
       assert.deepEqual(server, []);
     });
@@ -113,7 +121,7 @@ describe('a light start', { timeout: 300_000 }, () => {
     const own = quiverModules(modules);
     assert.ok(heavyPackagesIn(modules).includes('@electric-sql/pglite'), 'PGlite was not recorded (recorder not loaded?)');
     assert.ok(own.includes('app') && own.includes('composition/server'), `the app and the servers were not recorded: ${own.slice(0, 10).join(', ')}`);
-    const lazy = ['typescript', 'gpt-tokenizer', 'pg', 'yaml'];
+    const lazy = ['typescript', 'gpt-tokenizer', 'pg', 'yaml', 'undici'];
     const loaded = new Set(modules.map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1]).filter((name) => name !== undefined));
     assert.deepEqual(lazy.filter((name) => loaded.has(name)), []);
   });
@@ -135,10 +143,13 @@ describe('a light start', { timeout: 300_000 }, () => {
       `const { scanCode } = await import(${JSON.stringify(join(SOURCE_ROOT, 'intelligence/sources/code-scan.ts'))});`,
       "if (countTokens('hello world') < 1) throw new Error('no tokens');",
       "scanCode([{ path: 'a.ts', text: 'server.tool(\"x\", () => 1);' }]);",
+      // A guarded request (to a closed loopback port: refused, but made through undici).
+      `const { createRemotePluginFetch, parseOAuthNetworkPolicy } = await import(${JSON.stringify(join(SOURCE_ROOT, 'plugins/oauth/network-guard.ts'))});`,
+      "await createRemotePluginFetch(parseOAuthNetworkPolicy('loopback'))('http://127.0.0.1:1/').catch(() => undefined);",
     ].join('\n');
     const run = await runRecorded(['--import', 'tsx', '--input-type=module', '--eval', script], {}, folder);
     assert.equal(run.code, 0, run.stderr);
-    assert.deepEqual(heavyPackagesIn(run.modules), ['gpt-tokenizer', 'typescript']);
+    assert.deepEqual(heavyPackagesIn(run.modules), ['gpt-tokenizer', 'typescript', 'undici']);
   });
 
   it('the YAML parser loads on the first YAML document (the serve check above can see it)', async () => {

@@ -21,7 +21,7 @@
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type BlockList } from 'node:net';
-import { Agent, fetch as undiciFetch } from 'undici';
+import type { Agent } from 'undici';
 import { QuiverError, ErrorCodes } from '../../core/errors.ts';
 import { ADDRESS_KEYWORDS, blockListOf, parseAddressList, unmapped, type AddressRange } from '../../core/address-list.ts';
 
@@ -36,6 +36,20 @@ export interface OAuthNetworkPolicy {
 }
 
 const MAX_REDIRECTS = 5;
+
+/**
+ * undici (about 110 CommonJS files) loads on the first guarded request, not with this module
+ * (issue #28): the app, `quiver --help` and every forwarded CLI command import the guard, and
+ * most runs of them never reach a remote plugin. Loading it was ~0.4 s of a start.
+ */
+type ConnectionGuard = () => Promise<{ agent: Agent; fetch: typeof import('undici').fetch }>;
+
+/** An undici Agent whose connections check their addresses (made, with undici, on first use). */
+function lazyGuardedAgent(policy: OAuthNetworkPolicy, resolver: Resolver): ConnectionGuard {
+  let made: ReturnType<ConnectionGuard> | undefined;
+  return () =>
+    (made ??= import('undici').then(({ Agent, fetch }) => ({ agent: new Agent({ connect: { lookup: guardedLookup(policy, resolver) as never } }), fetch })));
+}
 
 /** The address ranges that are not the public internet (IANA special-purpose registries). */
 const NON_PUBLIC: readonly AddressRange[] = [
@@ -186,7 +200,7 @@ function lookupRefusal(error: unknown): string | undefined {
  * The guarded request loop: each hop is checked (`check`), sent through the checking Agent, and
  * redirects are followed by hand. A refusal at connection time becomes `refuse`'s error.
  */
-function guardedRequests(agent: Agent, check: (url: URL) => Promise<void>, refuse: (url: URL) => Refuse): typeof fetch {
+function guardedRequests(connection: ConnectionGuard, check: (url: URL) => Promise<void>, refuse: (url: URL) => Refuse): typeof fetch {
   const guarded = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     let url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
     let method = (init?.method ?? 'GET').toUpperCase();
@@ -194,6 +208,7 @@ function guardedRequests(agent: Agent, check: (url: URL) => Promise<void>, refus
     for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
       await check(url);
       const request = { ...init, method, body, redirect: 'manual' as const };
+      const { agent, fetch: undiciFetch } = await connection();
       let response: Response;
       try {
         response = (await undiciFetch(url, { ...(request as object), dispatcher: agent } as never)) as unknown as Response;
@@ -226,7 +241,7 @@ function guardedRequests(agent: Agent, check: (url: URL) => Promise<void>, refus
  */
 export function createGuardedFetch(policy: OAuthNetworkPolicy, options: GuardOptions = {}): GuardedFetchFactory {
   const resolver = options.resolver ?? systemResolver;
-  const agent = new Agent({ connect: { lookup: guardedLookup(policy, resolver) as never } });
+  const agent = lazyGuardedAgent(policy, resolver);
   return (serverUrl) => {
     const trustedOrigin = new URL(serverUrl).origin;
     const own = (url: URL) => url.origin === trustedOrigin;
@@ -244,6 +259,5 @@ export function createGuardedFetch(policy: OAuthNetworkPolicy, options: GuardOpt
  */
 export function createRemotePluginFetch(policy: OAuthNetworkPolicy, options: GuardOptions = {}): typeof fetch {
   const resolver = options.resolver ?? systemResolver;
-  const agent = new Agent({ connect: { lookup: guardedLookup(policy, resolver) as never } });
-  return guardedRequests(agent, (url) => checkRemotePluginUrl(url, policy, resolver), () => refusedPlugin);
+  return guardedRequests(lazyGuardedAgent(policy, resolver), (url) => checkRemotePluginUrl(url, policy, resolver), () => refusedPlugin);
 }

@@ -21,7 +21,7 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { QuiverError, ErrorCodes, invalidInput } from '../../core/errors.ts';
 import type { Database } from '../../store/database.ts';
@@ -37,6 +37,12 @@ import {
 } from '../../store/repositories/remote-oauth.ts';
 import type { SecretBox } from '../secret-box.ts';
 import { createGuardedFetch, parseOAuthNetworkPolicy, type GuardedFetchFactory } from './network-guard.ts';
+
+/**
+ * The SDK's OAuth client loads on the first authorization, not with this module (issue #28): the
+ * CLI's command list imports this module, so `quiver --help` and forwarded commands paid for it.
+ */
+const auth: typeof import('@modelcontextprotocol/sdk/client/auth.js').auth = async (...args) => (await import('@modelcontextprotocol/sdk/client/auth.js')).auth(...args);
 
 /** A pending authorization is redeemable for this long (ms). */
 export const PENDING_AUTHORIZATION_MS = 10 * 60_000;
