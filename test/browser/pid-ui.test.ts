@@ -10,39 +10,32 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { BrowserContext, Page } from 'playwright-core';
-import { createApp, type App } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
-import { serveHttp, type HttpServer } from '../../src/composition/server.ts';
-import { browserSkip, closeBrowserTest, openBrowserPage, signIn } from '../helpers/browser.ts';
-import { openTempDir } from '../plugins/helpers.ts';
+import { browserSkip, signIn } from '../helpers/browser.ts';
+import { openAdminUi, type AdminUi } from '../helpers/admin-ui.ts';
 
 describe('admin UI Documents view in Chromium', { skip: browserSkip }, () => {
-  let home: string;
-  let app: App;
-  let server: HttpServer;
-  let context: BrowserContext | undefined;
-  let page: Page;
-  let consoleErrors: string[] = [];
+  let ui: AdminUi;
 
   before(async () => {
-    home = await openTempDir('pid-ui');
-    app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_DATABASE_URL: 'memory://', QUIVER_LOG_LEVEL: 'silent' }));
-    await app.catalog.syncPlugin({
-      pluginId: 'kit',
-      version: '1.0.0',
-      tools: [
-        { name: 'convert_currency', description: 'Convert money between currencies. <img src=x onerror="window.__xss=1">', parameters: { type: 'object', properties: { amount: { type: 'number' } } }, annotations: { readOnlyHint: true } },
-        { name: 'book_flight', description: 'Book a flight for the traveller.', parameters: { type: 'object', properties: {} }, annotations: { readOnlyHint: false } },
-      ],
+    ui = await openAdminUi('pid-ui', {
+      env: { QUIVER_DATABASE_URL: 'memory://' },
+      async prepare(app) {
+        await app.catalog.syncPlugin({
+          pluginId: 'kit',
+          version: '1.0.0',
+          tools: [
+            { name: 'convert_currency', description: 'Convert money between currencies. <img src=x onerror="window.__xss=1">', parameters: { type: 'object', properties: { amount: { type: 'number' } } }, annotations: { readOnlyHint: true } },
+            { name: 'book_flight', description: 'Book a flight for the traveller.', parameters: { type: 'object', properties: {} }, annotations: { readOnlyHint: false } },
+          ],
+        });
+      },
     });
-    server = await serveHttp(app, { host: '127.0.0.1', port: 0 });
-    ({ context, page, consoleErrors } = await openBrowserPage(home));
   });
 
-  after(() => closeBrowserTest({ context, server, app, folder: home }));
+  after(() => ui?.close());
 
   it('generates a document and shows its provenance and diff as text', async () => {
+    const { page, server, consoleErrors } = ui;
     await signIn(page, server.url, server.adminKey!);
     await page.getByRole('tab', { name: 'Documents' }).click();
     await page.getByText('No generated document yet.').waitFor();
@@ -63,6 +56,7 @@ describe('admin UI Documents view in Chromium', { skip: browserSkip }, () => {
   });
 
   it('accepts the generation after a confirmation and shows which generation is current; rejects a new one', async () => {
+    const { page, app, consoleErrors } = ui;
     const current = page.locator('#pid-current');
     assert.equal(await current.innerText(), 'not accepted from a generation');
     page.once('dialog', (dialog) => void dialog.dismiss());

@@ -8,39 +8,32 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
-import { createApp, type App } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
-import { serveHttp, type HttpServer } from '../../src/composition/server.ts';
-import { browserSkip, closeBrowserTest, openBrowserPage, signIn } from '../helpers/browser.ts';
-import { openTempDir } from '../plugins/helpers.ts';
+import { browserSkip, signIn } from '../helpers/browser.ts';
+import { openAdminUi, type AdminUi } from '../helpers/admin-ui.ts';
 import { createTaggedRepo } from '../rollouts/helpers.ts';
 
 describe('admin UI Rollouts view in Chromium', { skip: browserSkip }, () => {
-  let home: string;
-  let app: App;
-  let server: HttpServer;
-  let context: BrowserContext | undefined;
-  let page: Page;
-  let consoleErrors: string[] = [];
+  let ui: AdminUi;
 
   before(async () => {
-    home = await openTempDir('rollouts-ui');
-    const remote = await createTaggedRepo(join(home, 'repo'), [
-      { tag: 'v1.0.0', version: '1.0.0', tools: ['add', 'echo'] },
-      { tag: 'v2.0.0', version: '2.0.0', tools: ['add', 'echo', 'product'] },
-    ]);
     // A long step window: the rollout stays in its first step while the page is looked at.
-    app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_DATABASE_URL: 'memory://', QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off', QUIVER_ROLLOUT_STEP_WINDOW_MS: '600000' }));
-    await app.plugins.add(remote, { name: 'calc', ref: 'v1.0.0' });
-    await app.rollouts.upgrade('calc', { ref: 'v2.0.0' });
-    server = await serveHttp(app, { host: '127.0.0.1', port: 0 });
-    ({ context, page, consoleErrors } = await openBrowserPage(home));
+    ui = await openAdminUi('rollouts-ui', {
+      env: { QUIVER_DATABASE_URL: 'memory://', QUIVER_VERIFY_ON_INSTALL: 'off', QUIVER_ROLLOUT_STEP_WINDOW_MS: '600000' },
+      async prepare(app, home) {
+        const remote = await createTaggedRepo(join(home, 'repo'), [
+          { tag: 'v1.0.0', version: '1.0.0', tools: ['add', 'echo'] },
+          { tag: 'v2.0.0', version: '2.0.0', tools: ['add', 'echo', 'product'] },
+        ]);
+        await app.plugins.add(remote, { name: 'calc', ref: 'v1.0.0' });
+        await app.rollouts.upgrade('calc', { ref: 'v2.0.0' });
+      },
+    });
   });
 
-  after(() => closeBrowserTest({ context, server, app, folder: home }));
+  after(() => ui?.close());
 
   it('shows both slots with traffic and health, pauses, resumes and rolls back', async () => {
+    const { page, server, app, consoleErrors } = ui;
     await signIn(page, server.url, server.adminKey!);
     await page.getByRole('tab', { name: 'Rollouts' }).click();
     const card = page.getByRole('region', { name: 'Rollout of calc' });

@@ -10,13 +10,9 @@
  */
 import { it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { BrowserContext, Page } from 'playwright-core';
-import { createApp, type App } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
-import { serveHttp, type HttpServer } from '../../src/composition/server.ts';
 import { describeEachBackend } from '../helpers/backends.ts';
-import { browserSkip, closeBrowserTest, openBrowserPage, signIn } from '../helpers/browser.ts';
-import { openTempDir } from '../plugins/helpers.ts';
+import { browserSkip, signIn } from '../helpers/browser.ts';
+import { openAdminUi, type AdminUi } from '../helpers/admin-ui.ts';
 
 interface ListedUser {
   id: string;
@@ -28,15 +24,10 @@ interface ListedUser {
 }
 
 describeEachBackend('admin UI Users view in Chromium (issue #27)', (backend) => {
-  let home: string;
-  let app: App;
-  let server: HttpServer;
-  let context: BrowserContext | undefined;
-  let page: Page;
-  let consoleErrors: string[] = [];
+  let ui: AdminUi;
 
-  const users = async (key = server.adminKey!): Promise<{ status: number; users: ListedUser[] }> => {
-    const response = await fetch(new URL('/api/v1/users', server.url), { headers: { authorization: `Bearer ${key}` } });
+  const users = async (key = ui.server.adminKey!): Promise<{ status: number; users: ListedUser[] }> => {
+    const response = await fetch(new URL('/api/v1/users', ui.server.url), { headers: { authorization: `Bearer ${key}` } });
     const body = (await response.json()) as { users?: ListedUser[] };
     return { status: response.status, users: body.users ?? [] };
   };
@@ -44,18 +35,16 @@ describeEachBackend('admin UI Users view in Chromium (issue #27)', (backend) => 
 
   before(async () => {
     if (browserSkip) return;
-    home = await openTempDir('users-ui');
-    app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off' }), { db: await backend.open() });
-    server = await serveHttp(app, { host: '127.0.0.1', port: 0 });
-    ({ context, page, consoleErrors } = await openBrowserPage(home, { ignore: /409 \(Conflict\)/ }));
+    ui = await openAdminUi('users-ui', { env: { QUIVER_VERIFY_ON_INSTALL: 'off' }, db: await backend.open(), ignore: /409 \(Conflict\)/ });
   });
 
   after(async () => {
     if (browserSkip) return;
-    await closeBrowserTest({ context, server, app, folder: home });
+    await ui?.close();
   });
 
   it('invites (link shown once, sets a password), edits, disables, enables, reinvites and removes', { skip: browserSkip, timeout: 180_000 }, async () => {
+    const { page, server, context, consoleErrors } = ui;
     await signIn(page, server.url, server.adminKey!);
     await page.getByRole('tab', { name: 'Users' }).click();
     await page.getByText('No accounts yet').waitFor();
@@ -80,7 +69,7 @@ describeEachBackend('admin UI Users view in Chromium (issue #27)', (backend) => 
     );
 
     // The link works: a second tab sets the password; the account becomes active.
-    const other = await context!.newPage();
+    const other = await context.newPage();
     await other.goto(link);
     await other.locator('input[name="password"]').fill('correct horse battery staple');
     await other.locator('input[name="confirm"]').fill('correct horse battery staple');
@@ -143,6 +132,7 @@ describeEachBackend('admin UI Users view in Chromium (issue #27)', (backend) => 
   });
 
   it('a key without admin sees no accounts; the API refuses it as the CLI would', { skip: browserSkip, timeout: 60_000 }, async () => {
+    const { page, server, app } = ui;
     const { key } = await app.apiKeys.create({ name: 'reader', scopes: ['read', 'mcp'] });
     await page.getByRole('button', { name: 'Forget key' }).click();
     await signIn(page, server.url, key);
