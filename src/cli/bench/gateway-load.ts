@@ -43,6 +43,8 @@ export interface GatewayLoadBenchOptions {
    * through, as on a replica).
    */
   databaseUrl?: string;
+  /** Node flags for the server only (e.g. `--cpu-prof`, which NODE_OPTIONS refuses). */
+  serverNodeArgs?: readonly string[];
 }
 
 /** What the load bench measured. */
@@ -79,9 +81,9 @@ export interface GatewayLoadBench {
   setup: string;
 }
 
-function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+function startServer(env: Record<string, string>, nodeArgs: readonly string[] = []): Promise<{ child: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [QUIVER_BIN, 'serve', '--json', '--http', '127.0.0.1:0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeArgs, QUIVER_BIN, 'serve', '--json', '--http', '127.0.0.1:0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stderr.on('data', (d) => (err += d));
@@ -135,7 +137,7 @@ async function runLoad(options: ResolvedLoadOptions, storeEnv: Record<string, st
   return withBenchHome(options.plugins ?? NPM_BENCH_PLUGINS, async (home) => {
     const keys: string[] = [];
     for (let i = 0; i < keyCount; i++) keys.push(await createMcpKey(home, `bench-${i}`, `bench-org-${i}`));
-    const { child, url } = await startServer({ ...home.env, ...options.serverEnv });
+    const { child, url } = await startServer({ ...home.env, ...options.serverEnv }, options.serverNodeArgs);
     const counts = { searches: 0, calls: 0, timeouts: 0, serverError: 0, refused: 0, other: 0 };
     const errorSamples: string[] = [];
     const searchTimes: number[] = [];

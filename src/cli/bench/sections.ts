@@ -31,6 +31,19 @@ import { benchResandbox } from './resandbox.ts';
 import { benchTwoEras } from './two-eras.ts';
 import { benchModernReplicas } from './replicas-modern.ts';
 
+/**
+ * The load bench's size (full length by default, shorter for iterations) and, with
+ * QUIVER_BENCH_GATEWAY_LOAD_CPU_PROF set to a folder, a CPU profile of the server written there.
+ */
+function gatewayLoadSize(): { sessions: number; durationMs: number; serverNodeArgs: string[] } {
+  const profileDir = process.env.QUIVER_BENCH_GATEWAY_LOAD_CPU_PROF;
+  return {
+    sessions: envCount('QUIVER_BENCH_GATEWAY_LOAD_SESSIONS', 150),
+    durationMs: envCount('QUIVER_BENCH_GATEWAY_LOAD_MS', 60_000),
+    serverNodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+  };
+}
+
 /** A positive integer from the environment (short configurable runs), else `fallback`. */
 function envCount(name: string, fallback: number): number {
   const value = Number(process.env[name]);
@@ -125,15 +138,15 @@ export const benchSections: BenchSection[] = [
   },
   {
     name: 'gatewayLoad',
-    target: 'issue #28: 150 MCP sessions, search + call over HTTP for 60 s on the embedded default: 0 errors, search p99 ≤ 250 ms, ≥ 2× the searches per server CPU-second measured at filing',
-    run: () => benchGatewayLoad({ sessions: 150, durationMs: 60_000 }),
+    target: 'issue #28: 150 MCP sessions, search + call over HTTP for 60 s on the embedded default: 0 errors, search p99 ≤ 250 ms, ≥ 2× the searches per server CPU-second measured at filing (QUIVER_BENCH_GATEWAY_LOAD_SESSIONS, default 150; QUIVER_BENCH_GATEWAY_LOAD_MS, default 60000; QUIVER_BENCH_GATEWAY_LOAD_CPU_PROF, a folder for a CPU profile of the server)',
+    run: () => benchGatewayLoad(gatewayLoadSize()),
   },
   {
     name: 'gatewayLoadPostgres',
-    target: 'issue #28: the same 150 sessions for 60 s with the server on PostgreSQL (sessions written through; needs QUIVER_BENCH_DATABASE_URL)',
+    target: 'issue #28: the same 150 sessions for 60 s with the server on PostgreSQL (sessions written through; needs QUIVER_BENCH_DATABASE_URL; same size variables)',
     run: () => {
       const databaseUrl = process.env.QUIVER_BENCH_DATABASE_URL ?? process.env.QUIVER_TEST_DATABASE_URL;
-      return databaseUrl ? benchGatewayLoad({ sessions: 150, durationMs: 60_000, databaseUrl }) : Promise.resolve({ unavailable: 'set QUIVER_BENCH_DATABASE_URL to a PostgreSQL server where the bench may create a database' });
+      return databaseUrl ? benchGatewayLoad({ ...gatewayLoadSize(), databaseUrl }) : Promise.resolve({ unavailable: 'set QUIVER_BENCH_DATABASE_URL to a PostgreSQL server where the bench may create a database' });
     },
   },
   { name: 'sessionTokens', target: 'tool tokens per session in search mode vs all mode (≥ 150 real tools)', run: () => benchSessionTokens() },
