@@ -228,6 +228,25 @@ describeEachBackend('selection engine', (backend) => {
     });
   });
 
+  describe('caches under concurrency', () => {
+    it('concurrent searches that miss the scope and enablement caches share one read of each', async () => {
+      const counts = { workspaces: 0, enablements: 0 };
+      const counting = {
+        ...db,
+        async query<Row>(sql: string, params?: readonly unknown[]) {
+          if (/FROM workspaces/.test(sql)) counts.workspaces++;
+          if (/plugin_enablements/.test(sql)) counts.enablements++;
+          return db.query<Row>(sql, params);
+        },
+      } as Database;
+      const selection = engine({ db: counting, listen: false });
+      const results = await Promise.all(Array.from({ length: 8 }, () => selection.selectTools({ query: 'open a github issue', k: 3 })));
+      // Each got its selection (the bandit's draws differ, so the tools may too).
+      for (const result of results) assert.ok(names(result).some((name) => name.startsWith('github__')), names(result).join(','));
+      assert.deepEqual(counts, { workspaces: 1, enablements: 1 });
+    });
+  });
+
   describe('failure modes', () => {
     it('fails closed when visibility rules or enablement cannot be read', async () => {
       for (const pattern of [/tool_visibility_rules/, /plugin_enablements/, /FROM workspaces/, /FROM tools t\s/]) {

@@ -15,6 +15,7 @@ import { effectivePluginIds } from '../../store/repositories/enablement.ts';
 import { listVisibilityRules } from '../../store/repositories/visibility-rules.ts';
 import { LruTtlCache } from '../lru-cache.ts';
 import { compilePolicy, policyCacheKey, type CompiledPolicy, type PolicyRule } from '../policy.ts';
+import { createSingleFlight, type SingleFlight } from '../single-flight.ts';
 import type { CacheKind } from '../invalidation.ts';
 import type { CatalogState } from './catalog.ts';
 import type { CatalogSnapshot, Scope, SelectOptions, VisibleSet, selectionContextSchema } from './types.ts';
@@ -51,11 +52,15 @@ export interface Visibility {
 }
 
 /** The workspace / project a request names, resolved and cached; unknown ones are errors (fail closed). */
-function createScopeResolver(db: Database, scopeCache: LruTtlCache<Scope>, defaultWorkspace: string) {
+function createScopeResolver(db: Database, scopeCache: LruTtlCache<Scope>, flight: SingleFlight<Scope>, defaultWorkspace: string) {
   return async function resolveScope(workspace: string | null | undefined, project: string | null | undefined): Promise<Scope> {
     const key = JSON.stringify([workspace ?? null, project ?? null]);
     const cached = scopeCache.get(key);
     if (cached) return cached;
+    return flight.run(key, () => loadScope(workspace, project), (scope) => scopeCache.set(key, scope));
+  };
+
+  async function loadScope(workspace: string | null | undefined, project: string | null | undefined): Promise<Scope> {
     const name = workspace ?? defaultWorkspace;
     let ws;
     try {
@@ -76,10 +81,8 @@ function createScopeResolver(db: Database, scopeCache: LruTtlCache<Scope>, defau
       if (!found) throw notFound('project', project);
       projectId = found.id;
     }
-    const scope = { workspaceId: ws.id, projectId };
-    scopeCache.set(key, scope);
-    return scope;
-  };
+    return { workspaceId: ws.id, projectId };
+  }
 }
 
 /** Creates the visibility stages over the catalog state. */
@@ -97,8 +100,11 @@ export function createVisibility(options: {
   const toolListCache = new LruTtlCache<SelectionCandidate[]>({ maxEntries: 128, ttlMs: ttl.toolsMs, now });
   const scopeCache = new LruTtlCache<Scope>({ maxEntries: 256, ttlMs: ttl.toolsMs, now });
   const visibleCache = new LruTtlCache<VisibleSet>({ maxEntries: 512, ttlMs: ttl.policyMs, now });
+  // Concurrent misses share one database read; an invalidation starts them afresh.
+  const scopeFlight = createSingleFlight<Scope>();
+  const toolListFlight = createSingleFlight<SelectionCandidate[]>();
   let rulesSnapshot: { rules: PolicyRule[]; at: number } | undefined;
-  const resolveScope = createScopeResolver(db, scopeCache, defaultWorkspace);
+  const resolveScope = createScopeResolver(db, scopeCache, scopeFlight, defaultWorkspace);
 
   async function getPolicy(context: Parameters<typeof compilePolicy>[1], key: string): Promise<CompiledPolicy> {
     const cached = policyCache.get(key);
@@ -118,12 +124,15 @@ export function createVisibility(options: {
     const key = `${current.version}|${scope.workspaceId}|${scope.projectId ?? ''}|${orgId === null ? '~' : JSON.stringify(orgId)}`;
     const cached = toolListCache.get(key);
     if (cached) return { key, tools: cached };
-    const enabled = new Set(await effectivePluginIds(db, scope));
-    // Plugin tools only when their plugin is in effect here; org-private tools only for their org.
-    const tools = current.tools.filter(
-      (tool) => (tool.pluginId === null || enabled.has(tool.pluginId)) && (tool.orgId === null || tool.orgId === orgId),
+    const tools = await toolListFlight.run(
+      key,
+      async () => {
+        const enabled = new Set(await effectivePluginIds(db, scope));
+        // Plugin tools only when their plugin is in effect here; org-private tools only for their org.
+        return current.tools.filter((tool) => (tool.pluginId === null || enabled.has(tool.pluginId)) && (tool.orgId === null || tool.orgId === orgId));
+      },
+      (loaded) => toolListCache.set(key, loaded),
     );
-    toolListCache.set(key, tools);
     return { key, tools };
   }
 
@@ -186,6 +195,7 @@ export function createVisibility(options: {
       switch (kind) {
         case 'tools':
         case 'categories':
+          toolListFlight.invalidate();
           toolListCache.clear();
           visibleCache.clear();
           break;
@@ -195,11 +205,15 @@ export function createVisibility(options: {
           visibleCache.clear();
           break;
         case 'enablement':
+          scopeFlight.invalidate();
+          toolListFlight.invalidate();
           scopeCache.clear();
           toolListCache.clear();
           visibleCache.clear();
           break;
         case 'all':
+          scopeFlight.invalidate();
+          toolListFlight.invalidate();
           rulesSnapshot = undefined;
           for (const cache of [policyCache, toolListCache, scopeCache, visibleCache]) cache.clear();
           break;
@@ -209,6 +223,7 @@ export function createVisibility(options: {
       }
     },
     onCatalogReload() {
+      toolListFlight.invalidate();
       toolListCache.clear();
       visibleCache.clear();
     },
