@@ -141,6 +141,14 @@ export interface ServeOptions {
   forward?: ForwardedRunner;
 }
 
+/**
+ * How long a server waits before its first sweep of queued and periodic jobs (issue #28): the
+ * sweep's queries (prune, periodic runs, a claim and its job) ran on the embedded store's one
+ * thread just as the server became ready, delaying its first answers. A job enqueued meanwhile
+ * (a forwarded `plugin add`'s verification) still starts at once.
+ */
+const JOBS_FIRST_POLL_MS = 1_000;
+
 /** How long requests still running at shutdown may finish before their connections are cut (ms). */
 const SHUTDOWN_GRACE_MS = 1_000;
 
@@ -235,7 +243,7 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
     });
     forwarding = await startCliForwarding(app, options.forward, doors);
     // Servers run queued background jobs (verification, issue #10); one-shot commands only enqueue.
-    app.jobs.start();
+    app.jobs.start({ firstPollMs: JOBS_FIRST_POLL_MS });
     // Issue #11: rollouts route by the shared state and one replica at a time judges each.
     await app.rollouts.start();
     // Created only once the port is bound (issue #12): a start that fails must not make a key it never shows.
@@ -277,7 +285,7 @@ export async function serveStdio(
   let forwarding: ControlSocket | undefined;
   try {
     forwarding = await startCliForwarding(app, options.forward, doors);
-    app.jobs.start();
+    app.jobs.start({ firstPollMs: JOBS_FIRST_POLL_MS });
     await app.rollouts.start();
     const running = await runStdioGateway({
       observer: app.telemetry.mcpObserver(META_TOOL_NAMES, SEARCH_TOOLS),

@@ -172,6 +172,32 @@ describeEachBackend('job queue', (backend) => {
     assert.equal(row?.status, 'queued', 'released for another worker');
     assert.equal(row?.attempts, 0);
   });
+
+  it('start({ firstPollMs }) leaves queued jobs until the first poll, and an enqueue still wakes the loop at once', async (t) => {
+    const kind = `first-poll-${randomBytes(3).toString('hex')}`;
+    const [jobs] = workers(1);
+    const ran: string[] = [];
+    let second!: () => void;
+    const secondRan = new Promise<void>((resolve) => (second = resolve));
+    jobs!.register(kind, async ({ job }) => {
+      ran.push(job.id);
+      if (ran.length === 2) second();
+      return {};
+    });
+    const early = await jobs!.enqueue(kind, {});
+    // The worker's clock only (setImmediate and the database stay real).
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    jobs!.start({ firstPollMs: 1_000 });
+    t.mock.timers.tick(999);
+    for (let turn = 0; turn < 50; turn++) await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(ran, [], 'no sweep before the first poll is due');
+    assert.equal((await findJob(db, early.id))?.status, 'queued');
+    // The real clock from here on, the first poll still a second away: a job enqueued now wakes the loop, which takes the early one with it.
+    t.mock.timers.reset();
+    const late = await jobs!.enqueue(kind, {});
+    await secondRan;
+    assert.deepEqual(new Set(ran), new Set([early.id, late.id]));
+  });
 });
 
 it('retry delays double from the base and stop at the cap', () => {

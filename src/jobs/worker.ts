@@ -70,8 +70,12 @@ export interface Jobs {
   get(id: string): Promise<JobRecord | undefined>;
   /** Claims and runs at most one job of the registered kinds; true when one ran. */
   runOnce(): Promise<boolean>;
-  /** Starts the polling loop (idempotent). */
-  start(): void;
+  /**
+   * Starts the polling loop (idempotent). `firstPollMs` delays the first sweep of queued and
+   * periodic jobs (a server's start-up answers requests first, issue #28); an enqueue still
+   * wakes the loop at once.
+   */
+  start(options?: { firstPollMs?: number }): void;
   /** Stops the loop; a running job is aborted and handed back to the queue. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -251,10 +255,10 @@ export function createJobs(options: JobsOptions): Jobs {
     },
     get: (id) => findJob(db, id),
     runOnce,
-    start() {
+    start(startOptions) {
       if (started || closed) return;
       started = true;
-      schedule(0);
+      schedule(startOptions?.firstPollMs ?? 0);
     },
     async close() {
       if (closed) return;
