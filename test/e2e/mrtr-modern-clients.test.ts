@@ -21,9 +21,9 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTran
 import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 import { QUIVER_BIN, runBinary, startServe, stopChild } from '../helpers/cli.ts';
 import { describeEachBackend, processStore } from '../helpers/backends.ts';
+import { MODERN, postModern } from '../helpers/modern-post.ts';
 import { conformancePluginFolder, modernPluginFolder } from '../helpers/sdk-plugin-folders.ts';
 
-const MODERN = '2026-07-28';
 type CallResult = { content?: Array<{ type: string; text?: string }>; isError?: boolean };
 const text = (result: unknown): string => ((result as CallResult).content ?? []).map((item) => item.text ?? '').join('');
 
@@ -133,29 +133,9 @@ describeEachBackend('input_required relayed to 2026-07-28 clients (issue #24)', 
   });
 
   /** A raw 2026-07-28 POST as principal `who`. */
-  async function post(who: 'a' | 'b', method: string, params: Record<string, unknown>, capabilities: object = { elicitation: {}, sampling: {}, roots: {} }) {
-    const body = {
-      jsonrpc: '2.0',
-      id: 7,
-      method,
-      params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': capabilities } },
-    };
-    const response = await fetch(mcpUrl, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${keys[who]}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN,
-        'mcp-method': method,
-        ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : {}),
-      },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(120_000),
-    });
-    const raw = await response.text();
-    const json = raw.startsWith('{') ? raw : (raw.split('\n').find((line) => line.startsWith('data: ')) ?? 'data: null').slice(6);
-    return { status: response.status, message: JSON.parse(json) as { result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } } };
+  async function post(who: 'a' | 'b', method: string, params: Record<string, unknown>, capabilities: Record<string, unknown> = { elicitation: {}, sampling: {}, roots: {} }) {
+    const message = await postModern(mcpUrl, keys[who], method, params, capabilities, { timeoutMs: 120_000 });
+    return { status: message.status, message };
   }
 
   const confirmTool = { name: 'call_tool', arguments: { name: 'legacy__push_tampered_state', arguments: {} } };

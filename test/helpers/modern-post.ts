@@ -13,13 +13,14 @@ export const MODERN = '2026-07-28';
 /** The HTTP status and the JSON-RPC result or error. */
 export type ModernAnswer = { status: number; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
 
-/** Posts `method` with `params` to `url` as the holder of `key`, declaring `capabilities`. */
+/** Posts `method` with `params` to `url` as the holder of `key`, declaring `capabilities`; `headers` are added last. */
 export async function postModern(
   url: string | URL,
   key: string,
   method: string,
   params: Record<string, unknown>,
   capabilities: Record<string, unknown>,
+  options: { headers?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<ModernAnswer> {
   const name = typeof params['name'] === 'string' ? params['name'] : typeof params['taskId'] === 'string' ? params['taskId'] : undefined;
   const response = await fetch(url, {
@@ -31,6 +32,7 @@ export async function postModern(
       'mcp-protocol-version': MODERN,
       'mcp-method': method,
       ...(name !== undefined ? { 'mcp-name': name } : {}),
+      ...options.headers,
     },
     body: JSON.stringify({
       jsonrpc: '2.0',
@@ -38,7 +40,7 @@ export async function postModern(
       method,
       params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': capabilities } },
     }),
-    signal: AbortSignal.timeout(60_000),
+    signal: AbortSignal.timeout(options.timeoutMs ?? 60_000),
   });
   const raw = await response.text();
   const json = raw.startsWith('{') ? raw : (raw.split('\n').find((line) => line.startsWith('data: ')) ?? 'data: {}').slice(6);

@@ -25,6 +25,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startReplica, type Replica } from '../../src/cli/bench/replica-cluster.ts';
 import { runBinary } from '../helpers/cli.ts';
+import { MODERN, postModern } from '../helpers/modern-post.ts';
 import { conformancePluginFolder } from '../helpers/sdk-plugin-folders.ts';
 import { openStore } from '../../src/store/open.ts';
 import { createApiKeyService, type ApiKeyService } from '../../src/access/api-keys.ts';
@@ -36,7 +37,6 @@ import { FORWARDED_HEADER } from '../../src/gateway/replica-forward.ts';
 import { loadSecretKey } from '../../src/plugins/secret-box.ts';
 
 const adminUrl = process.env.QUIVER_TEST_DATABASE_URL;
-const MODERN = '2026-07-28';
 type CallResult = { content?: Array<{ type: string; text?: string }> };
 const text = (result: unknown): string => ((result as CallResult).content ?? []).map((item) => item.text ?? '').join('');
 
@@ -165,31 +165,10 @@ describe('paused 2026 calls across replicas (issue #24)', () => {
     }
   });
 
-  /** A raw 2026-07-28 POST to `replica`. */
+  /** A raw 2026-07-28 `tools/call` to `replica`, declaring elicitation. */
   async function post(replica: Replica, params: Record<string, unknown>, headers: Record<string, string> = {}) {
-    const body = {
-      jsonrpc: '2.0',
-      id: 9,
-      method: 'tools/call',
-      params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } } },
-    };
-    const response = await fetch(new URL('/mcp', replica.url), {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${key}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN,
-        'mcp-method': 'tools/call',
-        'mcp-name': String(params.name),
-        ...headers,
-      },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(120_000),
-    });
-    const raw = await response.text();
-    const json = raw.startsWith('{') ? raw : (raw.split('\n').find((line) => line.startsWith('data: ')) ?? 'data: null').slice(6);
-    return { status: response.status, message: JSON.parse(json) as { result?: Record<string, unknown>; error?: { code: number; message: string } } };
+    const message = await postModern(new URL('/mcp', replica.url), key, 'tools/call', params, { elicitation: {} }, { headers, timeoutMs: 120_000 });
+    return { status: message.status, message };
   }
 
   const confirm = { name: 'call_tool', arguments: { name: 'legacy__push_tampered_state', arguments: {} } };
