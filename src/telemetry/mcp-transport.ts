@@ -92,11 +92,14 @@ export function observeMcpTransport(transport: ObservableTransport, observer: Mc
   (transport as { send: unknown }).send = (message: JsonRpcLike, options?: unknown) => {
     const id = message.id;
     const request = id === undefined || message.method !== undefined ? undefined : pending.get(id);
-    if (request) {
-      pending.delete(id!);
-      finish(observer, request, message);
-    }
-    return send(message, options);
+    if (request === undefined) return send(message, options);
+    pending.delete(id!);
+    // The answer goes out first (on stdio its write happens inside send), then it is measured:
+    // the histograms and the span's end are not on the client's wait (issue #28). send() of the
+    // SDK transports reports a failure through its promise, so nothing it throws is skipped.
+    const sent = send(message, options);
+    finish(observer, request, message);
+    return sent;
   };
 }
 

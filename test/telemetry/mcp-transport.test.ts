@@ -76,4 +76,20 @@ describe('observeMcpTransport', () => {
     assert.equal(histogramSeries(text, 'quiver_mcp_request_duration_seconds', { method: 'other', outcome: 'error' }).count, 1);
     assert.doesNotMatch(text, /made\/up/);
   });
+  it('writes the answer before measuring it (issue #28: the histograms are not on the client\'s wait)', async () => {
+    const order: string[] = [];
+    const histogram = { observe: () => order.push('observe') };
+    const observer = { mcpRequests: histogram, searches: histogram, errors: { inc: () => order.push('inc') }, metaTools: new Set(['search_tools']), searchTool: 'search_tools' } as unknown as Parameters<typeof observeMcpTransport>[1];
+    const transport = {
+      onmessage: undefined as ((message: never) => void) | undefined,
+      send: async (_message: never) => {
+        order.push('send');
+      },
+    };
+    observeMcpTransport(transport, observer);
+    transport.onmessage = () => undefined;
+    transport.onmessage!({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'search_tools' } } as never);
+    await transport.send({ jsonrpc: '2.0', id: 7, result: { content: [] } } as never);
+    assert.deepEqual(order, ['send', 'observe', 'observe'], 'the request was measured before its answer was handed to the transport');
+  });
 });

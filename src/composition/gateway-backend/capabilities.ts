@@ -15,7 +15,7 @@ const asStrings = (value: unknown): string[] => (Array.isArray(value) ? value.fi
 const asText = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
 
 /** A plugin's capability summary from its manifest, falling back to its catalog fields. */
-export function capabilityOf(plugin: PublicPlugin | undefined, name: string, tools: SelectionCandidate[]): CapabilitySummary {
+export function capabilityOf(plugin: PublicPlugin | undefined, name: string, tools: readonly SelectionCandidate[]): CapabilitySummary {
   const manifest = (plugin?.manifest ?? {}) as Record<string, unknown>;
   const category = asText(manifest['category']);
   const stability = asText(manifest['stability']);

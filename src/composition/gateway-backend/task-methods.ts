@@ -29,7 +29,7 @@ export function createTaskMethods(deps: TaskMethodsDeps): Required<Pick<GatewayB
   const { supervisor, visibility, caches } = deps;
   return {
     async createToolTask(session, qualifiedName, args, task, options) {
-      const tool = (await visibility.visible(session)).find((candidate) => candidate.qualifiedName === qualifiedName);
+      const tool = (await visibility.index(session)).byName.get(qualifiedName);
       if (!tool) throw notFound('tool', qualifiedName);
       if (!tool.pluginName) throw new QuiverError(ErrorCodes.unavailable, `tool '${qualifiedName}' has no plugin process to run it`);
       const stable = await caches.specFor(tool.pluginName);

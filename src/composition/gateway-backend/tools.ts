@@ -12,7 +12,7 @@ import { ungrantedPathHint } from '../../runtime/host-mounts.ts';
 import type { Supervisor, UpstreamSpec } from '../../runtime/index.ts';
 import type { SelectionEngine } from '../../selection/index.ts';
 import type { BackendCaches } from './caches.ts';
-import { contextOf, type SessionVisibility } from './visibility.ts';
+import { contextOf, type SessionVisibility, type VisibleIndex } from './visibility.ts';
 import { parseQualifiedName } from '../../core/names.ts';
 import type { SelectionCandidate } from '../../store/repositories/candidates.ts';
 import { quarantinedError, type PinningService } from '../../trust/pinning/index.ts';
@@ -48,6 +48,24 @@ function withPathHint(result: CallToolResult, spec: UpstreamSpec, hiddenPaths: r
   return hint === undefined ? result : { ...result, content: [...(result.content ?? []), { type: 'text', text: hint }] };
 }
 
+// The engine's visible list by tool id, once per list (a search looks up its few results in it).
+const byIdByList = new WeakMap<readonly SelectionCandidate[], ReadonlyMap<string, SelectionCandidate>>();
+function byIdOf(candidates: readonly SelectionCandidate[]): ReadonlyMap<string, SelectionCandidate> {
+  let byId = byIdByList.get(candidates);
+  if (byId === undefined) byIdByList.set(candidates, (byId = new Map(candidates.map((c) => [c.id, c]))));
+  return byId;
+}
+
+// The serving plugin's own tool names (a result may name them), once per visible index.
+const ownNamesByIndex = new WeakMap<VisibleIndex, Map<string, readonly string[]>>();
+function ownNamesOf(visible: VisibleIndex, pluginName: string): readonly string[] {
+  let byPlugin = ownNamesByIndex.get(visible);
+  if (byPlugin === undefined) ownNamesByIndex.set(visible, (byPlugin = new Map()));
+  let names = byPlugin.get(pluginName);
+  if (names === undefined) byPlugin.set(pluginName, (names = (visible.byPlugin.get(pluginName) ?? []).map((candidate) => candidate.name)));
+  return names;
+}
+
 /** Creates `searchTools`, `listVisibleTools`, `getTool` and `callTool`. */
 export function createToolMethods(deps: ToolMethodsDeps): Pick<GatewayBackend, 'searchTools' | 'listVisibleTools' | 'getTool' | 'callTool'> {
   const { selection, visibility } = deps;
@@ -56,9 +74,9 @@ export function createToolMethods(deps: ToolMethodsDeps): Pick<GatewayBackend, '
    * The `quarantined` refusal of a tool the session cannot see because it is quarantined. Only
    * for a plugin the session sees other tools of: a quarantine never reveals another tenant's plugin.
    */
-  async function quarantineRefusal(qualifiedName: string, visible: readonly SelectionCandidate[]): Promise<QuiverError | undefined> {
+  async function quarantineRefusal(qualifiedName: string, visible: VisibleIndex): Promise<QuiverError | undefined> {
     const parsed = parseQualifiedName(qualifiedName);
-    if (deps.pinning === undefined || parsed === undefined || !visible.some((tool) => tool.pluginName === parsed.plugin)) return undefined;
+    if (deps.pinning === undefined || parsed === undefined || !visible.byPlugin.has(parsed.plugin)) return undefined;
     const record = await deps.pinning.quarantineOf(parsed.plugin, parsed.tool);
     return record === undefined ? undefined : quarantinedError(qualifiedName, record);
   }
@@ -68,7 +86,7 @@ export function createToolMethods(deps: ToolMethodsDeps): Pick<GatewayBackend, '
       const limit = Math.max(1, Math.min(50, options.limit));
       const result = await selection.selectTools({ query, context: contextOf(session), k: limit, provider: 'mcp' });
       const { tools: candidates } = await selection.visibleTools(contextOf(session));
-      const byId = new Map(candidates.map((c) => [c.id, c]));
+      const byId = byIdOf(candidates);
       const tools: GatewayTool[] = [];
       for (const selected of result.tools) {
         const candidate = byId.get(selected.id);
@@ -87,8 +105,8 @@ export function createToolMethods(deps: ToolMethodsDeps): Pick<GatewayBackend, '
     },
 
     async getTool(session, qualifiedName) {
-      const visible = await visibility.visible(session);
-      const tool = visible.find((t) => t.qualifiedName === qualifiedName);
+      const visible = await visibility.index(session);
+      const tool = visible.byName.get(qualifiedName);
       if (tool) return visibility.toGatewayTool(tool);
       const refusal = await quarantineRefusal(qualifiedName, visible);
       if (refusal) throw refusal;
@@ -96,8 +114,8 @@ export function createToolMethods(deps: ToolMethodsDeps): Pick<GatewayBackend, '
     },
 
     async callTool(session, qualifiedName, args, options = {}) {
-      const visible = await visibility.visible(session);
-      const tool = visible.find((t) => t.qualifiedName === qualifiedName);
+      const visible = await visibility.index(session);
+      const tool = visible.byName.get(qualifiedName);
       if (!tool) throw (await quarantineRefusal(qualifiedName, visible)) ?? notFound('tool', qualifiedName);
       if (!tool.pluginName) {
         throw new QuiverError(ErrorCodes.unavailable, `tool '${qualifiedName}' has no plugin process to run it (it was registered through the catalog API)`);
@@ -122,8 +140,7 @@ export function createToolMethods(deps: ToolMethodsDeps): Pick<GatewayBackend, '
         },
       });
       // Issue #23: what the plugin returns is what the model reads next; orders hidden in it are flagged, never passed on silently.
-      const ownNames = visible.filter((candidate) => candidate.pluginName === tool.pluginName).map((candidate) => candidate.name);
-      return screenToolResult(withPathHint(result, spec, deps.supervisor.hiddenPaths?.() ?? []), qualifiedName, ownNames);
+      return screenToolResult(withPathHint(result, spec, deps.supervisor.hiddenPaths?.() ?? []), qualifiedName, ownNamesOf(visible, tool.pluginName));
     },
   };
 }

@@ -4,6 +4,12 @@
  * context (policy, enablement, organisation; fail closed), without silent tools
  * (middleware-only) and, for an expert session, only its allow-list. Also the one
  * `GatewayTool` view of a candidate, built once per candidate object.
+ *
+ * Every plugin call asks what the session may see (issue #28, the stdio call path): the
+ * filtered list, the tool by name and its plugin's tools are indexed once per list the engine
+ * returns (keyed by that array, so the engine's own invalidation drops the index with it) and
+ * per expert allow-list, instead of a filter and a scan of every tool on each call. The
+ * decision itself is still the engine's, asked on every call.
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { notFound } from '../../core/errors.ts';
@@ -12,14 +18,26 @@ import { toolDefinitionTokens } from '../../gateway/meta-tools.ts';
 import type { SelectionEngine } from '../../selection/index.ts';
 import type { SelectionCandidate } from '../../store/repositories/candidates.ts';
 
+/** What a session sees, indexed (shared between calls: read only). */
+export interface VisibleIndex {
+  /** The visible, non-silent tools (expert allow-list applied). */
+  readonly tools: readonly SelectionCandidate[];
+  /** The same tools by qualified name. */
+  readonly byName: ReadonlyMap<string, SelectionCandidate>;
+  /** Plugins with at least one visible tool, with those tools, by plugin name. */
+  readonly byPlugin: ReadonlyMap<string, readonly SelectionCandidate[]>;
+}
+
 /** The session's visible tools and plugins. */
 export interface SessionVisibility {
   /** True unless an expert allow-list leaves the tool out. */
   allowedByExpertList(session: BackendSession, qualifiedName: string): boolean;
+  /** What the session sees now, indexed (asks the selection engine every time). */
+  index(session: BackendSession): Promise<VisibleIndex>;
   /** The session's visible, non-silent tools (expert allow-list applied). */
-  visible(session: BackendSession): Promise<SelectionCandidate[]>;
+  visible(session: BackendSession): Promise<readonly SelectionCandidate[]>;
   /** Plugins the session can see (at least one visible tool), with those tools, by name. */
-  visiblePlugins(session: BackendSession): Promise<Map<string, SelectionCandidate[]>>;
+  visiblePlugins(session: BackendSession): Promise<ReadonlyMap<string, readonly SelectionCandidate[]>>;
   /** Throws `not_found` unless the session can see the plugin. */
   requireVisiblePlugin(session: BackendSession, pluginName: string): Promise<void>;
   /** The gateway's view of a candidate (with a search score when given). */
@@ -42,26 +60,27 @@ export function contextOf(session: BackendSession) {
 /** Creates the session visibility over the selection engine. */
 export function createSessionVisibility(selection: Pick<SelectionEngine, 'visibleTools'>): SessionVisibility {
   const gatewayTools = new WeakMap<SelectionCandidate, GatewayTool>();
+  // The engine's list → (expert allow-list, or NO_LIST) → its index. Both keys are the arrays
+  // themselves: a new list from the engine (a catalog or policy change) is a new key.
+  const indexes = new WeakMap<readonly SelectionCandidate[], WeakMap<object, VisibleIndex>>();
+  const NO_LIST = {};
 
   function allowedByExpertList(session: BackendSession, qualifiedName: string): boolean {
     return session.expertAllowList === undefined || session.expertAllowList.includes(qualifiedName);
   }
 
-  async function visible(session: BackendSession): Promise<SelectionCandidate[]> {
+  async function index(session: BackendSession): Promise<VisibleIndex> {
     const { tools } = await selection.visibleTools(contextOf(session));
-    return tools.filter((tool) => tool.visibility !== 'silent' && allowedByExpertList(session, tool.qualifiedName));
+    const listKey: object = session.expertAllowList ?? NO_LIST;
+    let byList = indexes.get(tools);
+    if (byList === undefined) indexes.set(tools, (byList = new WeakMap()));
+    let built = byList.get(listKey);
+    if (built === undefined) byList.set(listKey, (built = buildIndex(tools.filter((tool) => tool.visibility !== 'silent' && allowedByExpertList(session, tool.qualifiedName)))));
+    return built;
   }
 
-  async function visiblePlugins(session: BackendSession): Promise<Map<string, SelectionCandidate[]>> {
-    const byPlugin = new Map<string, SelectionCandidate[]>();
-    for (const tool of await visible(session)) {
-      if (!tool.pluginName) continue;
-      const list = byPlugin.get(tool.pluginName) ?? [];
-      list.push(tool);
-      byPlugin.set(tool.pluginName, list);
-    }
-    return byPlugin;
-  }
+  const visible = async (session: BackendSession) => (await index(session)).tools;
+  const visiblePlugins = async (session: BackendSession) => (await index(session)).byPlugin;
 
   function toGatewayTool(candidate: SelectionCandidate, score?: number): GatewayTool {
     let tool = gatewayTools.get(candidate);
@@ -74,6 +93,7 @@ export function createSessionVisibility(selection: Pick<SelectionEngine, 'visibl
 
   return {
     allowedByExpertList,
+    index,
     visible,
     visiblePlugins,
     async requireVisiblePlugin(session, pluginName) {
@@ -81,6 +101,19 @@ export function createSessionVisibility(selection: Pick<SelectionEngine, 'visibl
     },
     toGatewayTool,
   };
+}
+
+function buildIndex(tools: SelectionCandidate[]): VisibleIndex {
+  const byName = new Map<string, SelectionCandidate>();
+  const byPlugin = new Map<string, SelectionCandidate[]>();
+  for (const tool of tools) {
+    if (!byName.has(tool.qualifiedName)) byName.set(tool.qualifiedName, tool);
+    if (!tool.pluginName) continue;
+    const list = byPlugin.get(tool.pluginName);
+    if (list) list.push(tool);
+    else byPlugin.set(tool.pluginName, [tool]);
+  }
+  return { tools, byName, byPlugin };
 }
 
 /** The MCP fields a plugin declared that the catalog keeps in `metadata.mcpFields` (issue #12). */
