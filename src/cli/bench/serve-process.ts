@@ -60,14 +60,17 @@ function processCpuMs(pid: number): number | undefined {
 export interface ServeProcess {
   child: ChildProcess;
   url: string;
-  /** From spawning the process to the first answer of /healthz. */
+  /** From spawning the process to the first 200 of /readyz (the database answers, migrations applied). */
   readyMs: number;
-  /** CPU time the process had used when /healthz first answered (Linux). */
+  /** CPU time the process had used when /readyz first answered 200 (Linux). */
   cpuToReadyMs: number | undefined;
   stop(): Promise<void>;
 }
 
-/** Starts `quiver serve --http 127.0.0.1:0` on `dataDir` with `QUIVER_HOME=home` and waits for /healthz. */
+/**
+ * Starts `quiver serve --http 127.0.0.1:0` on `dataDir` with `QUIVER_HOME=home` and waits until
+ * /readyz answers 200 (issue #28: ready, not merely alive as /healthz says).
+ */
 export async function startServeProcess(dataDir: string, home: string, extraEnv: Record<string, string> = {}): Promise<ServeProcess> {
   const started = performance.now();
   const child = spawn(process.execPath, [BIN, 'serve', '--json', '--data', dataDir, '--http', '127.0.0.1:0'], {
@@ -93,7 +96,7 @@ export async function startServeProcess(dataDir: string, home: string, extraEnv:
       child.once('close', (code) => reject(new Error(`quiver serve exited with ${code}: ${stderr}`)));
     });
     for (;;) {
-      const response = await fetch(`${url}/healthz`).catch(() => undefined);
+      const response = await fetch(`${url}/readyz`).catch(() => undefined);
       if (response?.ok) break;
       await new Promise((resolve) => setTimeout(resolve, 5));
     }

@@ -3,7 +3,7 @@
  * Start-up of real `quiver` processes against the targets of issue #28, each printed beside
  * its figure (min / median / max over several runs; wall time is the machine's, CPU time the
  * process's own):
- * - `quiver serve` on the embedded default, spawn to the first answer of `/healthz`: once on
+ * - `quiver serve` on the embedded default, spawn to the first 200 of `/readyz`: once on
  *   a new data folder (created from the template and migrated), then on that warm folder;
  * - `quiver --help`;
  * - a CLI command forwarded to a running server (`quiver plugin list --json`): wall, CPU, peak RSS.
