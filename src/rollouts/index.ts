@@ -96,6 +96,9 @@ export interface RolloutService {
   close(): Promise<void>;
 }
 
+/** Monitor ticks between two reads of the rollouts table while none is open. */
+const IDLE_RECHECK_TICKS = 10;
+
 /** Creates the rollout service; nothing runs before `start()` (routing is off until then). */
 export function createRolloutService(options: RolloutServiceOptions): RolloutService {
   const logger = (options.logger ?? silentLogger).child({ component: 'rollouts' });
@@ -204,8 +207,16 @@ export function createRolloutService(options: RolloutServiceOptions): RolloutSer
       await router.load();
       unlisten = await options.db.listen(ROLLOUTS_CHANNEL, () => void router.load());
       if (startOptions.monitor === false || timer !== undefined || closed) return;
+      let idleTicks = 0;
       timer = setInterval(() => {
         if (ticking !== undefined) return;
+        // With no open rollout there is nothing to judge, and every change reaches the router
+        // at once (this replica's transitions reload it, other replicas' arrive by NOTIFY): the
+        // table is then re-read only every IDLE_RECHECK_TICKS ticks as the safety net, not twice
+        // per tick (the tick's read and the reload were 2 statements a second on an idle
+        // service, issue #28).
+        if (router.openCount() === 0 && ++idleTicks < IDLE_RECHECK_TICKS) return;
+        idleTicks = 0;
         void runTick()
           .then(() => router.load())
           .catch((error) => logger.warn({ err: error }, 'rollouts: monitor pass failed'));

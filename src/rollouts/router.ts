@@ -27,6 +27,8 @@ export interface SlotRouter {
   load(): Promise<void>;
   /** Plugin names with an open rollout (for tests and status). */
   routed(): string[];
+  /** Open rollouts at the last load, routable or not (the monitor idles while there are none). */
+  openCount(): number;
 }
 
 /** Creates the router; nothing is routed before the first `load()`. */
@@ -35,10 +37,12 @@ export function createSlotRouter(options: { db: Queryable; pluginNameOf: (plugin
   // Derived specs are reused while the stable spec object (the gateway's cached one) is the same.
   let derived = new WeakMap<UpstreamSpec, { rolloutId: string; spec: UpstreamSpec }>();
   let loading: Promise<void> | undefined;
+  let open = 0;
 
-  async function readTable(): Promise<Map<string, PluginRoute>> {
+  async function readTable(): Promise<{ routes: Map<string, PluginRoute>; open: number }> {
     const next = new Map<string, PluginRoute>();
-    for (const rollout of await openRollouts(options.db)) {
+    const rollouts = await openRollouts(options.db);
+    for (const rollout of rollouts) {
       const canary = (await deploymentsOf(options.db, rollout.pluginId)).find((deployment) => deployment.id === rollout.toDeployment);
       const name = await options.pluginNameOf(rollout.pluginId);
       if (canary === undefined || canary.install === null || name === undefined) continue;
@@ -54,7 +58,7 @@ export function createSlotRouter(options: { db: Queryable; pluginNameOf: (plugin
         canary,
       });
     }
-    return next;
+    return { routes: next, open: rollouts.length };
   }
 
   return {
@@ -76,12 +80,15 @@ export function createSlotRouter(options: { db: Queryable; pluginNameOf: (plugin
     load() {
       // Loads run one at a time; a load asked for while one runs follows it (it may have missed a change).
       const run = (loading ?? Promise.resolve()).then(async () => {
-        table = await readTable();
+        const read = await readTable();
+        table = read.routes;
+        open = read.open;
         derived = new WeakMap();
       });
       loading = run.catch((error) => options.logger.warn({ err: error }, 'rollouts: could not load the routing table'));
       return run;
     },
     routed: () => [...table.keys()],
+    openCount: () => open,
   };
 }
