@@ -4,8 +4,8 @@
  * open rollout says (canary percent of the step, the tools the canary may serve, its staged
  * install) and answers synchronously, without the database. `load()` replaces the table from
  * the database; it runs at start, after every transition this replica makes, on every rollout
- * notification from another replica, and on each decider tick as a safety net, so all
- * replicas route alike within one notification.
+ * notification from another replica, and after decider ticks as a safety net (every tick while
+ * a rollout is open, every tenth while none is), so all replicas route alike within one notification.
  */
 import type { Logger } from '../core/logger.ts';
 import type { UpstreamSpec } from '../runtime/types.ts';
