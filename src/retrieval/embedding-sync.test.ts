@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describeEachBackend } from '../../test/helpers/backends.ts';
 import type { Database } from '../store/database.ts';
-import { getEmbeddings, parseVector, vectorLiteral } from '../store/repositories/embeddings.ts';
+import { decodeVectorBase64, getEmbeddings, parseVector, upsertEmbeddings, vectorLiteral } from '../store/repositories/embeddings.ts';
 import { embeddingDrift, loadVectors, recomputeStale } from './embedding-sync.ts';
 import { createOfflineEmbedder } from './embedders/offline.ts';
 import type { Embedder } from './embedders/embedder.ts';
@@ -34,6 +34,17 @@ describeEachBackend('tool embeddings in pgvector', (backend) => {
     assert.deepEqual(parseVector(vectorLiteral(vector)), vector);
     assert.deepEqual(parseVector([1, 2]), Float32Array.from([1, 2]));
     assert.throws(() => parseVector('nope'), /unexpected vector/);
+  });
+
+  it('reads stored vectors back exactly, in the binary form', async () => {
+    const id = await insertTool(db, 'exactVector', 'A vector with awkward values', [], 'current');
+    const vector = Float32Array.from([0.1, -3.4e38, 1e-7, 123.456, 0, -1, 2 ** -20, 0.3333333]);
+    await upsertEmbeddings(db, [{ toolId: id, model: 'exact-test', embedding: vector, contentHash: 'h'.repeat(64) }]);
+    const stored = await getEmbeddings(db, 'exact-test', [id]);
+    assert.deepEqual(stored.get(id)!.embedding, vector);
+    assert.equal(stored.get(id)!.dimensions, 8);
+    assert.throws(() => decodeVectorBase64(Buffer.from([0, 2, 0, 0, 1]).toString('base64')), /unexpected binary vector/);
+    assert.throws(() => decodeVectorBase64(42), /unexpected vector/);
   });
 
   it('embeds only pending and stale tools, marks them current, and feeds the index', async () => {

@@ -62,6 +62,23 @@ export function parseVector(value: unknown): Float32Array {
   return body ? Float32Array.from(body.split(','), Number) : new Float32Array(0);
 }
 
+/**
+ * Decodes pgvector's binary form (`vector_send`: int16 dimensions, int16 unused, then big-endian
+ * float4s) sent as base64 text. Reading 10,000 512-d vectors as text made ~5 million short
+ * strings (`split(',')`) that the server's heap then held until V8's memory reducer ran
+ * (issue #28); base64 is decoded natively into one buffer per vector.
+ */
+export function decodeVectorBase64(value: unknown): Float32Array {
+  if (typeof value !== 'string') throw new Error(`unexpected vector value ${String(value).slice(0, 40)}`);
+  const bytes = Buffer.from(value, 'base64');
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const dimensions = bytes.byteLength >= 4 ? view.getInt16(0) : -1;
+  if (dimensions < 0 || bytes.byteLength !== 4 + dimensions * 4) throw new Error(`unexpected binary vector of ${bytes.byteLength} bytes`);
+  const vector = new Float32Array(dimensions);
+  for (let i = 0; i < dimensions; i++) vector[i] = view.getFloat32(4 + i * 4);
+  return vector;
+}
+
 const toDate = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
 
 /** Inserts or replaces the vectors of several tools for one model, in one statement. */
@@ -98,7 +115,7 @@ export async function getEmbeddings(db: Queryable, model: string, toolIds?: read
     content_hash: string;
     embedded_at: unknown;
   }>(
-    `SELECT tool_id, model, dimensions, embedding::text AS embedding, content_hash, embedded_at
+    `SELECT tool_id, model, dimensions, encode(vector_send(embedding), 'base64') AS embedding, content_hash, embedded_at
      FROM tool_embeddings WHERE model = $1 ${toolIds ? 'AND tool_id = ANY($2::uuid[])' : ''}`,
     toolIds ? [model, [...toolIds]] : [model],
   );
@@ -109,7 +126,7 @@ export async function getEmbeddings(db: Queryable, model: string, toolIds?: read
         toolId: row.tool_id,
         model: row.model,
         dimensions: row.dimensions,
-        embedding: parseVector(row.embedding),
+        embedding: decodeVectorBase64(row.embedding),
         contentHash: row.content_hash.trim(),
         embeddedAt: toDate(row.embedded_at),
       },
