@@ -16,7 +16,10 @@ describe('bandit convergence (seed 001 §7.4)', () => {
 
   it('is slower with the relevance prior when retrieval cannot tell the tools apart (its c pseudo-observations must be outweighed)', () => {
     const prior = measureConvergence({ runs: 300, interactions: 300, seed: 11, relevanceStrength: 8 });
-    assert.ok(prior.ratioAt['50']! < pure.ratioAt['50']!, `prior ${prior.ratioAt['50']} vs pure ${pure.ratioAt['50']}`);
+    // Issue #25: untried tools are no longer drawn, so the early interactions are level (t = 50:
+    // 0.882 vs 0.879, seed 11); the cost shows later (t = 300: 0.929 vs 0.976).
+    assert.ok(prior.ratioAt['300']! < pure.ratioAt['300']!, `prior ${prior.ratioAt['300']} vs pure ${pure.ratioAt['300']}`);
+    assert.ok(prior.ratioAt['300']! > prior.ratioAt['10']!, 'it still learns');
   });
 
   it('is deterministic for a seed', () => {

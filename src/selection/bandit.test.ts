@@ -55,19 +55,59 @@ describe('bandit', () => {
       ['t0', { alpha: 2, beta: 80 }],
     ]);
     const count = (arm: (id: string) => BanditArm | undefined) => {
-      let t5First = 0;
+      let t5Top4 = 0;
       let t0Exploited = 0;
       for (let round = 0; round < 500; round++) {
         const picks = thompsonRerank(ranked, { k: 7, sampler, arm });
-        if (picks[0]!.id === 't5') t5First++;
+        if (picks.slice(0, 4).some((p) => p.id === 't5')) t5Top4++;
         if (picks.some((p) => p.id === 't0' && p.reason === 'retrieved')) t0Exploited++;
       }
-      return { t5First, t0Exploited };
+      return { t5Top4, t0Exploited };
     };
     const cold = count(() => undefined);
     const warm = count((id) => arms.get(id));
-    assert.ok(warm.t5First > 5 * Math.max(cold.t5First, 10), `successful tool first: cold ${cold.t5First}, warm ${warm.t5First}`);
+    // t5 (relevance 0.75) with 80 successes ranks as (1 + 0.75) / 2 ≈ 0.87 at most: above the cold
+    // t3 (0.85) and t4, never above t1 or t2: success moves a tool by at most half the relevance scale.
+    assert.ok(cold.t5Top4 === 0 && warm.t5Top4 > 400, `successful tool in the first four: cold ${cold.t5Top4}, warm ${warm.t5Top4}`);
     assert.ok(cold.t0Exploited > 450 && warm.t0Exploited < 25, `failing tool exploited: cold ${cold.t0Exploited}, warm ${warm.t0Exploited}`);
+  });
+
+  it('ranks cold tools by relevance alone: no draw reorders them (issue #25)', () => {
+    const sampler = createSampler(createSeededRandom(11));
+    for (let round = 0; round < 200; round++) {
+      const picks = thompsonRerank(ranked, { k: 7, sampler, arm: () => undefined });
+      assert.deepEqual(
+        picks.filter((p) => p.reason === 'retrieved').map((p) => p.id),
+        ['t0', 't1', 't2', 't3', 't4', 't5'],
+      );
+    }
+  });
+
+  it('draws only what an arm has observed: the spread shrinks with evidence', () => {
+    const sampler = createSampler(createSeededRandom(12));
+    const spread = (arm: BanditArm) => {
+      const samples = Array.from({ length: 400 }, () => thompsonRerank(ranked.slice(0, 3), { k: 3, sampler, arm: (id) => (id === 't1' ? arm : undefined), exploration: false }).find((p) => p.id === 't1')!.sample);
+      const mean = samples.reduce((a, b) => a + b, 0) / samples.length;
+      return Math.sqrt(samples.reduce((a, b) => a + (b - mean) ** 2, 0) / samples.length);
+    };
+    const none = spread({ alpha: 1, beta: 1 });
+    const few = spread({ alpha: 3, beta: 2 });
+    const many = spread({ alpha: 240, beta: 160 });
+    assert.ok(none < 1e-9, 'no observations: ranked by relevance, not drawn');
+    assert.ok(few > 2 * many && many > 0, `spread with 3 observations ${few.toFixed(4)}, with 398 ${many.toFixed(4)}`);
+  });
+
+  it('does not give the exploration slot to a tool because it is often called (issue #25)', () => {
+    const sampler = createSampler(createSeededRandom(13));
+    // t13 (relevance 0.35, the pool's least relevant) was called 59 times for other requests.
+    const arms = new Map<string, BanditArm>([['t13', { alpha: 60, beta: 1 }]]);
+    let popular = 0;
+    for (let round = 0; round < 500; round++) {
+      const explored = thompsonRerank(ranked, { k: 7, sampler, arm: (id) => arms.get(id) }).find((p) => p.reason === 'exploration');
+      if (explored?.id === 't13') popular++;
+    }
+    // Pool t0…t13, exploitation t0…t5, so the slot is drawn among t6…t13 (eight tools).
+    assert.ok(popular < 100, `often-called tool explored ${popular}/500`);
   });
 
   it('uses the exploration slot for untried tools more than for known failures', () => {

@@ -6,16 +6,26 @@
  *
  * The formula (docs/selection.md, "Bandit"):
  * 1. The pool is the top `poolFactor · k` retrieved tools (default 2k), by relevance.
- * 2. Relevance becomes prior evidence: with r = score / best score in the pool (in [0, 1])
- *    and strength c (default 8), tool i's sample is θ_i ~ Beta(α_i + c·r_i, β_i + c·(1 − r_i)),
- *    where (α_i, β_i) is its posterior from `tool_bandit_stats` (Beta(1, 1) when it has none).
- *    Cold, the order follows retrieval with a little noise; as outcomes accumulate, observed
- *    success moves the ranking towards what worked. Issue #25: the relevance evidence grows
- *    with the arm's own (c + n pseudo-observations for n observed), so success can reorder
- *    close candidates but never outweighs relevance by more than half its scale.
+ * 2. Relevance is the prior: with r = score / best score in the pool (in [0, 1]), strength c
+ *    (default 8) and a tool's posterior (α_i, β_i) from `tool_bandit_stats` (Beta(1, 1) when
+ *    it has none; n = α_i + β_i − 2 observed outcomes), the tool is ranked by
+ *    θ_i = r_i + w_n · (p_i − m_i), w_n = 2(n + 2) / (c + 2n + 2) (0.4 untried, → 1),
+ *    where m_i is the success rate of the pool's *other* arms (pooled, Beta(1, 1) prior) and
+ *    p_i ~ Beta(α_i − 1 + 2m_i, β_i − 1 + 2(1 − m_i)) is a draw of the tool's own rate,
+ *    shrunk towards m_i; an untried tool has p_i = m_i. Issue #25, two changes measured on the
+ *    learning replay (docs/retrieval.md): only the arm's own evidence is drawn, so a tool with
+ *    none ranks by relevance alone and the draw narrows as evidence grows (drawing the relevance
+ *    prior as well, Beta(α + c·r, β + c·(1 − r)), reordered cold, close candidates at random);
+ *    and a tool is measured against the other tools of its pool, not against ½: calls nearly
+ *    always succeed, so an often-called tool looked better than any untried one and was pulled
+ *    over more relevant ones (the bandit alone ranked below static under noisy feedback). A
+ *    tool that succeeds where the others fail still rises, by up to w_n · (1 − m_i).
+ *    With c = 0 (plain Thompson sampling) θ_i ~ Beta(α_i, β_i), as before.
  * 3. Exploitation: the k − 1 highest θ. Exploration (one slot, when the pool is larger than
- *    k): among the rest of the pool, the highest draw from the tool's own posterior
- *    Beta(α_i, β_i), relevance left out, so untried tools (Beta(1, 1)) get their chance.
+ *    k): among the rest of the pool, the highest draw from Beta(1 + c·r_i, β_i + c·(1 − r_i)):
+ *    relevance and the tool's failures, not its successes (a tool known to work needs no
+ *    exploring, and an often-called tool used to win the slot from untried ones); with c = 0,
+ *    Beta(1, β_i), so untried tools still get their chance before known failures.
  */
 import type { Sampler } from './sampler.ts';
 
@@ -85,18 +95,39 @@ export function thompsonRerank(ranked: readonly RankedCandidate[], options: Thom
   const pool = ranked.slice(0, Math.max(k, Math.ceil(k * (options.poolFactor ?? 2))));
   let best = 0;
   for (const candidate of pool) if (candidate.score > best) best = candidate.score;
+  // The pool's success rate (its arms' outcomes pooled, with a Beta(1, 1) prior): what an arm's
+  // own rate is measured against, and the prior mean of an arm with few observations. Calls
+  // nearly always succeed, so against a fixed ½ every called tool looked better than an untried one.
+  let successes = 0;
+  let failures = 0;
+  for (const candidate of pool) {
+    const arm = options.arm(candidate.id) ?? UNIFORM_PRIOR;
+    successes += Math.max(0, safeShape(arm.alpha) - 1);
+    failures += Math.max(0, safeShape(arm.beta) - 1);
+  }
+  // Leave-one-out: an arm is measured against the others, or a pool where only it was observed
+  // (the others untried) would be measured against itself and never move.
+  const rateWithout = (alpha: number, beta: number) => {
+    const s = successes - Math.max(0, alpha - 1);
+    const f = failures - Math.max(0, beta - 1);
+    return (s + 1) / (s + f + 2);
+  };
   const scored = pool.map((candidate) => {
     const arm = options.arm(candidate.id) ?? UNIFORM_PRIOR;
     const relevance = best > 0 ? Math.max(0, Math.min(1, candidate.score / best)) : 1;
-    // Issue #25: relevance keeps at least half the evidence. An organisation's context pools
-    // every request, and calls nearly always succeed, so an arm's count says how often a tool
-    // was called, whatever was asked; at a fixed c that count soon outweighed relevance and
-    // pulled often-called (or, under noisy feedback, wrongly credited) tools over the right
-    // one. With c + n pseudo-observations (n: the arm's own), observed success moves a tool by
-    // at most half the relevance scale; plain Thompson (c = 0) is unchanged.
-    const evidence = strength > 0 ? strength + Math.max(0, safeShape(arm.alpha) + safeShape(arm.beta) - 2) : 0;
-    const sample = options.sampler.beta(safeShape(arm.alpha) + evidence * relevance, safeShape(arm.beta) + evidence * (1 - relevance));
-    return { candidate, arm, sample };
+    const alpha = safeShape(arm.alpha);
+    const beta = safeShape(arm.beta);
+    const observed = Math.max(0, alpha + beta - 2);
+    // Issue #25: only the arm's own posterior is drawn (relevance is a measured score, not an
+    // uncertain rate), and against the pool's other arms: an organisation's context pools every
+    // request and calls nearly always succeed, so a raw rate said how often a tool was called.
+    let sample: number;
+    if (strength > 0) {
+      const poolRate = rateWithout(alpha, beta);
+      const own = observed > 0 ? options.sampler.beta(Math.max(0, alpha - 1) + 2 * poolRate, Math.max(0, beta - 1) + 2 * (1 - poolRate)) : poolRate;
+      sample = relevance + ((2 * (observed + 2)) / (strength + 2 * observed + 2)) * (own - poolRate);
+    } else sample = options.sampler.beta(alpha, beta);
+    return { candidate, arm, sample, relevance };
   });
   const order = [...scored].sort((a, b) => b.sample - a.sample);
   const explore = (options.exploration ?? true) && pool.length > k && k >= 2;
@@ -105,7 +136,7 @@ export function thompsonRerank(ranked: readonly RankedCandidate[], options: Thom
   let pick: (typeof scored)[number] | undefined;
   let pickSample = -1;
   for (const entry of order.slice(k - 1)) {
-    const draw = options.sampler.beta(safeShape(entry.arm.alpha), safeShape(entry.arm.beta));
+    const draw = options.sampler.beta(1 + strength * entry.relevance, safeShape(entry.arm.beta) + strength * (1 - entry.relevance));
     if (draw > pickSample) {
       pickSample = draw;
       pick = entry;

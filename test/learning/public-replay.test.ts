@@ -57,7 +57,10 @@ describeEachBackend('learning replay on a public stream, 25 % wrong feedback (is
     assert.ok(acme.overall.noisy > 0.1, `noise share ${acme.overall.noisy}`);
     const last = acme.windows.at(-1)!;
     const still = control.windows.at(-1)!;
-    assert.ok(last['recall@1'] >= still['recall@1'] + 0.1, `acme last window R@1 ${last['recall@1']} vs static ${still['recall@1']}`);
+    // +0.06 (4 of 64 requests): since the bandit stopped drawing untried tools (issue #25) the
+    // static control ranks by relevance, R@1 0.70-0.72 -> 0.80 on this stream, while acme's
+    // second pass stayed at 0.875; the margin was +0.1 over the noisier control.
+    assert.ok(last['recall@1'] >= still['recall@1'] + 0.06, `acme last window R@1 ${last['recall@1']} vs static ${still['recall@1']}`);
     assert.ok(last['recall@5'] >= still['recall@5'], `acme last window R@5 ${last['recall@5']} vs static ${still['recall@5']}`);
     assert.ok(last['recall@1'] > acme.windows[0]!['recall@1'], 'the second pass ranks better than the first');
   });
