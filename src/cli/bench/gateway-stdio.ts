@@ -69,7 +69,12 @@ export interface StdioGatewayBench {
 export interface StdioGatewayBenchOptions {
   rounds?: number;
   warmup?: number;
-  /** Extra environment for the `quiver serve --stdio` children (e.g. NODE_OPTIONS=--cpu-prof). */
+  /**
+   * Extra environment for the `quiver serve --stdio` children. Its NODE_OPTIONS is added to the
+   * loop probe's, not put in its place (else the server's event-loop figures go missing). Node 20
+   * refuses `--cpu-prof` in NODE_OPTIONS (the server exits at once); a profile can be taken there
+   * by an `--import` hook that drives `node:inspector`'s Profiler.
+   */
   serverEnv?: Record<string, string>;
 }
 
@@ -181,7 +186,9 @@ async function interleave(steps: Array<(round: number) => Promise<void>>, rounds
 
 async function connectQuiver(home: BenchHome, args: string[], serverEnv: Record<string, string> | undefined, loop: ReturnType<typeof serverLoopProbe>): Promise<{ client: Client; pid: number | undefined }> {
   const client = new Client({ name: 'bench-stdio', version: '1.0.0' });
-  const transport = new StdioClientTransport({ command: process.execPath, args: [QUIVER_BIN, 'serve', '--stdio', ...args], env: { ...home.env, ...loop.env, ...serverEnv }, stderr: 'ignore' });
+  const nodeOptions = [loop.env.NODE_OPTIONS, serverEnv?.['NODE_OPTIONS']].filter((value) => value !== undefined && value !== '').join(' ');
+  const env = { ...home.env, ...loop.env, ...serverEnv, NODE_OPTIONS: nodeOptions };
+  const transport = new StdioClientTransport({ command: process.execPath, args: [QUIVER_BIN, 'serve', '--stdio', ...args], env, stderr: 'ignore' });
   await client.connect(transport);
   return { client, pid: transport.pid ?? undefined };
 }
