@@ -47,7 +47,10 @@ export function createRetrievalIndex(config: { embedder?: Embedder; options?: Re
   const current = (): Snapshot => {
     if (snapshot) return snapshot;
     analyses.clear(); // concept expansion depends on the catalog's document frequencies
-    return (snapshot = buildSnapshot(store.list(), store.vectorRows(), settings));
+    const rows = store.vectorRows();
+    snapshot = buildSnapshot(store.list(), rows, settings);
+    if (rows !== undefined && snapshot.matrix !== undefined) store.shareRows(snapshot.documents, snapshot.matrix, snapshot.hasVector, rows.dimensions);
+    return snapshot;
   };
   const analyse = (query: string): QueryAnalysis =>
     analyses.get(query) ?? analyses.set(query, analyseQuery(query, settings, () => current().lexical));

@@ -31,6 +31,12 @@ export interface DocumentStore {
   list(): RetrievalDocument[];
   /** The vectors to rank with, or undefined when there are none. */
   vectorRows(): VectorRows | undefined;
+  /**
+   * Holds each vector as a view of `matrix` (the snapshot's row-major copy: row i is
+   * `documents[i]`, present where `hasVector[i]`), so the index keeps one copy of its vectors,
+   * not two (issue #28: 10,000 512-d vectors are 20 MB, each also its own small buffer).
+   */
+  shareRows(documents: readonly RetrievalDocument[], matrix: Float32Array, hasVector: Uint8Array, dimensions: number): void;
 }
 
 /** Creates an empty store; without an embedder it holds no vectors. */
@@ -101,5 +107,10 @@ export function createDocumentStore(embedder: Embedder | undefined, textShare: n
     vectorOf: (id) => vectors.get(id),
     list: () => [...documents.values()],
     vectorRows: () => (hasVectors() ? { dimensions: embedder!.dimensions, vectors } : undefined),
+    shareRows(list, matrix, hasVector, dimensions) {
+      list.forEach((document, i) => {
+        if (hasVector[i] === 1 && vectors.has(document.id)) vectors.set(document.id, matrix.subarray(i * dimensions, (i + 1) * dimensions));
+      });
+    },
   };
 }
