@@ -31,6 +31,7 @@ import {
   touchSessions,
   updateExtension,
   updateState,
+  updateStates,
   type InsertOutcome,
   type NewStoredSession,
   type StoredSession,
@@ -91,6 +92,9 @@ export interface SessionStore {
   close(): Promise<void>;
 }
 
+/** Queued states written by one statement of a flush (bounds the statement's size). */
+const STATES_PER_STATEMENT = 50;
+
 /** Creates the store. */
 export function createSessionStore(options: SessionStoreOptions): SessionStore {
   const { db, limits } = options;
@@ -124,19 +128,35 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
     flushing = (async () => {
       // One session's state failing (a snapshot that throws, a write refused) must not cost the
       // others their activity: a session left untouched expires while its client still uses it.
+      const changed: Array<{ id: string; json: string; state: Record<string, unknown> }> = [];
       for (const [id, queued] of states) {
         try {
           const state = typeof queued === 'function' ? queued() : queued;
           const json = JSON.stringify(state);
-          if (written.get(id) === json) {
-            ids.push(id);
-            continue;
-          }
-          await updateState(db, id, state, limits.idleTtlMs);
-          written.set(id, json);
+          if (written.get(id) === json) ids.push(id);
+          else changed.push({ id, json, state });
         } catch (error) {
           ids.push(id);
           logger.warn({ err: error, session: id }, 'recording an MCP session state failed');
+        }
+      }
+      // A few statements per flush, not one per session (issue #28); a chunk the database
+      // refuses is written one state at a time, so a bad state costs only its own write.
+      for (let start = 0; start < changed.length; start += STATES_PER_STATEMENT) {
+        const chunk = changed.slice(start, start + STATES_PER_STATEMENT);
+        try {
+          await updateStates(db, chunk, limits.idleTtlMs);
+          for (const entry of chunk) written.set(entry.id, entry.json);
+        } catch {
+          for (const entry of chunk) {
+            try {
+              await updateState(db, entry.id, entry.state, limits.idleTtlMs);
+              written.set(entry.id, entry.json);
+            } catch (error) {
+              ids.push(entry.id);
+              logger.warn({ err: error, session: entry.id }, 'recording an MCP session state failed');
+            }
+          }
         }
       }
       try {

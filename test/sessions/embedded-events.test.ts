@@ -109,4 +109,40 @@ describeEachBackend('a single-process session store', (backendUnderTest) => {
     assert.equal(await version(), start + 2);
     assert.deepEqual((await store.load('s3'))!.state, { v: 1, n: 2 });
   });
+
+  test('writes the queued states of a flush in one statement; a state the database refuses costs only its own write', async () => {
+    const ids = Array.from({ length: 6 }, (_, index) => `batch-${index}`);
+    for (const id of ids) assert.ok((await store.create(row(id))).admitted);
+    let updates = 0;
+    // Counts the statements that write a state, through a store on the same database.
+    const counted = new Proxy(db, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver) as unknown;
+        if (property !== 'query' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+        return (sql: string, params?: unknown[]) => {
+          if (/UPDATE mcp_sessions\b.*SET state/s.test(sql)) updates++;
+          return (value as Database['query']).call(target, sql, params);
+        };
+      },
+    });
+    const batching = createSessionStore({ db: counted, limits, shared: false, touchEveryMs: 60_000 });
+    try {
+      for (const [index, id] of ids.entries()) batching.saveStateLater(id, { v: 1, n: index });
+      await batching.flush();
+      assert.equal(updates, 1, 'one statement for six sessions');
+      for (const [index, id] of ids.entries()) assert.deepEqual((await batching.load(id))!.state, { v: 1, n: index });
+      // PostgreSQL's jsonb refuses U+0000: that state is not written, the others are, and its session stays active.
+      updates = 0;
+      const before = (await batching.load('batch-2'))!;
+      for (const [index, id] of ids.entries()) batching.saveStateLater(id, { v: 1, n: index + 10, ...(id === 'batch-2' ? { text: 'a\u0000b' } : {}) });
+      await batching.flush();
+      assert.equal(updates, 1 + ids.length, 'the refused statement, then each state alone');
+      for (const [index, id] of ids.entries()) if (id !== 'batch-2') assert.deepEqual((await batching.load(id))!.state, { v: 1, n: index + 10 });
+      const refused = (await batching.load('batch-2'))!;
+      assert.deepEqual(refused.state, before.state);
+      assert.equal(refused.version, before.version);
+    } finally {
+      await batching.close();
+    }
+  });
 });
