@@ -7,7 +7,6 @@ import { PGlite, types } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
 import type { Database, NotificationHandler, QueryResult, Queryable } from './database.ts';
 import { assertChannelName } from './database.ts';
 import { mapDatabaseError } from './database-errors.ts';
@@ -45,30 +44,14 @@ function wrap(target: PGliteLike): Queryable {
  */
 export const PGLITE_SETTINGS = ['shared_buffers = 8MB'];
 
-/**
- * PGlite's PostgreSQL is 9 MB of WebAssembly. V8 compiles all of it with Liftoff, then compiles
- * the hot functions again with TurboFan and keeps both: on a warm store the optimised copies
- * cost 40–60 MB of RSS more than Liftoff alone (issue #28: opening a store and a query, 121–127
- * vs 167–169 MB). The price is work done inside PostgreSQL: a CPU-bound query (md5 over 300k
- * rows) takes 1.7–2.1× the CPU time. Small queries, most of what Quiver sends, cost the same
- * (8,000 after warm-up: medians 2.67 vs 2.57 s; their time is the protocol in JavaScript).
- * Medians of 3 interleaved runs, Node 20, load average 30 (shared machine). The flag is read when a
- * module is compiled, so it is set only around PGlite's compilation and put back after
- * (other WebAssembly in the process keeps V8's tiering).
+/*
+ * Tried and reverted (issue #28): compiling PGlite's 9 MB of WebAssembly with V8's Liftoff only
+ * (`--liftoff-only` set around PGlite.create) saves the TurboFan copies of its hot functions,
+ * idle `quiver serve` 210 -> 158 MB RSS (medians of 3 interleaved memory-bench pairs), but every
+ * query then runs in baseline code: the 150-session HTTP load bench (20 s, PGlite) served 80-85
+ * searches per server CPU-second with it vs 100-110 without (A B A B, load 3-4): a fifth of the
+ * throughput for a memory target that stays missed either way (158 vs 150 MB).
  */
-export const PGLITE_V8_FLAG = '--liftoff-only';
-
-/** PGlite compilations under way: the flag goes back when the last one is done. */
-let compiling = 0;
-
-async function withLiftoffOnly<T>(work: () => Promise<T>): Promise<T> {
-  if (compiling++ === 0) setFlagsFromString(PGLITE_V8_FLAG);
-  try {
-    return await work();
-  } finally {
-    if (--compiling === 0) setFlagsFromString('--no-liftoff-only');
-  }
-}
 
 /** How a PGlite store came to be: made from the build-time template, by initdb, or found. */
 export type PGliteOrigin = 'template' | 'initdb' | 'existing';
@@ -106,13 +89,13 @@ export async function openPGlite(options: OpenPGliteOptions = {}): Promise<Datab
     }
   }
   const create = (fromTemplate: Blob | undefined) =>
-    withLiftoffOnly(() => PGlite.create({
+    PGlite.create({
       ...(dataDir === undefined ? {} : { dataDir }),
       ...(fromTemplate === undefined ? {} : { loadDataDir: fromTemplate }),
       extensions: { vector },
       parsers: int8Parsers,
       postgresqlconf: PGLITE_SETTINGS,
-    }));
+    });
   let pg: PGlite;
   try {
     pg = await create(loadDataDir);
