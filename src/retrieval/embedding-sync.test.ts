@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describeEachBackend } from '../../test/helpers/backends.ts';
 import type { Database } from '../store/database.ts';
-import { decodeVectorBase64, getEmbeddings, parseVector, upsertEmbeddings, vectorLiteral } from '../store/repositories/embeddings.ts';
+import { decodeVectorBase64, getEmbeddings, upsertEmbeddings, vectorLiteral } from '../store/repositories/embeddings.ts';
 import { embeddingDrift, loadVectors, recomputeStale } from './embedding-sync.ts';
 import { createOfflineEmbedder } from './embedders/offline.ts';
 import type { Embedder } from './embedders/embedder.ts';
@@ -27,13 +27,6 @@ describeEachBackend('tool embeddings in pgvector', (backend) => {
   });
   after(async () => {
     await db.close();
-  });
-
-  it('round-trips vectors through the text form', () => {
-    const vector = Float32Array.from([0.5, -0.25, 1e-7]);
-    assert.deepEqual(parseVector(vectorLiteral(vector)), vector);
-    assert.deepEqual(parseVector([1, 2]), Float32Array.from([1, 2]));
-    assert.throws(() => parseVector('nope'), /unexpected vector/);
   });
 
   it('reads stored vectors back exactly, in the binary form', async () => {

@@ -52,16 +52,6 @@ export function vectorLiteral(vector: Float32Array): string {
   return `${text}]`;
 }
 
-/** Parses pgvector's text form (or a number array, as some drivers return). */
-export function parseVector(value: unknown): Float32Array {
-  if (Array.isArray(value)) return Float32Array.from(value as number[]);
-  if (typeof value !== 'string' || !value.startsWith('[') || !value.endsWith(']')) {
-    throw new Error(`unexpected vector value ${String(value).slice(0, 40)}`);
-  }
-  const body = value.slice(1, -1).trim();
-  return body ? Float32Array.from(body.split(','), Number) : new Float32Array(0);
-}
-
 /**
  * Decodes pgvector's binary form (`vector_send`: int16 dimensions, int16 unused, then big-endian
  * float4s) sent as base64 text. Reading 10,000 512-d vectors as text made ~5 million short
