@@ -31,16 +31,24 @@ export function createPageSets(options: { db: Database; logger: Logger; now: () 
   const pageCategoryCache = new LruTtlCache<Set<string> | null>({ maxEntries: 512, ttlMs: ttl.mappingsMs, now });
   const pageSetCache = new LruTtlCache<PageSet>({ maxEntries: 512, ttlMs: Math.min(ttl.policyMs, ttl.mappingsMs), now });
   let mappingsSnapshot: { mappings: PageMappingRecord[]; at: number } | undefined;
+  // Mappings invalidations and page-set clears so far. What was read or derived before one is
+  // answered to its own caller but not stored: stored after the clear, it would stay stale until
+  // its TTL (the race the catalog snapshot closes, issue #23).
+  let mappingsChanges = 0;
+  let pageSetClears = 0;
 
   async function pageCategories(page: string): Promise<Set<string> | null> {
     const cached = pageCategoryCache.get(page);
     if (cached !== undefined) return cached;
-    if (!mappingsSnapshot || now() - mappingsSnapshot.at >= ttl.mappingsMs) {
-      mappingsSnapshot = { mappings: await listPageMappings(db), at: now() };
+    const basis = mappingsChanges;
+    let mappings = mappingsSnapshot !== undefined && now() - mappingsSnapshot.at < ttl.mappingsMs ? mappingsSnapshot.mappings : undefined;
+    if (mappings === undefined) {
+      mappings = await listPageMappings(db);
+      if (basis === mappingsChanges) mappingsSnapshot = { mappings, at: now() };
     }
-    const matched = matchPageMappings(mappingsSnapshot.mappings, page);
+    const matched = matchPageMappings(mappings, page);
     const result = matched.length === 0 ? null : new Set(matched.map((mapping) => mapping.categoryId));
-    pageCategoryCache.set(page, result);
+    if (basis === mappingsChanges) pageCategoryCache.set(page, result);
     return result;
   }
 
@@ -48,6 +56,10 @@ export function createPageSets(options: { db: Database; logger: Logger; now: () 
     const key = `${visibleKey}|${page === null ? '~' : JSON.stringify(page)}`;
     const cached = pageSetCache.get(key);
     if (cached) return cached;
+    const basis = pageSetClears;
+    const store = (set: PageSet): void => {
+      if (basis === pageSetClears) pageSetCache.set(key, set);
+    };
     const unpinned = visible.tools.filter((tool) => !tool.isAlwaysPinned);
     const unfiltered = (warning?: string): PageSet => ({
       retrievalIds: new Set(unpinned.map((tool) => tool.id)),
@@ -57,7 +69,7 @@ export function createPageSets(options: { db: Database; logger: Logger; now: () 
     });
     if (page === null) {
       const set = unfiltered();
-      pageSetCache.set(key, set);
+      store(set);
       return set;
     }
     let categories: Set<string> | null;
@@ -70,7 +82,7 @@ export function createPageSets(options: { db: Database; logger: Logger; now: () 
     }
     if (categories === null) {
       const set = unfiltered();
-      pageSetCache.set(key, set);
+      store(set);
       return set;
     }
     const ordered = unpinned.filter((tool) => tool.categoryId !== null && categories.has(tool.categoryId));
@@ -78,7 +90,7 @@ export function createPageSets(options: { db: Database; logger: Logger; now: () 
       ordered.length === 0
         ? unfiltered(`no visible tool is in a category mapped to page '${page}'; the page filter was skipped`)
         : { retrievalIds: new Set(ordered.map((tool) => tool.id)), ordered, filtered: true };
-    pageSetCache.set(key, set);
+    store(set);
     return set;
   }
 
@@ -86,13 +98,18 @@ export function createPageSets(options: { db: Database; logger: Logger; now: () 
     get,
     invalidate(kind) {
       if (kind === 'mappings' || kind === 'all') {
+        mappingsChanges += 1;
         mappingsSnapshot = undefined;
         pageCategoryCache.clear();
       }
       // Page sets derive from the visible sets and the mappings: every change but the bandit's.
-      if (kind !== 'bandit') pageSetCache.clear();
+      if (kind !== 'bandit') {
+        pageSetClears += 1;
+        pageSetCache.clear();
+      }
     },
     onCatalogReload() {
+      pageSetClears += 1;
       pageSetCache.clear();
     },
     caches: { pageMappings: pageCategoryCache, pageSets: pageSetCache },
