@@ -11,9 +11,10 @@ import { QuiverError, ErrorCodes } from './core/errors.ts';
 import { formatIssues } from './core/validation.ts';
 import { parseAddressList } from './core/address-list.ts';
 import { parseStoreLocation, type StoreLocation } from './store/open.ts';
+import { DEFAULT_PORT } from './core/bind-host.ts';
 
-/** Default HTTP port of `quiver serve`. */
-export const DEFAULT_PORT = 7411;
+// Kept apart so the command list loads without this module's schemas (issue #28).
+export { DEFAULT_PORT, isPublicBindHost } from './core/bind-host.ts';
 
 const logLevels = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 
@@ -628,10 +629,6 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** True when `host` listens on every interface (or a non-loopback address). */
-export function isPublicBindHost(host: string): boolean {
-  return !(host === '127.0.0.1' || host === 'localhost' || host === '::1' || host.startsWith('127.'));
-}
 
 /** Metrics access, trace export and shutdown draining (`QUIVER_METRICS`, `QUIVER_OTLP_*`, `OTEL_*`, `QUIVER_SHUTDOWN_DRAIN_SECONDS`). */
 export interface TelemetryConfig {

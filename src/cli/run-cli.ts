@@ -7,13 +7,11 @@
  */
 import { parseArgs } from 'node:util';
 import { toQuiverError, type ErrorCode, type QuiverError } from '../core/errors.ts';
-import { loadConfig, type QuiverConfig } from '../config.ts';
+import type { QuiverConfig } from '../config.ts';
 import type { App } from '../app.ts';
 import { QUIVER_VERSION } from '../core/version.ts';
 import { EXIT_CODES, GLOBAL_OPTIONS, isForwardable, overridesFrom, type CliIo, type CommandSpec } from './command.ts';
 import { commandHelp, commandsUnder, groupHelp, helpText } from './help.ts';
-import { controlSocketPath } from '../store/control-socket.ts';
-import { forwardToServer } from './forward.ts';
 import { closestMatch, withSuggestion } from './did-you-mean.ts';
 
 /** The exit code of every error code: a `Record` over the closed union, so a new code must be mapped here. */
@@ -162,6 +160,8 @@ export async function runCli(
   let config: QuiverConfig | undefined;
   let app: App | undefined;
   const borrowed = options.app;
+  // The configuration (its schemas) loads once a command runs: help and usage errors never pay for it (issue #28).
+  const { loadConfig } = await import('../config.ts');
   const loadOnce = () =>
     borrowed?.config ??
     (config ??= loadConfig(env, { ...overridesFrom(parsed.values), defaultLogLevel: command.defaultLogLevel ?? 'warn' }, { uid: process.getuid?.() }));
@@ -175,6 +175,7 @@ export async function runCli(
       const store = loadOnce().store;
       if (store.kind === 'folder') {
         const stdin = command.readsStdin?.(args) ? await readStdin() : undefined;
+        const [{ controlSocketPath }, { forwardToServer }] = await Promise.all([import('../store/control-socket.ts'), import('./forward.ts')]);
         const answer = await forwardToServer(controlSocketPath(store.path), { argv, cwd, ...(stdin !== undefined ? { stdin } : {}) });
         if (answer) {
           if (answer.stdout) io.stdout(answer.stdout);

@@ -5,7 +5,7 @@
  * the gateway, the API and the store behind them (issue #28).
  */
 import { QuiverError, ErrorCodes } from '../core/errors.ts';
-import { isPublicBindHost } from '../config.ts';
+import { isPublicBindHost } from '../core/bind-host.ts';
 
 export { MCP_STDIO_OPTIONS, identityFromFlags, parseExposureMode } from '../gateway/identity.ts';
 

@@ -17,7 +17,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_PORT, isPublicBindHost } from '../../config.ts';
+import { DEFAULT_PORT, isPublicBindHost } from '../../core/bind-host.ts';
 import { invalidInput } from '../../core/errors.ts';
 import { printJson, type CommandSpec } from '../command.ts';
 

@@ -7,8 +7,6 @@
  */
 import { resolve } from 'node:path';
 import { invalidInput } from '../../core/errors.ts';
-import { loadEvalData } from '../../retrieval/eval/load.ts';
-import { createSeededRandom } from '../../selection/random.ts';
 import type { ReplayReport } from '../../selection/replay/replay.ts';
 import type { ReplayWindow } from '../../selection/replay/windows.ts';
 import { stringOption, type CliContext } from '../command.ts';
@@ -90,6 +88,8 @@ export async function executeReplay(context: CliContext): Promise<number> {
     feedback: context.args.values['no-feedback'] !== true,
   };
   const examples = value('examples');
+  // Loaded when it runs (issue #28: the command list stays light).
+  const [{ loadEvalData }, { createSeededRandom }] = await Promise.all([import('../../retrieval/eval/load.ts'), import('../../selection/random.ts')]);
   const data = await loadEvalData({ tools: resolve(context.cwd, tools), queries: resolve(context.cwd, queries), examples: cold || !examples ? undefined : resolve(context.cwd, examples) });
   for (const warning of data.warnings) context.io.stderr(`quiver eval: warning: ${warning}\n`);
   if (cold && examples) context.io.stderr('quiver eval: warning: --cold: the --examples file is not loaded\n');

@@ -13,8 +13,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { invalidInput } from '../../core/errors.ts';
-import { parseJsonc } from '../../core/jsonc.ts';
-import { planClientImport, runClientImport, type ImportOutcome, type ImportPlan } from '../../plugins/client-import.ts';
+import type { ImportOutcome, ImportPlan } from '../../plugins/client-import.ts';
 import type { App } from '../../app.ts';
 import { EXIT_CODES, cliActor, formatTable, printJson, type CommandSpec } from '../command.ts';
 import { pluginService } from './plugin.ts';
@@ -113,6 +112,8 @@ export const importCommand: CommandSpec = {
       if ((error as { code?: string }).code === 'ENOENT') throw invalidInput(`${file}: no such file`);
       throw error;
     }
+    // Loaded when it runs (issue #28: the command list stays light).
+    const [{ parseJsonc }, { planClientImport, runClientImport }] = await Promise.all([import('../../core/jsonc.ts'), import('../../plugins/client-import.ts')]);
     let document: unknown;
     try {
       document = parseJsonc(text);

@@ -3,7 +3,7 @@
  * `quiver keys create|list|revoke`: API keys, managed directly on the store.
  */
 import { invalidInput } from '../../core/errors.ts';
-import { API_SCOPES, type ApiScope } from '../../access/api-keys.ts';
+import type { ApiScope } from '../../access/api-keys.ts';
 import { formatTable, printJson, type CommandSpec } from '../command.ts';
 
 const create: CommandSpec = {
@@ -22,6 +22,8 @@ const create: CommandSpec = {
     const [name] = context.args.positionals;
     if (!name) throw invalidInput('keys create needs a NAME');
     const scopes = (context.args.values.scope as string[] | undefined) ?? ['select', 'mcp'];
+    // Loaded when it runs (issue #28: the command list stays light).
+    const { API_SCOPES } = await import('../../access/api-keys.ts');
     for (const scope of scopes) {
       if (!(API_SCOPES as readonly string[]).includes(scope)) throw invalidInput(`unknown scope '${scope}' (use ${API_SCOPES.join(', ')})`);
     }

@@ -7,11 +7,6 @@
 import { readFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { invalidInput, QuiverError, ErrorCodes } from '../../core/errors.ts';
-import { parseJsonText } from '../../core/validation.ts';
-import { validateManifest } from '../../core/manifest.ts';
-import { validatePid } from '../../core/pid.ts';
-import { validatePluginMetadata } from '../../core/plugin-metadata.ts';
-import { slugifyPluginName } from '../../core/names.ts';
 import { EXIT_CODES, printJson, type CommandSpec } from '../command.ts';
 
 type DocumentKind = 'quiver.json' | 'manifest' | 'pid';
@@ -44,6 +39,14 @@ export const manifestCheckCommand: CommandSpec = {
     } catch (error) {
       throw new QuiverError(ErrorCodes.notFound, `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
     }
+    // The validators (and their schemas) load when the command runs (issue #28: the command list stays light).
+    const [{ parseJsonText }, { validateManifest }, { validatePid }, { validatePluginMetadata }, { slugifyPluginName }] = await Promise.all([
+      import('../../core/validation.ts'),
+      import('../../core/manifest.ts'),
+      import('../../core/pid.ts'),
+      import('../../core/plugin-metadata.ts'),
+      import('../../core/names.ts'),
+    ]);
     const document = parseJsonText(text, file);
     const toolsFlag = context.args.values.tools;
     const registeredTools =

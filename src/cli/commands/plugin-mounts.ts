@@ -8,7 +8,6 @@
  */
 import { resolve } from 'node:path';
 import { invalidInput } from '../../core/errors.ts';
-import { parseMountArgument } from '../../runtime/host-mounts.ts';
 import { cliActor, formatTable, printJson, stringOption, type CommandSpec } from '../command.ts';
 import { pluginService } from './plugin.ts';
 
@@ -30,6 +29,8 @@ const mount: CommandSpec = {
       else context.io.stdout(formatTable(['PATH', 'MODE', 'WHO', 'WHY', 'GRANTED'], mounts.map((row) => [row.path, row.mode, row.actor, row.reason, row.createdAt.toISOString()])));
       return 0;
     }
+    // Loaded when it runs (issue #28: the command list stays light).
+    const { parseMountArgument } = await import('../../runtime/host-mounts.ts');
     const parsed = parseMountArgument(target);
     const grant = { path: resolve(context.cwd, parsed.path), mode: parsed.mode };
     const restart = context.args.values['restart'] === true;

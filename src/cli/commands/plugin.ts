@@ -11,10 +11,7 @@ import { QuiverError, invalidInput } from '../../core/errors.ts';
 import { parseJsonText } from '../../core/validation.ts';
 import type { PluginHealthSource } from '../../plugins/health.ts';
 import type { InstallReport, PluginDetails, PluginService } from '../../plugins/service.ts';
-import { parsePluginSource } from '../../plugins/sources.ts';
-import { parseMountArgument } from '../../runtime/host-mounts.ts';
-import { HUB_OWNER, type RemoteOwner, type RemoteOwnerKind } from '../../plugins/oauth/remote-oauth.ts';
-import { authorizeRemote, startRemoteAuthorization } from '../../plugins/oauth/authorize-flow.ts';
+import type { RemoteOwner, RemoteOwnerKind } from '../../plugins/oauth/remote-oauth.ts';
 import { EXIT_CODES, cliActor, formatTable, printJson, type CliContext, type CommandOptions, type CommandSpec } from '../command.ts';
 import { noMarketplaceMatchMessage, noPluginsMessage } from '../empty-results.ts';
 
@@ -88,7 +85,10 @@ async function secretFromStdin(context: CliContext): Promise<string> {
 }
 
 /** A folder source relative to the caller's directory made absolute (a server may run this command). */
-function sourceFrom(context: CliContext, text: string): string {
+async function sourceFrom(context: CliContext, text: string): Promise<string> {
+  // Loaded when a command runs, like every module only a command's run needs (issue #28: the
+  // command list, and so `quiver --help` and forwarded commands, stays light).
+  const { parsePluginSource } = await import('../../plugins/sources.ts');
   try {
     const source = parsePluginSource(text, context.cwd);
     if (source.kind === 'path') return source.path;
@@ -118,7 +118,8 @@ const add: CommandSpec = {
     trusted: { type: 'boolean', default: false, description: "run the package's npm lifecycle scripts (install, build) when installing" },
   },
   async run(context) {
-    const source = sourceFrom(context, needName(context, 'plugin add SOURCE'));
+    const source = await sourceFrom(context, needName(context, 'plugin add SOURCE'));
+    const { parseMountArgument } = await import('../../runtime/host-mounts.ts');
     const plugins = pluginService(await context.openApp());
     const report = await plugins.add(source, {
       name: text(context, 'name'),
@@ -299,13 +300,13 @@ const remove: CommandSpec = {
 };
 
 /** The owner `--user` or `--org` names (at most one); the hub without either. */
-function ownerOption(context: CliContext): RemoteOwner {
+async function ownerOption(context: CliContext): Promise<RemoteOwner> {
   const user = text(context, 'user');
   const org = text(context, 'org');
   if (user !== undefined && org !== undefined) throw invalidInput('give --user or --org, not both');
   if (user !== undefined) return { kind: 'user', id: user };
   if (org !== undefined) return { kind: 'organisation', id: org };
-  return HUB_OWNER;
+  return (await import('../../plugins/oauth/remote-oauth.ts')).HUB_OWNER;
 }
 
 const authorize: CommandSpec = {
@@ -335,7 +336,8 @@ const authorize: CommandSpec = {
       else context.io.stdout(per === 'hub' ? `calls to ${url} carry the hub's authorization\n` : `calls to ${url} carry each ${per}'s own authorization; connect one with 'quiver plugin authorize ${url} --${per === 'user' ? 'user' : 'org'} ID'\n`);
       return 0;
     }
-    const owner = ownerOption(context);
+    const owner = await ownerOption(context);
+    const { authorizeRemote, startRemoteAuthorization } = await import('../../plugins/oauth/authorize-flow.ts');
     const ownerFlag = owner.kind === 'hub' ? '' : ` --${owner.kind === 'user' ? 'user' : 'org'} ${owner.id}`;
     if (context.args.values['status'] === true) {
       const status = await app.remoteOAuth.status(url, owner);

@@ -12,13 +12,11 @@
  * (`stdio-bridge.ts`) instead of failing on the lock; and a server stops when the process that
  * launched it goes away (`parent-watch.ts`), unless told `--outlive-parent`.
  */
-import { describeStoreLocation } from '../../store/open.ts';
 import type { App } from '../../app.ts';
 import { MCP_STDIO_OPTIONS, assertBindAllowed, identityFromFlags, parseExposureMode } from '../../composition/server-flags.ts';
 import type { ForwardedRunner } from '../../store/control-socket.ts';
-import { controlSocketPath, type StdioBridgeFlags } from '../../store/control-socket.ts';
+import type { StdioBridgeFlags } from '../../store/control-socket.ts';
 import { describeOptions, EXIT_CODES, type CliContext, type CommandSpec } from '../command.ts';
-import { bridgeStdio } from '../stdio-bridge.ts';
 import { watchParent } from '../parent-watch.ts';
 import { parseHostPort } from './host-port.ts';
 import { ErrorCodes, isQuiverError, QuiverError } from '../../core/errors.ts';
@@ -75,6 +73,8 @@ const STARTING_SERVER_WAIT_MS = 60_000;
 async function tryBridge(context: CliContext, waitMs: number): Promise<number | undefined> {
   const store = context.config().store;
   if (store.kind !== 'folder') return undefined;
+  // Loaded when it runs (issue #28: the command list stays light).
+  const [{ controlSocketPath }, { bridgeStdio }] = await Promise.all([import('../../store/control-socket.ts'), import('../stdio-bridge.ts')]);
   const socketPath = controlSocketPath(store.path);
   const deadline = Date.now() + waitMs;
   for (;;) {
@@ -169,7 +169,7 @@ export const serveCommand: CommandSpec = {
         );
       }
       const readyMs = Math.round(performance.now() - started);
-      const store = describeStoreLocation(app.config.store);
+      const store = (await import('../../store/open.ts')).describeStoreLocation(app.config.store);
       const { url } = server;
       if (context.json) context.io.stdout(`${JSON.stringify({ url, mcp: `${url}/mcp`, store, readyMs })}\n`);
       else context.io.stdout(`Quiver listening on ${url} (MCP at ${url}/mcp; store: ${store}; ready in ${readyMs} ms)\n`);

@@ -8,7 +8,7 @@
  * apply when the plugin next starts: it restarts with the new isolation on its next call.
  */
 import { invalidInput } from '../../core/errors.ts';
-import { trustLevelSchema, type TrustLevel } from '../../runtime/types.ts';
+import type { TrustLevel } from '../../runtime/types.ts';
 import type { TrustView } from '../../trust/types.ts';
 import { cliActor, formatTable, printJson, stringOption, type CommandSpec } from '../command.ts';
 
@@ -54,6 +54,8 @@ const trust: CommandSpec = {
       const reason = stringOption(context, 'reason');
       if (reason === undefined) throw invalidInput('a trust change needs --reason WHY (recorded with who made it)');
       const given = level ?? cap;
+      // Loaded when it runs (issue #28: the command list stays light).
+      const { trustLevelSchema } = await import('../../runtime/types.ts');
       const parsed = given === undefined ? undefined : trustLevelSchema.safeParse(given.toUpperCase());
       if (parsed !== undefined && !parsed.success) throw invalidInput(`'${given}' is not a trust level (${levelHelp})`);
       view = await service.setTrust(name, { kind: clear ? 'clear' : level !== undefined ? 'grant' : 'cap', level: parsed?.data, reason, actor: cliActor() });

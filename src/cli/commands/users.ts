@@ -5,8 +5,7 @@
  * the admin hands to the user, who sets a password there and then signs in from any MCP client.
  */
 import { invalidInput } from '../../core/errors.ts';
-import { createUserDirectory, type AuthUser, type Invitation } from '../../access/authorization-server/users.ts';
-import { lastIssuer } from '../../access/authorization-server/issuer-record.ts';
+import type { AuthUser, Invitation } from '../../access/authorization-server/users.ts';
 import type { QuiverConfig } from '../../config.ts';
 import type { Queryable } from '../../store/database.ts';
 import { formatTable, printJson, type CliContext, type CommandOptions, type CommandSpec } from '../command.ts';
@@ -14,6 +13,7 @@ import { formatTable, printJson, type CliContext, type CommandOptions, type Comm
 /** The origin users reach Quiver at: QUIVER_AUTH_ISSUER, else where the built-in server last ran, else the configured bind. */
 async function baseUrl(config: QuiverConfig, db: Queryable): Promise<string> {
   if (config.authServer.issuer) return config.authServer.issuer;
+  const { lastIssuer } = await import('../../access/authorization-server/issuer-record.ts');
   const last = await lastIssuer(db);
   if (last) return last;
   const { host, port } = config.http;
@@ -26,7 +26,9 @@ const roleOptions: CommandOptions = {
   scope: { type: 'string', multiple: true, valueName: 'S', description: "what the user's tokens may do: mcp, read, select or metrics (never admin)", defaultHelp: 'mcp' },
 };
 
+/** The user directory, loaded when a command runs (issue #28: the command list stays light). */
 async function directory(context: CliContext) {
+  const { createUserDirectory } = await import('../../access/authorization-server/users.ts');
   return createUserDirectory((await context.openApp()).db);
 }
 
