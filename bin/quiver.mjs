@@ -5,6 +5,9 @@
 // (`quiver: <message>`, one line of JSON with --json) and exits 1; errors of the CLI's own
 // modules are not caught here, so a bug keeps its stack.
 import module from 'node:module';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { resolveEntry } from './entry.mjs';
 
 // Node 22.1+ keeps the code it compiled for Quiver's modules (and their packages) in a cache
@@ -22,7 +25,9 @@ async function locateMain() {
   } catch (error) {
     return { problem: error instanceof Error ? error.message : String(error) };
   }
-  if (entry.kind === 'dist') return { url: new URL(`file://${entry.root}/cli/main.js`).href };
+  // The bundle of the CLI (scripts/bundle-cli.mjs, issue #28: a few files to load instead of
+  // hundreds), else the per-file build (a build from before the bundle existed).
+  if (entry.kind === 'dist') return { url: pathToFileURL(join(entry.root, existsSync(join(entry.root, 'bundle', 'cli.js')) ? 'bundle/cli.js' : 'cli/main.js')).href };
   try {
     const { register } = await import('tsx/esm/api');
     register();

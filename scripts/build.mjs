@@ -1,6 +1,7 @@
 // Compiles src/ to dist/ (plain JavaScript and .d.ts declarations, no tsx at run time), copies
 // the SQL migrations and the web files, builds the PGlite template for new stores, and writes
 // dist/.build-stamp, which bin/entry.mjs compares with src/ to avoid stale builds.
+// The CLI also gets a bundle, dist/bundle/ (see bundle-cli.mjs): `quiver` starts from it.
 // `--if-stale` does nothing when dist/ is already fresh: `npm pack` runs `prepack` (a full
 // build, which must succeed) and then `prepare`, which should not compile everything twice.
 import { cpSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
@@ -25,6 +26,16 @@ if (tsc.status !== 0) {
 }
 cpSync(join(root, 'src/store/migrations'), join(root, 'dist/store/migrations'), { recursive: true });
 cpSync(join(root, 'src/web'), join(root, 'dist/web'), { recursive: true });
+// Optional like the template: without the bundle `quiver` starts from the per-file build (slower).
+try {
+  const started = Date.now();
+  const { bundleCli } = await import('./bundle-cli.mjs');
+  const files = await bundleCli(root);
+  console.error(`[quiver] bundled the CLI into ${files} files in dist/bundle (${Date.now() - started} ms)`);
+} catch (error) {
+  rmSync(join(root, 'dist/bundle'), { recursive: true, force: true });
+  console.error(`[quiver] no CLI bundle (quiver starts from the per-file build): ${error instanceof Error ? error.message : error}`);
+}
 // A pre-initialised PGlite cluster (initdb + pgvector + all migrations) so a new store skips
 // initdb (DESIGN §6). Optional: without it Quiver runs initdb, so a failure here only warns.
 try {

@@ -152,7 +152,7 @@ describe('the packed package, installed', { timeout: 600_000 }, () => {
     assert.ok(migrations.length > 0);
     for (const required of [
       'package.json', 'README.md', 'docs/library.md', 'bin/quiver.mjs', 'bin/entry.mjs',
-      'dist/.build-stamp', 'dist/index.js', 'dist/index.d.ts', 'dist/public/core.js', 'dist/public/core.d.ts', 'dist/cli/main.js',
+      'dist/.build-stamp', 'dist/index.js', 'dist/index.d.ts', 'dist/public/core.js', 'dist/public/core.d.ts', 'dist/cli/main.js', 'dist/bundle/cli.js', 'dist/bundle/modules.json',
       'dist/store/pglite-template.tar.gz', 'dist/store/pglite-template.json', 'dist/web/index.html', 'dist/web/app.js',
       'bench/data/README.md',
       ...migrations.map((name) => `dist/store/migrations/${name}`),
