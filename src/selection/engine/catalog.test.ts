@@ -73,4 +73,27 @@ describeEachBackend('selection catalog snapshot', (backend) => {
     assert.ok(seen.tools.some((tool) => tool.name === 'written_tool'));
     assert.equal(seen, loaded);
   });
+
+  it('a reload keeps the previous copies of every unchanged tool\'s content and reads a changed one afresh', async () => {
+    // The index keeps the documents of unchanged tools, so the new snapshot must hold the same objects, not equal ones.
+    const keptId = await addTool(db, { name: 'kept_tool', description: 'Its content stays as it was.' });
+    const changedId = await addTool(db, { name: 'changed_tool', description: 'Its content is rewritten.' });
+    const state = createCatalogState({ db, retrieval: createLexicalRetrieval(), toolsMs: 60_000, now: Date.now, onReload: () => {} });
+    const first = await state.get();
+    await state.ensureIndex(first);
+    await db.query(`UPDATE tools SET description = 'Rewritten.', parameters_schema = '{"type":"object"}'::jsonb, content_hash = 'changed' WHERE id = $1`, [changedId]);
+    state.invalidate('tools');
+    const second = await state.get();
+    assert.notEqual(second, first);
+    const [keptBefore, keptAfter] = [first.byId.get(keptId)!, second.byId.get(keptId)!];
+    assert.notEqual(keptAfter, keptBefore, 'a new candidate object per reload (its other fields may change)');
+    assert.equal(keptAfter.parameters, keptBefore.parameters);
+    assert.equal(keptAfter.whenToUse, keptBefore.whenToUse);
+    assert.deepEqual(keptAfter.parameters, { type: 'object', properties: { query: { type: 'string', description: 'What to look for' } } });
+    const changed = second.byId.get(changedId)!;
+    assert.notEqual(changed.parameters, first.byId.get(changedId)!.parameters);
+    assert.equal(changed.description, 'Rewritten.');
+    assert.deepEqual(changed.parameters, { type: 'object' });
+    assert.ok(Object.isFrozen(changed.parameters));
+  });
 });

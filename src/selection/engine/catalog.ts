@@ -19,6 +19,34 @@ export function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/**
+ * `tool` as read again, holding the previous snapshot's copies of its content when the content
+ * hash says it did not change (name, description, parameters, summary, tags, when to use / not,
+ * example queries: what `toolContentHash` covers, as differential sync relies on). The retrieval
+ * index keeps the documents it was given and re-indexes only changed tools, so without this each
+ * reload left every unchanged tool's schema and texts in memory twice, the index's copy and the
+ * new snapshot's (issue #28: the heap of `quiver serve` with 10,000 tools held 20,213 parameter
+ * objects). Otherwise its parameters are frozen: they are shared from here on, never mutated.
+ */
+export function shareUnchanged(tool: SelectionCandidate, before: SelectionCandidate | undefined): SelectionCandidate {
+  if (before === undefined || before.contentHash !== tool.contentHash || before.name !== tool.name) {
+    deepFreeze(tool.parameters);
+    return tool;
+  }
+  return {
+    ...tool,
+    // The same text (a fresh string per read), so the index's documents and this tool share one.
+    qualifiedName: before.qualifiedName === tool.qualifiedName ? before.qualifiedName : tool.qualifiedName,
+    description: before.description,
+    parameters: before.parameters,
+    summary: before.summary,
+    tags: before.tags,
+    whenToUse: before.whenToUse,
+    whenNotToUse: before.whenNotToUse,
+    exampleQueries: before.exampleQueries,
+  };
+}
+
 /** The retrieval document of a tool: its text plus display, category and plugin names. */
 export function toDocument(tool: SelectionCandidate): RetrievalDocument {
   const extra = [tool.displayName, tool.categoryName, tool.pluginName].filter((text): text is string => typeof text === 'string' && text.length > 0);
@@ -96,8 +124,8 @@ export function createCatalogState(options: {
       snapshot.checkedAt = now();
       return snapshot;
     }
-    const tools = await listActiveCandidates(db);
-    for (const tool of tools) deepFreeze(tool.parameters);
+    const previous = snapshot?.byId;
+    const tools = (await listActiveCandidates(db)).map((tool) => shareUnchanged(tool, previous?.get(tool.id)));
     snapshot = { version: ++snapshotVersion, signature, tools, byId: new Map(tools.map((tool) => [tool.id, tool])), checkedAt: now() };
     snapshotBasis = basis;
     onReload();
