@@ -195,7 +195,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     state.nativeNames = settings.nativeNamesFor(identity);
     installRequestHandlers(core, state);
     await refresh(state);
-    if (open.restore !== undefined) state.restore(open.restore);
+    if (open.restore !== undefined) await state.restore(open.restore);
     const added = registry.add(id, state, owner);
     release(added.released);
     if (!added.admitted) {

@@ -18,7 +18,7 @@ import type { GatewaySettings } from './gateway-settings.ts';
 import { IterationGuard, type IterationGuardSnapshot } from './iteration-guard.ts';
 import { SearchHistory, type SearchHistorySnapshot } from './search-history.ts';
 import type { SessionRegistry } from './session-registry.ts';
-import { ToolContext, type ToolContextSnapshot } from './tool-context.ts';
+import { ToolContext, snapshotEntryName, type ToolContextSnapshot } from './tool-context.ts';
 import type { ValidatorCache } from './argument-validators.ts';
 import type { InputRounds } from './mrtr/input-rounds.ts';
 
@@ -42,14 +42,17 @@ export interface GatewaySession {
   boundTools(): string[];
   /** What another replica needs to carry the session on (issue #16), as JSON-safe data. */
   snapshot(): SessionSnapshot;
-  /** Takes over a snapshot's state (a copy another replica changed); a malformed one is ignored. */
-  restore(snapshot: unknown): void;
+  /**
+   * Takes over a snapshot's state (a copy another replica changed); a malformed one is ignored.
+   * The bound tools' definitions are looked up as they are now (the snapshot holds names).
+   */
+  restore(snapshot: unknown): Promise<void>;
 }
 
 /** A session's state as plain data: what `mcp_sessions.state` holds (issue #16). */
 export interface SessionSnapshot {
   v: 1;
-  tools: ToolContextSnapshot<GatewayTool>;
+  tools: ToolContextSnapshot;
   guard: IterationGuardSnapshot;
   history: SearchHistorySnapshot;
   suspended: string[];
@@ -165,12 +168,13 @@ export class SessionState implements GatewaySession {
     };
   }
 
-  restore(snapshot: unknown): void {
+  async restore(snapshot: unknown): Promise<void> {
     if (!isSessionSnapshot(snapshot)) {
       this.#core.logger.warn({ sessionId: this.id }, 'ignoring a malformed stored session state');
       return;
     }
-    this.context.restore(snapshot.tools);
+    const definitions = await this.#definitions(snapshot.tools.discovered.map(snapshotEntryName));
+    this.context.restore(snapshot.tools, (name) => definitions.get(name));
     this.guard.restore(snapshot.guard);
     this.history.restore(snapshot.history);
     this.suspended.clear();
@@ -179,6 +183,24 @@ export class SessionState implements GatewaySession {
     this.openEvent = event
       ? { eventId: event.eventId, openedAt: event.openedAt, calls: event.calls.map((call) => ({ ...call })), ...(event.flagged ? { flagged: new Set(event.flagged) } : {}) }
       : undefined;
+  }
+
+  /** The current definitions of bound tools by name; one the session may no longer see is left out. */
+  async #definitions(names: Array<string | undefined>): Promise<Map<string, GatewayTool>> {
+    const found = new Map<string, GatewayTool>();
+    await Promise.all(
+      names.map(async (name) => {
+        if (name === undefined || this.context.isAlwaysIncluded(name)) return;
+        try {
+          const tool = await this.#core.backend.getTool(this.backendSession, name);
+          if (tool) found.set(name, tool);
+        } catch (error) {
+          // Quarantined or otherwise refused now: the session no longer holds it.
+          this.#core.logger.debug({ err: error, sessionId: this.id, tool: name }, 'a bound tool of a stored session is not restored');
+        }
+      }),
+    );
+    return found;
   }
 
   async close(options: { report?: boolean } = {}): Promise<void> {

@@ -145,7 +145,7 @@ export class StoredSessions {
     const fresh = await this.store.check(entry.session.id, entry.version);
     if (!fresh) return false;
     if ('state' in fresh) {
-      entry.session.restore(fresh.state);
+      await entry.session.restore(fresh.state);
       entry.version = fresh.version;
       entry.savedState = JSON.stringify(fresh.state);
       await applyForwardingState(entry.session, fresh.extensions[FORWARDING_EXTENSION], this.#logger);

@@ -30,10 +30,30 @@ export interface ToolContextOptions {
   now: () => number;
 }
 
-/** The discovered part of a context as plain data, in discovery order. */
-export interface ToolContextSnapshot<T extends Bindable> {
+/**
+ * One discovered tool as plain data: its name and bookkeeping, not its definition (issue #28:
+ * the definitions made most of a stored session's bytes, serialised on every write; a copy
+ * restoring the state looks them up again, as they are now).
+ */
+export interface ToolContextSnapshotEntry {
+  name: string;
+  discoveredAt: number;
+  lastUsedAt: number;
+  useCount: number;
   sequence: number;
-  discovered: Array<ToolContextEntry<T>>;
+}
+
+/** The discovered part of a context as plain data, in discovery order. */
+export interface ToolContextSnapshot {
+  sequence: number;
+  discovered: ToolContextSnapshotEntry[];
+}
+
+/** The name of a snapshot entry; rows written before issue #28 carry the whole tool instead. */
+export function snapshotEntryName(entry: unknown): string | undefined {
+  const fields = entry as { name?: unknown; tool?: { qualifiedName?: unknown } } | null;
+  const name = fields?.name ?? fields?.tool?.qualifiedName;
+  return typeof name === 'string' ? name : undefined;
 }
 
 /** What a bind changed. */
@@ -168,17 +188,28 @@ export class ToolContext<T extends Bindable> {
     return this.#always.size;
   }
 
-  /** The discovered tools with their timestamps and order, as plain data (issue #16: shared sessions). */
-  snapshot(): ToolContextSnapshot<T> {
-    return { sequence: this.#sequence, discovered: [...this.#discovered.values()].map((entry) => ({ ...entry })) };
+  /** The discovered tools' names with their timestamps and order, as plain data (issue #16: shared sessions). */
+  snapshot(): ToolContextSnapshot {
+    const discovered: ToolContextSnapshotEntry[] = [];
+    for (const entry of this.#discovered.values()) {
+      discovered.push({ name: entry.tool.qualifiedName, discoveredAt: entry.discoveredAt, lastUsedAt: entry.lastUsedAt, useCount: entry.useCount, sequence: entry.sequence });
+    }
+    return { sequence: this.#sequence, discovered };
   }
 
-  /** Replaces the discovered tools with a snapshot's (always-include tools are not part of one). */
-  restore(snapshot: ToolContextSnapshot<T>): void {
+  /**
+   * Replaces the discovered tools with a snapshot's (always-include tools are not part of one).
+   * `resolve` gives each name's definition; a name it does not know (the tool is gone, or no
+   * longer visible to this session) is dropped.
+   */
+  restore(snapshot: ToolContextSnapshot, resolve: (qualifiedName: string) => T | undefined): void {
     this.#discovered.clear();
     for (const entry of snapshot.discovered) {
-      if (this.#always.has(entry.tool.qualifiedName)) continue;
-      this.#discovered.set(entry.tool.qualifiedName, { ...entry });
+      const name = snapshotEntryName(entry);
+      if (name === undefined || this.#always.has(name)) continue;
+      const tool = resolve(name);
+      if (tool === undefined) continue;
+      this.#discovered.set(name, { tool, discoveredAt: entry.discoveredAt, lastUsedAt: entry.lastUsedAt, useCount: entry.useCount, sequence: entry.sequence });
     }
     this.#sequence = snapshot.sequence;
   }

@@ -18,7 +18,7 @@ test('bound tools keep their LRU order and TTL through a snapshot', () => {
   now += 100;
   original.touch('a');
   const copy = new ToolContext<{ qualifiedName: string }>(options);
-  copy.restore(viaJson(original.snapshot()));
+  copy.restore(viaJson(original.snapshot()), (qualifiedName) => ({ qualifiedName }));
   now += 100;
   // Over capacity: the least recently used goes (c: same time as b, ranked lower), on both.
   assert.deepEqual(copy.bind([{ qualifiedName: 'd' }]).evicted, ['c']);
@@ -29,6 +29,30 @@ test('bound tools keep their LRU order and TTL through a snapshot', () => {
   now += 20_000;
   copy.touch('d');
   assert.deepEqual(copy.bind([{ qualifiedName: 'e' }]).evicted.sort(), ['a', 'b']);
+});
+
+test('a snapshot holds bound tools by name; restoring looks the definitions up and drops a tool gone meanwhile', () => {
+  const now = 1_000;
+  const options = { capacity: 5, ttlMs: 10_000, now: () => now };
+  type Tool = { qualifiedName: string; description: string; inputSchema: Record<string, unknown> };
+  const tool = (name: string, description: string): Tool => ({ qualifiedName: name, description, inputSchema: { type: 'object', properties: { text: { type: 'string' } } } });
+  const original = new ToolContext<Tool>(options);
+  original.bind([tool('a', 'first'), tool('b', 'second')]);
+  const snapshot = viaJson(original.snapshot());
+  // Issue #28: names and bookkeeping only, never a description or schema.
+  assert.doesNotMatch(JSON.stringify(snapshot), /first|second|inputSchema/);
+  assert.deepEqual(snapshot.discovered.map((entry) => entry.name), ['a', 'b']);
+  const catalog = new Map([['a', tool('a', 'first, as edited since')]]);
+  const copy = new ToolContext<Tool>(options);
+  copy.restore(snapshot, (name) => catalog.get(name));
+  assert.deepEqual(copy.list().map((bound) => bound.description), ['first, as edited since']);
+  assert.equal(copy.entry('a')!.discoveredAt, 1_000);
+  // A row written before names-only states carries the whole tool: its name still restores.
+  const older = { sequence: 2, discovered: [{ tool: tool('a', 'old copy'), discoveredAt: 500, lastUsedAt: 600, useCount: 2, sequence: 1 }] };
+  const fromOlder = new ToolContext<Tool>(options);
+  fromOlder.restore(older as never, (name) => catalog.get(name));
+  assert.equal(fromOlder.get('a')!.description, 'first, as edited since');
+  assert.equal(fromOlder.entry('a')!.useCount, 2);
 });
 
 test('the loop guard counts on after a snapshot, and its keys are JSON-safe', () => {
