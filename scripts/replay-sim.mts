@@ -7,7 +7,12 @@
 // Env: SIM_SCORING / SIM_SETTINGS (JSON overrides of the overlay scoring / learning settings),
 // SIM_INDEX (retrieval options), SIM_C (bandit relevance strength; 10000 ≈ no draw),
 // SIM_NOEXPLORE=1 (no exploration slot), SIM_MODE=field (write learned requests into the
-// shared index's example field instead, index upserted per outcome), SIM_TAG (label).
+// shared index's example field instead, index upserted per outcome), SIM_TAG (label),
+// SIM_SEED (default 1), SIM_TOOLS (catalog, default MetaTool's), SIM_EMB=table (the token table
+// instead of the offline embedder), SIM_CTX=0 (the bandit's former ½ prior instead of the
+// context's rate), NEG_W / NEG_MODE skip|miss|all / NEG_FLOOR (negative evidence, tried and not
+// kept: offered tools not called penalised for similar requests), SIM_TEACHMISS=1 (diagnostic: a
+// request whose gold tool was not offered teaches it anyway, as if a second search had found it).
 import { fileURLToPath } from 'node:url';
 const SRC = process.env.SRC ?? fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
 const imp = (p: string) => import(`${SRC}/src/${p}`);
@@ -15,8 +20,9 @@ const imp = (p: string) => import(`${SRC}/src/${p}`);
 const noise = Number(process.argv[2] ?? '0.25');
 const feedback = (process.argv[3] ?? '1') === '1';
 const queriesFile = process.argv[4] ?? `${SRC}/bench/data/metatool/dev.jsonl`;
+const toolsFile = process.env.SIM_TOOLS ?? `${SRC}/bench/data/metatool/tools.jsonl`;
 const windowSize = Number(process.argv[5] ?? '500');
-const seed = 1;
+const seed = Number(process.env.SIM_SEED ?? '1');
 
 const { loadEvalData } = await imp('retrieval/eval/load.ts');
 const { createRetrievalIndex } = await imp('retrieval/retrieval-index.ts');
@@ -28,16 +34,16 @@ const { terms } = await imp('retrieval/tokenizer.ts');
 const { defaultLearningSettings } = await imp('selection/learning/settings.ts');
 const { calibrateFloor, shippedCalibrationGroups } = await imp('retrieval/calibration.ts');
 const { calibrateAgreementFloor } = await imp('selection/learning/agreement.ts');
-const { thompsonRerank } = await imp('selection/bandit.ts');
+const { thompsonRerank, contextOutcomes } = await imp('selection/bandit.ts');
 const { createSampler } = await imp('selection/sampler.ts');
 const { createSeededRandom } = await imp('selection/random.ts');
 const { simulateOutcome } = await imp('selection/replay/simulated-outcome.ts');
 const { shuffled } = await imp('selection/replay/replay.ts');
 const { scoreInteraction, summarizeWindow, windowsOf } = await imp('selection/replay/windows.ts');
 
-const data = await loadEvalData({ tools: `${SRC}/bench/data/metatool/tools.jsonl`, queries: queriesFile });
+const data = await loadEvalData({ tools: toolsFile, queries: queriesFile });
 const documents = data.documents.map((d: any) => ({ ...d, exampleQueries: [], description: [d.description, ...(d.extraText ?? [])].filter(Boolean).join('\n'), extraText: [] }));
-const embedder = createOfflineEmbedder();
+const embedder = process.env.SIM_EMB === 'table' ? (await imp('retrieval/embedders/shipped-model.ts')).createShippedTableEmbedder() : createOfflineEmbedder();
 const index = createRetrievalIndex({ embedder, options: process.env.SIM_INDEX ? JSON.parse(process.env.SIM_INDEX) : {} });
 await index.build(documents);
 const base = adaptRetrievalIndex(index, { method: 'hybrid' });
@@ -70,6 +76,25 @@ const retrieval = withLearnedExamples(base, {
   calledAfterFor: () => undefined,
 } as any);
 
+const negatives: any[] = [];
+const NEG_W = Number(process.env.NEG_W ?? '0');
+const NEG_MODE = process.env.NEG_MODE ?? 'skip';
+const NEG_FLOOR = process.env.NEG_FLOOR ? Number(process.env.NEG_FLOOR) : scoring.minSimilarity;
+async function searchWithNeg(q: string, k: number) {
+  if (NEG_W <= 0 || negatives.length === 0) return retrieval.search(q, { k, orgId: 'replay' });
+  const found = await retrieval.search(q, { k: k + 10, orgId: 'replay' });
+  const a = await analyse(q);
+  const best = found.results[0]?.score ?? 1;
+  const pen = new Map<string, number>();
+  for (const n of negatives) {
+    let s = 0; for (let d = 0; d < a.vector.length; d++) s += a.vector[d] * n.vector[d];
+    if (s <= NEG_FLOOR) continue;
+    const p = NEG_W * Math.min(1, (s - NEG_FLOOR) / (1 - NEG_FLOOR));
+    pen.set(n.toolId, process.env.NEG_SUM ? (pen.get(n.toolId) ?? 0) + p : Math.max(pen.get(n.toolId) ?? 0, p));
+  }
+  const results = found.results.map((h: any) => ({ ...h, score: h.score - best * Math.min(process.env.NEG_SUM ? Number(process.env.NEG_SUM) : 10, pen.get(h.id) ?? 0) })).sort((x: any, y: any) => y.score - x.score).slice(0, k);
+  return { ...found, results };
+}
 const random = createSeededRandom(seed);
 const sampler = createSampler(createSeededRandom(seed + 7));
 const arms = new Map<string, { alpha: number; beta: number }>();
@@ -79,16 +104,23 @@ const k = 5;
 const started = performance.now();
 let i = 0;
 for (const query of queries) {
-  const found = await retrieval.search(query.query, { k: 2 * k, orgId: 'replay' });
-  const picks = thompsonRerank(found.results, { k, sampler, arm: (id: string) => arms.get(id), poolFactor: 2, relevanceStrength: Number(process.env.SIM_C ?? 8), exploration: process.env.SIM_NOEXPLORE ? false : true });
+  const found = await searchWithNeg(query.query, 2 * k);
+  const picks = thompsonRerank(found.results, { k, sampler, arm: (id: string) => arms.get(id), poolFactor: 2, relevanceStrength: Number(process.env.SIM_C ?? 8), exploration: process.env.SIM_NOEXPLORE ? false : true, ...(process.env.SIM_CTX === '0' ? {} : { context: contextOutcomes(arms.values()) }) });
   const offered = picks.map((p: any) => p.id);
   const outcome = simulateOutcome(offered, query.items, { k, noise, random });
+  if (process.env.SIM_TEACHMISS && !outcome.noisy && outcome.called.length === 0) outcome.called = query.items.map((item: string[]) => item[0]);
   if (feedback) {
     for (const id of outcome.called) {
       const arm = arms.get(id) ?? { alpha: 1, beta: 1 };
       arms.set(id, { alpha: arm.alpha + 1, beta: arm.beta });
       const a = await analyse(query.query);
       examples.push({ id: `e${i}-${id}`, toolId: id, contributor: `u${i}`, vector: a.vector, terms: a.terms, fieldTerms: terms(query.query) });
+    }
+    if (NEG_W > 0) {
+      const firstCalled = outcome.called.length ? Math.min(...outcome.called.map((id: string) => offered.indexOf(id))) : offered.length;
+      const neg = outcome.called.length === 0 ? (NEG_MODE === 'skip-only' ? [] : offered) : NEG_MODE === 'miss' ? [] : NEG_MODE === 'all' ? offered.filter((id: string) => !outcome.called.includes(id)) : offered.slice(0, firstCalled);
+      const a = await analyse(query.query);
+      for (const id of neg) negatives.push({ toolId: id, vector: a.vector });
     }
     if (outcome.called.length > 0 && process.env.SIM_MODE !== 'field') overlay = buildOverlay(examples, embedder.dimensions, scoring);
     if (process.env.SIM_MODE === 'field') for (const id of outcome.called) {
@@ -100,6 +132,6 @@ for (const query of queries) {
   scored.push(scoreInteraction(offered, query.items, { calledGold: outcome.called.length > 0 && !outcome.noisy, noisy: outcome.noisy }));
   i++;
 }
-const fmt = (w: any) => `${w['recall@1'].toFixed(3)} / ${w['recall@5'].toFixed(3)}`;
+const fmt = (w: any) => `${w['recall@1'].toFixed(3)} / ${w['recall@5'].toFixed(3)} / ${(w['comp@5'] ?? 0).toFixed(3)}`;
 const wins = windowsOf(scored, windowSize);
 console.log(`noise ${noise} feedback ${feedback} ${process.env.SIM_TAG ?? ''} | ${wins.map(fmt).join(' | ')} | all ${fmt(summarizeWindow(scored, 1))} | ${Math.round(performance.now() - started)} ms`);

@@ -12,7 +12,7 @@
  * above 95 % of the oracle. Averaging across runs, not over a trailing window of one run, keeps
  * the number free of the window's lag (the bench's 20-interaction window adds about ten).
  */
-import { thompsonRerank, type BanditArm } from './bandit.ts';
+import { contextOutcomes, thompsonRerank, type BanditArm } from './bandit.ts';
 import { createSeededRandom } from './random.ts';
 import { createSampler } from './sampler.ts';
 
@@ -59,7 +59,7 @@ export function measureConvergence(options: ConvergenceOptions = {}): Convergenc
     const best = Math.max(...ranked.slice(0, 2 * k).map((candidate) => rates[Number(candidate.id)]!));
     const arms = new Map<string, BanditArm>();
     for (let t = 0; t < interactions; t++) {
-      const picks = thompsonRerank(ranked, { k, sampler, arm: (id) => arms.get(id), relevanceStrength: options.relevanceStrength ?? 0 });
+      const picks = thompsonRerank(ranked, { k, sampler, arm: (id) => arms.get(id), context: contextOutcomes(arms.values()), relevanceStrength: options.relevanceStrength ?? 0 });
       const chosen = picks[0]!.id;
       const success = random() < rates[Number(chosen)]!;
       const arm = arms.get(chosen) ?? { alpha: 1, beta: 1 };

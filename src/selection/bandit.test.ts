@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { banditContextKey, thompsonRerank, type BanditArm, type RankedCandidate } from './bandit.ts';
+import { banditContextKey, contextOutcomes, thompsonRerank, type BanditArm, type RankedCandidate } from './bandit.ts';
 import { createSampler } from './sampler.ts';
 import { createSeededRandom } from './random.ts';
 
@@ -70,6 +70,38 @@ describe('bandit', () => {
     // t3 (0.85) and t4, never above t1 or t2: success moves a tool by at most half the relevance scale.
     assert.ok(cold.t5Top4 === 0 && warm.t5Top4 > 400, `successful tool in the first four: cold ${cold.t5Top4}, warm ${warm.t5Top4}`);
     assert.ok(cold.t0Exploited > 450 && warm.t0Exploited < 25, `failing tool exploited: cold ${cold.t0Exploited}, warm ${warm.t0Exploited}`);
+  });
+
+  it("measures an arm against its context's rate: where every call succeeds, success alone pulls nothing up (issue #25)", () => {
+    // A context where calls nearly always succeed (the replay's, and most organisations'): 300
+    // successes over 40 tools, none failed. t3 (relevance 0.85) was called 3 times, for other
+    // requests or on noisy credit; t0–t2 are more relevant and untried in this pool.
+    const others = Array.from({ length: 40 }, (_, i) => ({ alpha: 8.5, beta: 1, id: `o${i}` }));
+    const arms = new Map<string, BanditArm>([['t3', { alpha: 4, beta: 1 }], ...others.map((o) => [o.id, { alpha: o.alpha, beta: o.beta }] as [string, BanditArm])]);
+    const context = contextOutcomes(arms.values());
+    assert.deepEqual(context, { successes: 303, failures: 0 });
+    const firstFour = (withContext: boolean) => {
+      const sampler = createSampler(createSeededRandom(11));
+      let ahead = 0;
+      for (let round = 0; round < 500; round++) {
+        const picks = thompsonRerank(ranked, { k: 7, sampler, arm: (id) => arms.get(id), ...(withContext ? { context } : {}) });
+        if (picks.findIndex((p) => p.id === 't3') < picks.findIndex((p) => p.id === 't2')) ahead++;
+      }
+      return ahead;
+    };
+    // Against ½ (no context given), three successes look better than an untried tool's prior.
+    const againstHalf = firstFour(false);
+    const againstContext = firstFour(true);
+    assert.ok(againstHalf > 250 && againstContext === 0, `t3 above the more relevant t2: against ½ ${againstHalf}/500, against the context ${againstContext}/500`);
+    // Where calls fail, the same three successes still count (the engine's learning test, end to end).
+    const failing = new Map<string, BanditArm>([['t3', { alpha: 4, beta: 1 }], ...others.map((o) => [o.id, { alpha: 2, beta: 8 }] as [string, BanditArm])]);
+    const sampler = createSampler(createSeededRandom(12));
+    let ahead = 0;
+    for (let round = 0; round < 500; round++) {
+      const picks = thompsonRerank(ranked, { k: 7, sampler, arm: (id) => failing.get(id), context: contextOutcomes(failing.values()) });
+      if (picks.findIndex((p) => p.id === 't3') < picks.findIndex((p) => p.id === 't2')) ahead++;
+    }
+    assert.ok(ahead > 250, `t3 above t2 where other calls fail: ${ahead}/500`);
   });
 
   it('ranks cold tools by relevance alone: no draw reorders them (issue #25)', () => {

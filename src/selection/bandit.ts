@@ -10,7 +10,8 @@
  *    (default 8) and a tool's posterior (α_i, β_i) from `tool_bandit_stats` (Beta(1, 1) when
  *    it has none; n = α_i + β_i − 2 observed outcomes), the tool is ranked by
  *    θ_i = r_i + w_n · (p_i − m_i), w_n = 2(n + 2) / (c + 2n + 2) (0.4 untried, → 1),
- *    where m_i is the success rate of the pool's *other* arms (pooled, Beta(1, 1) prior) and
+ *    where m_i is the success rate of the pool's *other* arms (pooled, with 2 pseudo-outcomes
+ *    at the context's own rate over its other arms, `context`; ½ without it) and
  *    p_i ~ Beta(α_i − 1 + 2m_i, β_i − 1 + 2(1 − m_i)) is a draw of the tool's own rate,
  *    shrunk towards m_i; an untried tool has p_i = m_i. Issue #25, two changes measured on the
  *    learning replay (docs/retrieval.md): only the arm's own evidence is drawn, so a tool with
@@ -66,6 +67,22 @@ export interface ThompsonOptions {
   relevanceStrength?: number;
   /** Reserve one slot for exploration (default true). */
   exploration?: boolean;
+  /**
+   * Outcomes of every arm of the context, summed (successes = Σ(α − 1), failures = Σ(β − 1)):
+   * the prior mean of the pool's rate. Without it the prior is ½.
+   */
+  context?: { successes: number; failures: number };
+}
+
+/** Successes and failures over every arm of a context (the `context` option of `thompsonRerank`). */
+export function contextOutcomes(arms: Iterable<BanditArm>): { successes: number; failures: number } {
+  let successes = 0;
+  let failures = 0;
+  for (const arm of arms) {
+    successes += Math.max(0, safeShape(arm.alpha) - 1);
+    failures += Math.max(0, safeShape(arm.beta) - 1);
+  }
+  return { successes, failures };
 }
 
 /**
@@ -107,10 +124,16 @@ export function thompsonRerank(ranked: readonly RankedCandidate[], options: Thom
   }
   // Leave-one-out: an arm is measured against the others, or a pool where only it was observed
   // (the others untried) would be measured against itself and never move.
+  // The pooled rate's prior mean is the context's own rate (the arm left out as well), not ½:
+  // where nearly every call succeeds, an arm that only ever succeeded is average, not better
+  // than an untried one (issue #25: noisy credit pulled wrongly called tools up on Seal-Tools).
   const rateWithout = (alpha: number, beta: number) => {
-    const s = successes - Math.max(0, alpha - 1);
-    const f = failures - Math.max(0, beta - 1);
-    return (s + 1) / (s + f + 2);
+    const ownS = Math.max(0, alpha - 1);
+    const ownF = Math.max(0, beta - 1);
+    const s = successes - ownS;
+    const f = failures - ownF;
+    const prior = options.context ? (Math.max(0, options.context.successes - ownS) + 1) / (Math.max(0, options.context.successes - ownS) + Math.max(0, options.context.failures - ownF) + 2) : 0.5;
+    return (s + 2 * prior) / (s + f + 2);
   };
   const scored = pool.map((candidate) => {
     const arm = options.arm(candidate.id) ?? UNIFORM_PRIOR;
