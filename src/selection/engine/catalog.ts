@@ -109,8 +109,9 @@ export function createCatalogState(options: {
   let snapshotBasis = -1;
   let snapshotLoad: { promise: Promise<CatalogSnapshot>; startedAt: number } | undefined;
   let snapshotVersion = 0;
-  // What the retrieval index holds: id → document signature, and the snapshot version it matches.
-  let indexed: Map<string, string> | undefined;
+  // The tools the retrieval index was given (the byId map of the snapshot it matches, so no copy:
+  // their signatures are computed when a sync compares them, not kept, issue #28) and that version.
+  let indexed: ReadonlyMap<string, SelectionCandidate> | undefined;
   let indexedVersion = -1;
   let indexLoad: Promise<void> | undefined;
 
@@ -133,10 +134,14 @@ export function createCatalogState(options: {
   }
 
   async function syncIndex(current: CatalogSnapshot): Promise<void> {
-    const next = new Map(current.tools.map((tool) => [tool.id, documentSignature(tool)]));
+    const next = current.byId;
     if (indexed !== undefined && retrieval.upsert && retrieval.remove) {
-      const changed = current.tools.filter((tool) => indexed!.get(tool.id) !== next.get(tool.id));
-      const removed = [...indexed.keys()].filter((id) => !next.has(id));
+      const held = indexed;
+      const changed = current.tools.filter((tool) => {
+        const before = held.get(tool.id);
+        return before === undefined || documentSignature(before) !== documentSignature(tool);
+      });
+      const removed = [...held.keys()].filter((id) => !next.has(id));
       if (changed.length + removed.length <= Math.max(50, current.tools.length / 2)) {
         if (removed.length > 0) await retrieval.remove(removed);
         if (changed.length > 0) await retrieval.upsert(changed.map(toDocument));
