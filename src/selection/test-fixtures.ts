@@ -5,7 +5,7 @@
  * Test support only: nothing in the product imports it.
  */
 import { sha256Hex } from '../core/hash.ts';
-import type { Database, Queryable } from '../store/database.ts';
+import type { Database, QueryResult, Queryable } from '../store/database.ts';
 import { setEnablement } from '../store/repositories/enablement.ts';
 
 /** Ids of everything the fixture created. */
@@ -105,4 +105,25 @@ export function faultyDatabase(db: Database, pattern: RegExp): Database & { fail
     },
   };
   return wrapper as Database & { failing: boolean; queries: number };
+}
+
+/** `db` whose answers to the queries after the first `passed` wait for `release()`: a read made now, returned later. */
+export function slowAnswers(db: Database, passed: number): { db: Database; answered: Promise<void>; release(): void } {
+  let count = 0;
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let heldOne!: () => void;
+  const answered = new Promise<void>((resolve) => (heldOne = resolve));
+  const wrapped: Database = {
+    ...db,
+    async query<Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>> {
+      const result = await db.query<Row>(sql, params);
+      if (++count > passed) {
+        heldOne();
+        await gate;
+      }
+      return result;
+    },
+  };
+  return { db: wrapped, answered, release };
 }

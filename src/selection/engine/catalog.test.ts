@@ -1,31 +1,10 @@
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEachBackend } from '../../../test/helpers/backends.ts';
-import type { Database, QueryResult } from '../../store/database.ts';
+import type { Database } from '../../store/database.ts';
 import { createLexicalRetrieval } from '../retrieval.ts';
-import { addTool } from '../test-fixtures.ts';
+import { addTool, slowAnswers } from '../test-fixtures.ts';
 import { createCatalogState } from './catalog.ts';
-
-/** `db` whose answers to the queries after the first `passed` wait for `release()`: a read made now, returned later. */
-function slowAnswers(db: Database, passed: number): { db: Database; answered: Promise<void>; release(): void } {
-  let count = 0;
-  let release!: () => void;
-  const gate = new Promise<void>((resolve) => (release = resolve));
-  let heldOne!: () => void;
-  const answered = new Promise<void>((resolve) => (heldOne = resolve));
-  const wrapped: Database = {
-    ...db,
-    async query<Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>> {
-      const result = await db.query<Row>(sql, params);
-      if (++count > passed) {
-        heldOne();
-        await gate;
-      }
-      return result;
-    },
-  };
-  return { db: wrapped, answered, release };
-}
 
 describeEachBackend('selection catalog snapshot', (backend) => {
   let db: Database;

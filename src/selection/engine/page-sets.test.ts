@@ -2,34 +2,13 @@ import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEachBackend } from '../../../test/helpers/backends.ts';
 import { silentLogger } from '../../core/logger.ts';
-import type { Database, QueryResult } from '../../store/database.ts';
+import type { Database } from '../../store/database.ts';
 import { insertPageMapping, listPageMappings, updatePageMapping } from '../../store/repositories/page-mappings.ts';
 import { createLexicalRetrieval } from '../retrieval.ts';
-import { seedFixture, type Fixture } from '../test-fixtures.ts';
+import { seedFixture, slowAnswers, type Fixture } from '../test-fixtures.ts';
 import { createCatalogState } from './catalog.ts';
 import { createPageSets } from './page-sets.ts';
 import type { VisibleSet } from './types.ts';
-
-/** `db` whose first answer waits for `release()`: a read made now, returned later. */
-function firstAnswerHeld(db: Database): { db: Database; answered: Promise<void>; release(): void } {
-  let count = 0;
-  let release!: () => void;
-  const gate = new Promise<void>((resolve) => (release = resolve));
-  let heldOne!: () => void;
-  const answered = new Promise<void>((resolve) => (heldOne = resolve));
-  const wrapped: Database = {
-    ...db,
-    async query<Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>> {
-      const result = await db.query<Row>(sql, params);
-      if (++count === 1) {
-        heldOne();
-        await gate;
-      }
-      return result;
-    },
-  };
-  return { db: wrapped, answered, release };
-}
 
 describeEachBackend('selection page sets', (backend) => {
   let db: Database;
@@ -46,7 +25,7 @@ describeEachBackend('selection page sets', (backend) => {
   });
 
   it('a mappings read begun before an invalidation is not kept: the next caller sees the change, not the old mappings until their TTL', async () => {
-    const slow = firstAnswerHeld(db);
+    const slow = slowAnswers(db, 0);
     const pageSets = createPageSets({ db: slow.db, logger: silentLogger, now: Date.now, ttl: { policyMs: 60_000, mappingsMs: 60_000 } });
     const names = (set: { ordered: Array<{ name: string }> }) => set.ordered.map((tool) => tool.name).sort();
     // A selection on page 'contacts' reads the mappings (read, answer held back).
