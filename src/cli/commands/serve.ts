@@ -151,9 +151,13 @@ export const serveCommand: CommandSpec = {
     // Checked before the app opens: a refused address must not take the data folder's lock.
     assertBindAllowed(host, allowPublicBind);
     const started = performance.now();
+    // The servers' modules load while the app opens its store (issue #28): the store's start
+    // waits on file reads and WebAssembly compilation, time the module loader can use.
+    const servers = loadServers();
+    servers.catch(() => {}); // awaited below; an app that fails to open reports its own error first
     const app = await context.openApp();
     const defaultExposureMode = parseExposureMode(context.args.values.exposure);
-    const { serveHttp } = await loadServers();
+    const { serveHttp } = await servers;
     const server = await serveHttp(app, {
       host,
       port,
