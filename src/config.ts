@@ -128,6 +128,12 @@ export interface RolloutConfig {
   steps: number[];
   /** How long each step is monitored before the next, ms (QUIVER_ROLLOUT_STEP_WINDOW_MS, default 300,000: seed 000 §5.1). */
   stepWindowMs: number;
+  /**
+   * When above 0, a step the canary is judged healthy in ends once the canary has answered this
+   * many calls since the step began, not after `stepWindowMs` (QUIVER_ROLLOUT_STEP_CALLS, default
+   * 0: time). A canary too quiet to judge still moves on after twice `stepWindowMs`.
+   */
+  stepCalls: number;
   /** Canary calls needed before error rate and latency are judged (QUIVER_ROLLOUT_MIN_SAMPLES, default 20). */
   minSamples: number;
   /** Roll back when the canary's error rate exceeds the stable slot's by more than this (QUIVER_ROLLOUT_MAX_ERROR_RATE_DELTA, default 0.1). */
@@ -366,6 +372,7 @@ const envSchema = z.object({
     .refine((steps) => steps.every((step, index) => step >= 1 && step <= 100 && (index === 0 || step > steps[index - 1]!)) && steps.at(-1) === 100, 'rising percents from 1 to 100, ending at 100')
     .default([10, 50, 100]),
   QUIVER_ROLLOUT_STEP_WINDOW_MS: z.coerce.number().int().min(0).max(86_400_000).default(300_000),
+  QUIVER_ROLLOUT_STEP_CALLS: z.coerce.number().int().min(0).max(1_000_000).default(0),
   QUIVER_ROLLOUT_MIN_SAMPLES: z.coerce.number().int().min(1).max(1_000_000).default(20),
   QUIVER_ROLLOUT_MAX_ERROR_RATE_DELTA: z.coerce.number().min(0).max(1).default(0.1),
   QUIVER_ROLLOUT_MAX_P95_RATIO: z.coerce.number().min(1).max(1000).default(2),
@@ -607,6 +614,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
     rollouts: {
       steps: values.QUIVER_ROLLOUT_STEPS,
       stepWindowMs: values.QUIVER_ROLLOUT_STEP_WINDOW_MS,
+      stepCalls: values.QUIVER_ROLLOUT_STEP_CALLS,
       minSamples: values.QUIVER_ROLLOUT_MIN_SAMPLES,
       maxErrorRateDelta: values.QUIVER_ROLLOUT_MAX_ERROR_RATE_DELTA,
       maxP95Ratio: values.QUIVER_ROLLOUT_MAX_P95_RATIO,

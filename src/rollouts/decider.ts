@@ -57,9 +57,13 @@ export async function decide(context: RolloutContext, rollout: Rollout): Promise
   }
   if (rollout.status === 'paused') return { rolloutId: rollout.id, action: 'none', verdict, canary, stable };
   const elapsed = context.now().getTime() - rollout.stepStartedAt.getTime();
-  // A step ends after its window once the canary has been judged healthy; a canary too quiet to
-  // judge gets a second window, then moves on (a plugin nobody calls must still be upgradable).
-  const due = verdict.verdict === 'healthy' ? elapsed >= rollout.stepWindowMs : elapsed >= 2 * rollout.stepWindowMs;
+  // A step ends after its window once the canary has been judged healthy, or, with `stepCalls`
+  // set, once the healthy canary has answered that many calls (the evidence a step rests on, not
+  // the time it took: a slow machine or a quiet hour gives fewer calls per window); a canary too
+  // quiet to judge gets a second window, then moves on (a plugin nobody calls must still be upgradable).
+  const stepCalls = context.settings.stepCalls;
+  const healthyDone = stepCalls > 0 ? canary.calls >= stepCalls : elapsed >= rollout.stepWindowMs;
+  const due = verdict.verdict === 'healthy' ? healthyDone : elapsed >= 2 * rollout.stepWindowMs;
   if (!due) return { rolloutId: rollout.id, action: 'none', verdict, canary, stable };
   const next = rollout.step + 1;
   if (next >= rollout.steps.length - 1 || rollout.steps[next]! >= 100) {

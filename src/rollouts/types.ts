@@ -85,6 +85,8 @@ export interface RolloutEvent {
 export interface RolloutSettings {
   steps: readonly number[];
   stepWindowMs: number;
+  /** Above 0: a healthy step ends after this many canary calls instead of `stepWindowMs` (the quiet-canary limit stays 2 × `stepWindowMs`). */
+  stepCalls: number;
   minSamples: number;
   maxErrorRateDelta: number;
   maxP95Ratio: number;
@@ -103,6 +105,7 @@ export interface RolloutSettings {
 export const defaultRolloutSettings: RolloutSettings = Object.freeze({
   steps: Object.freeze([10, 50, 100]),
   stepWindowMs: 300_000,
+  stepCalls: 0,
   minSamples: 20,
   maxErrorRateDelta: 0.1,
   maxP95Ratio: 2,
