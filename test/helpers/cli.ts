@@ -22,10 +22,10 @@ export async function runInProcess(argv: string[], env: Record<string, string | 
   return { code, stdout, stderr };
 }
 
-/** Runs `quiver ARGS` as a child process to completion. */
-export function runBinary(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 180_000) {
+/** Runs `node ARGS` as a child process to completion (killed and rejected after `timeoutMs`). */
+export function runNode(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 180_000) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [QUIVER_BIN, ...args], {
+    const child = spawn(process.execPath, args, {
       env: { ...process.env, QUIVER_LOG_LEVEL: 'silent', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -35,13 +35,22 @@ export function runBinary(args: string[], env: Record<string, string | undefined
     child.stderr.on('data', (d) => (stderr += d));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`quiver ${args.join(' ')} timed out; stderr: ${stderr}`));
+      reject(new Error(`node ${args.join(' ')} timed out; stderr: ${stderr}`));
     }, timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** Runs `quiver ARGS` as a child process to completion. */
+export function runBinary(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 180_000) {
+  return runNode([QUIVER_BIN, ...args], env, timeoutMs);
 }
 
 /** Starts a long-running `quiver serve …` and resolves once it printed its listening line. */

@@ -12,23 +12,10 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symli
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { stopChild } from '../helpers/cli.ts';
+import { runNode as run, stopChild } from '../helpers/cli.ts';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const RECORDER = fileURLToPath(new URL('../helpers/module-recorder.mjs', import.meta.url));
-
-/** Runs `node ARGS` to its end. */
-function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env: { ...process.env, QUIVER_LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe('the bundled CLI', { timeout: 900_000 }, () => {
   let folder: string;
