@@ -74,13 +74,23 @@ export interface ThompsonOptions {
   context?: { successes: number; failures: number };
 }
 
-/** Successes and failures over every arm of a context (the `context` option of `thompsonRerank`). */
+/** The outcomes one arm adds to its context's total (successes α − 1, failures β − 1, never below 0). */
+export function armOutcomes(arm: BanditArm): { successes: number; failures: number } {
+  return { successes: Math.max(0, safeShape(arm.alpha) - 1), failures: Math.max(0, safeShape(arm.beta) - 1) };
+}
+
+/**
+ * Successes and failures over every arm of a context (the `context` option of `thompsonRerank`).
+ * A sum over the whole context: the engine keeps it as a running total instead
+ * (engine/bandit-arms.ts), so a selection does not walk every arm.
+ */
 export function contextOutcomes(arms: Iterable<BanditArm>): { successes: number; failures: number } {
   let successes = 0;
   let failures = 0;
   for (const arm of arms) {
-    successes += Math.max(0, safeShape(arm.alpha) - 1);
-    failures += Math.max(0, safeShape(arm.beta) - 1);
+    const own = armOutcomes(arm);
+    successes += own.successes;
+    failures += own.failures;
   }
   return { successes, failures };
 }

@@ -12,7 +12,7 @@ import { TOKENIZER_NAME } from '../../core/tokens.ts';
 import { parseOrThrow } from '../../core/validation.ts';
 import type { SelectionCandidate } from '../../store/repositories/candidates.ts';
 import type { SelectionEventWrite } from '../../store/repositories/selection-events.ts';
-import { banditContextKey, contextOutcomes, thompsonRerank, type BanditPick, type RankedCandidate } from '../bandit.ts';
+import { banditContextKey, thompsonRerank, type BanditPick, type RankedCandidate } from '../bandit.ts';
 import type { createSampler } from '../sampler.ts';
 import type { SelectionRetrieval } from '../retrieval.ts';
 import { assembleProviderTools, type SelectionProvider } from '../provider-formats.ts';
@@ -102,8 +102,9 @@ async function retrieve(
 /** Stage 5: Thompson-sampling rerank (relevance: fail open to retrieval order). */
 async function rerank(parts: PipelineParts, contextKey: string, ranked: RankedCandidate[], k: number, warnings: string[]): Promise<{ picks: BanditPick[]; banditUsed: boolean }> {
   try {
-    const arms = await parts.arms.get(contextKey);
-    return { picks: thompsonRerank(ranked, { k, sampler: parts.sampler, arm: (id) => arms.get(id), context: contextOutcomes(arms.values()), ...parts.banditOptions }), banditUsed: true };
+    const context = await parts.arms.get(contextKey);
+    // The context's outcomes are a running total kept beside its arms, not a sum over them per selection.
+    return { picks: thompsonRerank(ranked, { k, sampler: parts.sampler, arm: (id) => context.arms.get(id), context: context.outcomes(), ...parts.banditOptions }), banditUsed: true };
   } catch (error) {
     parts.logger.warn({ err: error, contextKey }, 'selection: bandit statistics could not be read');
     warnings.push('bandit statistics could not be read; retrieval order kept');

@@ -1,0 +1,80 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Database } from '../../store/database.ts';
+import { contextOutcomes } from '../bandit.ts';
+import { createBanditArms } from './bandit-arms.ts';
+
+/** A database whose only table is the context's stored arms (what `listContextArms` reads). */
+function storedArms(rows: Array<{ tool_id: string; alpha: number; beta_param: number }>): Database & { reads: number } {
+  const db = {
+    reads: 0,
+    async query() {
+      db.reads++;
+      return { rows: rows.map((row) => ({ ...row, total_selections: 0, total_successes: 0 })), affectedRows: 0 };
+    },
+  };
+  return db as unknown as Database & { reads: number };
+}
+
+describe('bandit arms cache: the context outcomes running total (issue #28)', () => {
+  it('equals the sum over every arm after loading and after every applied increment', async () => {
+    // A bad stored shape (0, NaN) counts as the prior, as contextOutcomes counts it.
+    const db = storedArms([
+      { tool_id: 'a', alpha: 5, beta_param: 2 },
+      { tool_id: 'b', alpha: 1, beta_param: 4 },
+      { tool_id: 'c', alpha: 0, beta_param: Number.NaN },
+    ]);
+    const arms = createBanditArms({ db, now: () => 0, banditMs: 60_000 });
+    const context = await arms.get('ctx');
+    assert.deepEqual(context.outcomes(), { successes: 4, failures: 4 });
+    assert.deepEqual(context.outcomes(), contextOutcomes(context.arms.values()));
+
+    const steps = [
+      [{ toolId: 'a', alpha: 1, beta: 0, selections: 1, successes: 1 }],
+      // A new arm, an existing one failing, and an offered-only one (no change to the posterior).
+      [
+        { toolId: 'd', alpha: 2, beta: 1, selections: 3, successes: 2 },
+        { toolId: 'b', alpha: 0, beta: 1, selections: 1, successes: 0 },
+        { toolId: 'a', alpha: 0, beta: 0, selections: 1, successes: 0 },
+      ],
+      // An arm stored with a bad shape moves from the prior.
+      [{ toolId: 'c', alpha: 1, beta: 1, selections: 2, successes: 1 }],
+    ];
+    const expected = [
+      { successes: 5, failures: 4 },
+      { successes: 7, failures: 6 },
+      // c was (0, NaN), read as (1, 1) by the sum; incremented in place it is (1, NaN) -> 0 successes, 0 failures.
+      contextOutcomes([...context.arms.values()]),
+    ];
+    for (const [i, step] of steps.entries()) {
+      arms.apply('ctx', step);
+      const summed = contextOutcomes(context.arms.values());
+      assert.deepEqual(context.outcomes(), summed, `after step ${i}`);
+      if (i < 2) assert.deepEqual(context.outcomes(), expected[i], `after step ${i}`);
+    }
+    assert.equal(db.reads, 1, 'increments change the cached context, they do not re-read it');
+  });
+
+  it('keeps the total with the arms through a reload, and applies nothing to a context not cached', async () => {
+    const db = storedArms([{ tool_id: 'a', alpha: 3, beta_param: 1 }]);
+    const arms = createBanditArms({ db, now: () => 0, banditMs: 60_000 });
+    arms.apply('ctx', [{ toolId: 'a', alpha: 5, beta: 5, selections: 10, successes: 5 }]);
+    const first = await arms.get('ctx');
+    assert.deepEqual(first.outcomes(), { successes: 2, failures: 0 }, 'an increment for an uncached context is in the stored rows, not added twice');
+    arms.apply('ctx', [{ toolId: 'a', alpha: 1, beta: 2, selections: 3, successes: 1 }]);
+    assert.deepEqual(first.outcomes(), { successes: 3, failures: 2 });
+    arms.invalidate('bandit');
+    const reloaded = await arms.get('ctx');
+    assert.notEqual(reloaded, first);
+    assert.deepEqual(reloaded.outcomes(), contextOutcomes(reloaded.arms.values()));
+  });
+
+  it('hands out arms that cannot be changed behind the total', async () => {
+    const arms = createBanditArms({ db: storedArms([{ tool_id: 'a', alpha: 3, beta_param: 1 }]), now: () => 0, banditMs: 60_000 });
+    const context = await arms.get('ctx');
+    assert.throws(() => {
+      (context.arms.get('a') as { alpha: number }).alpha = 100;
+    }, TypeError);
+    assert.deepEqual(context.outcomes(), { successes: 2, failures: 0 });
+  });
+});
