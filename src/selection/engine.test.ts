@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeEachBackend } from '../../test/helpers/backends.ts';
 import { openStore } from '../store/open.ts';
-import type { Database } from '../store/database.ts';
+import type { Database, Queryable } from '../store/database.ts';
 import { isQuiverError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { setEnablement } from '../store/repositories/enablement.ts';
@@ -12,6 +12,7 @@ import { createSeededRandom } from './random.ts';
 import { notifyCatalogChanged } from './invalidation.ts';
 import { addRule, addTool, faultyDatabase, seedFixture, type Fixture } from './test-fixtures.ts';
 import { createLexicalRetrieval } from './retrieval.ts';
+import { writeEventOutcomesWithArms } from '../store/repositories/selection-outcomes.ts';
 import { createRetrievalIndex } from '../retrieval/retrieval-index.ts';
 
 function recordingLogger(): Logger & { errors: unknown[]; warnings: unknown[] } {
@@ -469,6 +470,70 @@ describeEachBackend('selection engine', (backend) => {
         [fixture.tools['github__create_issue']],
       );
       assert.equal(Number(again.rows[0]!.total_selections), 30);
+    });
+
+    it('writes a flush of outcomes and the arms of every context in one statement, each context counted apart, each event once (issue #28)', async () => {
+      // Every statement, in transactions too.
+      const statements: string[] = [];
+      const recording = (target: Queryable): Queryable => ({
+        async query<Row>(sql: string, params?: readonly unknown[]) {
+          statements.push(sql);
+          return target.query<Row>(sql, params);
+        },
+      });
+      const recorder: Database = {
+        ...db,
+        ...recording(db),
+        transaction<T>(work: (tx: Queryable) => Promise<T>) {
+          return db.transaction((tx) => work(recording(tx)));
+        },
+      };
+      const selection = engine({ db: recorder, listen: false, bandit: { poolFactor: 1 }, events: { flushMs: 60_000 } });
+      const contexts = [
+        { page: 'batch-a', tier: 'teams' },
+        { page: 'batch-b', tier: 'teams' },
+        { page: 'batch-c', tier: 'teams' },
+      ];
+      const events: Array<{ eventId: string; context: number }> = [];
+      for (let round = 0; round < 4; round++) {
+        for (const [context, value] of contexts.entries()) {
+          const result = await selection.selectTools({ query: 'create github issue', k: 1, context: value });
+          assert.equal(result.tools.find((t) => t.reason !== 'pinned')?.qualifiedName, 'github__create_issue');
+          events.push({ eventId: result.metadata.eventId!, context });
+        }
+      }
+      await selection.flush();
+      statements.length = 0;
+      // Context c's calls fail once; context b reports no call once.
+      events.forEach(({ eventId, context }, i) =>
+        selection.queueOutcome(eventId, { toolsCalled: context === 1 && i < 3 ? [] : ['github__create_issue'], success: !(context === 2 && i < 3) }),
+      );
+      await selection.flush();
+      assert.equal(statements.length, 1, statements.join('\n---\n'));
+      assert.match(statements[0]!, /UPDATE tool_selection_events[\s\S]*INSERT INTO tool_bandit_stats/);
+      const armRows = async () =>
+        (
+          await db.query<{ context_key: string; alpha: number; beta_param: number; total_selections: number; total_successes: number }>(
+            `SELECT context_key, alpha, beta_param, total_selections, total_successes FROM tool_bandit_stats WHERE tool_id = $1 AND context_key LIKE '%:batch-_:general' ORDER BY context_key`,
+            [fixture.tools['github__create_issue']],
+          )
+        ).rows.map((row) => [row.context_key, row.alpha, row.beta_param, Number(row.total_selections), Number(row.total_successes)]);
+      const expected = [
+        ['teams:batch-a:general', 5, 1, 4, 4],
+        ['teams:batch-b:general', 4, 1, 4, 3],
+        ['teams:batch-c:general', 4, 2, 4, 3],
+      ];
+      assert.deepEqual(await armRows(), expected);
+      const outcomes = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM tool_selection_events WHERE id = ANY($1::uuid[]) AND outcome_at IS NOT NULL', [events.map((e) => e.eventId)]);
+      assert.equal(Number(outcomes.rows[0]!.n), 12);
+      // The same outcomes again (another writer got there first): nothing written, no arm moves.
+      const again = await writeEventOutcomesWithArms(
+        db,
+        events.map(({ eventId }) => ({ id: eventId, toolsCalled: ['github__create_issue'], calledToolIds: [fixture.tools['github__create_issue']!], success: true, outcome: 'success', at: new Date() })),
+        events.map(({ eventId, context }) => ({ eventId, contextKey: `teams:batch-${'abc'[context]}:general`, toolId: fixture.tools['github__create_issue']!, alpha: 1, beta: 0, selections: 1, successes: 1 })),
+      );
+      assert.equal(again.size, 0);
+      assert.deepEqual(await armRows(), expected);
     });
 
     it('queued outcomes: unknown events and bad reports are logged, never thrown; recordOutcome after a queued one conflicts', async () => {

@@ -25,7 +25,7 @@
  * for ~7 ms of CPU (17–25 ms median wall-clock on 2 busy cores), a 50-row one for ~3 ms and a
  * 25-row one for ~2 ms. A request that arrives during a flush waits for one short chunk, not the
  * whole batch; the price is the fixed cost of more statements, which is why the chunk is 50 and
- * not smaller (an outcome chunk is a transaction of four statements; docs/selection.md).
+ * not smaller (docs/selection.md).
  *
  * A batch mixes the items of unrelated requests (and tenants), so one bad item must not take
  * the others down with it (issue #18, finding 2). When a write fails because of the data

@@ -14,7 +14,7 @@ import { WRITE_CHUNK_ROWS, createBatchWriter } from '../../store/batch-writer.ts
 import { findCandidatesByIds } from '../../store/repositories/candidates.ts';
 import { incrementArms, type BanditIncrement } from '../../store/repositories/bandit-stats.ts';
 import { findSelectionEvent, writeEventOutcome } from '../../store/repositories/selection-events.ts';
-import { writeEventOutcomes } from '../../store/repositories/selection-outcomes.ts';
+import { writeEventOutcomesWithArms } from '../../store/repositories/selection-outcomes.ts';
 import { LruTtlCache } from '../lru-cache.ts';
 import { PROVIDERS, providerToolName } from '../provider-formats.ts';
 import type { BanditArms } from './bandit-arms.ts';
@@ -134,22 +134,23 @@ export function createOutcomes(
   async function writeQueuedOutcomes(batch: QueuedOutcome[]): Promise<void> {
     // The events must be rows before their outcomes can land on them.
     await events.flush();
-    const committed = await db.transaction(async (tx) => {
-      const written = await writeEventOutcomes(tx, batch.map((item) => item.write));
-      const byContext = new Map<string, BanditIncrement[]>();
-      for (const item of batch) {
-        if (!written.has(item.write.id)) continue;
-        const list = byContext.get(item.contextKey) ?? [];
-        list.push(...item.increments);
-        byContext.set(item.contextKey, list);
-      }
-      // Contexts in a fixed order, so concurrent writers lock arms in the same order.
-      const contexts = [...byContext.keys()].sort();
-      for (const contextKey of contexts) await incrementArms(tx, contextKey, mergeIncrements(byContext.get(contextKey)!));
-      return { byContext, written };
-    });
-    for (const [contextKey, increments] of committed.byContext) arms.apply(contextKey, increments);
-    for (const item of batch) if (item.observation && committed.written.has(item.write.id)) observe(item.observation);
+    // The outcomes and their arms' increments in one statement (issue #28: it was a transaction
+    // of the outcome UPDATE and one arm upsert per context key); only written outcomes move arms.
+    const increments = batch.flatMap((item) => item.increments.map((increment) => ({ ...increment, eventId: item.write.id, contextKey: item.contextKey })));
+    const written = await writeEventOutcomesWithArms(
+      db,
+      batch.map((item) => item.write),
+      increments,
+    );
+    const byContext = new Map<string, BanditIncrement[]>();
+    for (const item of batch) {
+      if (!written.has(item.write.id)) continue;
+      const list = byContext.get(item.contextKey) ?? [];
+      list.push(...item.increments);
+      byContext.set(item.contextKey, list);
+    }
+    for (const [contextKey, committed] of byContext) arms.apply(contextKey, mergeIncrements(committed));
+    for (const item of batch) if (item.observation && written.has(item.write.id)) observe(item.observation);
   }
 
   const flush = async (): Promise<void> => {
