@@ -4,13 +4,12 @@
  * and fails fast with a message naming the variable; everything else takes options.
  */
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { z } from 'zod';
 import { QuiverError, ErrorCodes } from './core/errors.ts';
 import { formatIssues } from './core/validation.ts';
 import { parseAddressList } from './core/address-list.ts';
-import { parseStoreLocation, type StoreLocation } from './store/open.ts';
+import type { StoreLocation } from './store/location.ts';
+import { locateStore } from './config-location.ts';
 import { DEFAULT_PORT } from './core/bind-host.ts';
 
 // Kept apart so the command list loads without this module's schemas (issue #28).
@@ -477,12 +476,11 @@ export function loadConfig(env: Env, overrides: ConfigOverrides = {}, facts: Pro
   const values = parsed.data;
   // Address lists are checked at load, not when the part that reads them first starts (issue #27).
   for (const setting of ['QUIVER_TRUST_PROXY', 'QUIVER_REMOTE_ALLOW_ADDRESSES', 'QUIVER_REMOTE_OAUTH_ALLOW_ADDRESSES'] as const) parseAddressList(values[setting], setting);
-  // Sandboxed plugins run as an unprivileged user and must traverse to their cached code;
-  // root's home (0700) would hide it, so root defaults to a system folder.
-  const homeDir = values.QUIVER_HOME ?? (facts.uid === 0 ? '/var/lib/quiver' : join(env.HOME ?? homedir(), '.quiver'));
-  const dataDir = overrides.dataDir ?? values.QUIVER_DATA_DIR ?? join(homeDir, 'data');
-  const databaseUrl = overrides.databaseUrl ?? values.QUIVER_DATABASE_URL;
-  const store = parseStoreLocation(overrides.dataDir !== undefined ? dataDir : (databaseUrl ?? dataDir));
+  const { homeDir, store } = locateStore({
+    env: { QUIVER_HOME: values.QUIVER_HOME, QUIVER_DATA_DIR: values.QUIVER_DATA_DIR, QUIVER_DATABASE_URL: values.QUIVER_DATABASE_URL, HOME: env.HOME },
+    overrides,
+    uid: facts.uid,
+  });
 
   const logLevel = overrides.logLevel ?? values.QUIVER_LOG_LEVEL ?? overrides.defaultLogLevel ?? 'info';
   if (!(logLevels as readonly string[]).includes(logLevel)) {

@@ -19,8 +19,9 @@ const srcRoot = fileURLToPath(new URL('../src/', import.meta.url));
 const LAYERS: ReadonlyArray<{ name: string; members: readonly string[] }> = [
   { name: 'core', members: ['core'] },
   { name: 'store', members: ['store'] },
-  // config.ts parses store locations (store/open.ts), and services may read its types.
-  { name: 'config', members: ['config.ts'] },
+  // config.ts parses store locations (store/location.ts), and services may read its types;
+  // config-location.ts is its schema-free part that places the store (issue #28).
+  { name: 'config', members: ['config.ts', 'config-location.ts'] },
   { name: 'services', members: ['access', 'catalog', 'intelligence', 'jobs', 'openapi', 'plugins', 'retrieval', 'rollouts', 'runtime', 'selection', 'sessions', 'telemetry', 'trust', 'verification'] },
   { name: 'fronts', members: ['api', 'gateway', 'cli', 'web'] },
   // The composition root and the library entry points (index.ts, public/core.ts).

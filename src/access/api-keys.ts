@@ -26,6 +26,10 @@ import { sha256Hex } from '../core/hash.ts';
 import { QuiverError, ErrorCodes, notFound } from '../core/errors.ts';
 import { parseOrThrow } from '../core/validation.ts';
 import { silentLogger, type Logger } from '../core/logger.ts';
+import { API_SCOPES, type ApiScope, type Principal } from './scopes.ts';
+
+// The scopes and the principal live in scopes.ts (no schemas); this module's users keep importing them here.
+export { API_SCOPES, hasScope, requireScope, type ApiScope, type Principal } from './scopes.ts';
 
 /** The LISTEN / NOTIFY channel that announces key revocations to every replica. */
 export const API_KEYS_CHANGED_CHANNEL = 'quiver_api_keys_changed';
@@ -44,24 +48,7 @@ export function parseKeyChange(payload: string): string | undefined {
   }
 }
 
-/** What a key may do. `admin` implies every other scope; `metrics` only reads /metrics (issue #16). */
-export const API_SCOPES = ['admin', 'read', 'select', 'mcp', 'metrics'] as const;
-export type ApiScope = (typeof API_SCOPES)[number];
-
 const KEY_PREFIX = 'qvr_';
-
-/** Who is calling, as established from their key. */
-export interface Principal {
-  keyId: string;
-  name: string;
-  scopes: ApiScope[];
-  workspaceId: string | null;
-  projectId: string | null;
-  orgId: string | null;
-  userId: string | null;
-  roles: string[];
-  tier: string | null;
-}
 
 /** Input for a new key. */
 export const newKeySchema = z.object({
@@ -87,18 +74,6 @@ function toPrincipal(row: ApiKeyRow): Principal {
     roles: row.roles,
     tier: row.tier,
   };
-}
-
-/** True when the principal holds `scope` (admin holds all). */
-export function hasScope(principal: Principal, scope: ApiScope): boolean {
-  return principal.scopes.includes('admin') || principal.scopes.includes(scope);
-}
-
-/** Throws `forbidden` unless the principal holds `scope`. */
-export function requireScope(principal: Principal, scope: ApiScope): void {
-  if (!hasScope(principal, scope)) {
-    throw new QuiverError(ErrorCodes.forbidden, `this API key lacks the '${scope}' scope`);
-  }
 }
 
 /** The API-key service. */

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { invalidInput, notFound } from '../core/errors.ts';
-import { pluginNameSchema } from '../core/names.ts';
+import { pluginNameSchema } from '../core/name-schemas.ts';
 import { parseOrThrow } from '../core/validation.ts';
 import type { Queryable } from '../store/database.ts';
 import {

@@ -4,7 +4,7 @@
  * Admin input is strict: an unknown key is an error, so a typo cannot pass silently.
  */
 import { z } from 'zod';
-import { pluginNameSchema } from '../core/names.ts';
+import { pluginNameSchema } from '../core/name-schemas.ts';
 import { toolInputSchema, toolStatusSchema } from '../core/tool.ts';
 import { isUuid } from '../store/repositories/mapping.ts';
 

@@ -7,7 +7,7 @@
  * against a newer protocol still syncs.
  */
 import { z } from 'zod';
-import { pluginNameSchema } from '../core/names.ts';
+import { pluginNameSchema } from '../core/name-schemas.ts';
 import { toolInputSchema } from '../core/tool.ts';
 import { categoryNameSchema } from './categories.ts';
 import { pagePatternSchema } from './page-pattern.ts';

@@ -8,7 +8,19 @@
 import { request } from 'node:http';
 import { existsSync } from 'node:fs';
 import { QuiverError, ErrorCodes } from '../core/errors.ts';
-import { controlResponseSchema, type ControlRequest, type ControlResponse } from '../store/control-socket.ts';
+import type { ControlRequest, ControlResponse } from '../store/control-socket.ts';
+
+/**
+ * The server's answer, checked by hand: three fields do not need the schema library, which a
+ * forwarded command would otherwise load for them alone (issue #28). Extra fields are dropped.
+ */
+function readAnswer(value: unknown): ControlResponse {
+  const { exitCode, stdout, stderr } = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  if (!Number.isInteger(exitCode) || typeof stdout !== 'string' || typeof stderr !== 'string') {
+    throw new Error('expected {exitCode: integer, stdout: string, stderr: string}');
+  }
+  return { exitCode: exitCode as number, stdout, stderr };
+}
 
 /** Sends a command to the server behind `socketPath`; undefined when no server is listening there. */
 export async function forwardToServer(socketPath: string, body: ControlRequest): Promise<ControlResponse | undefined> {
@@ -28,7 +40,7 @@ export async function forwardToServer(socketPath: string, body: ControlRequest):
             return;
           }
           try {
-            resolve(controlResponseSchema.parse(JSON.parse(text)));
+            resolve(readAnswer(JSON.parse(text)));
           } catch (error) {
             reject(new QuiverError(ErrorCodes.unavailable, 'the running Quiver sent an unreadable answer', { cause: error }));
           }

@@ -160,22 +160,21 @@ export async function runCli(
   let config: QuiverConfig | undefined;
   let app: App | undefined;
   const borrowed = options.app;
-  // The configuration (its schemas) loads once a command runs: help and usage errors never pay for it (issue #28).
-  const { loadConfig } = await import('../config.ts');
-  const loadOnce = () =>
-    borrowed?.config ??
-    (config ??= loadConfig(env, { ...overridesFrom(parsed.values), defaultLogLevel: command.defaultLogLevel ?? 'warn' }, { uid: process.getuid?.() }));
   const args = { values: parsed.values, positionals: parsed.positionals };
   const cwd = options.cwd ?? process.cwd();
   let stdinRead: Promise<string | undefined> | undefined;
   const readStdin = () => (stdinRead ??= options.stdin !== undefined ? Promise.resolve(options.stdin) : (io.stdin?.() ?? Promise.resolve(undefined)));
   try {
     if (!borrowed && isForwardable(command)) {
-      // The embedded folder belongs to a running `quiver serve`: let it run the command (issue #15).
-      const store = loadOnce().store;
+      // The embedded folder belongs to a running `quiver serve`: let it run the command (issue #15),
+      // with its configuration. Finding it reads only the settings that place the store, so a
+      // forwarded command loads neither the configuration's schemas nor the store (issue #28);
+      // the rest of the environment is checked when the command runs here.
+      const { locateStore } = await import('../config-location.ts');
+      const { store } = locateStore({ env, overrides: overridesFrom(parsed.values), uid: process.getuid?.() });
       if (store.kind === 'folder') {
         const stdin = command.readsStdin?.(args) ? await readStdin() : undefined;
-        const [{ controlSocketPath }, { forwardToServer }] = await Promise.all([import('../store/control-socket.ts'), import('./forward.ts')]);
+        const [{ controlSocketPath }, { forwardToServer }] = await Promise.all([import('../store/control-socket-path.ts'), import('./forward.ts')]);
         const answer = await forwardToServer(controlSocketPath(store.path), { argv, cwd, ...(stdin !== undefined ? { stdin } : {}) });
         if (answer) {
           if (answer.stdout) io.stdout(answer.stdout);
@@ -184,6 +183,14 @@ export async function runCli(
         }
       }
     }
+    // The configuration (its schemas) loads once a command runs here: help, usage errors and
+    // forwarded commands never pay for it (issue #28).
+    const { loadConfig } = await import('../config.ts');
+    const loadOnce = () =>
+      borrowed?.config ??
+      (config ??= loadConfig(env, { ...overridesFrom(parsed.values), defaultLogLevel: command.defaultLogLevel ?? 'warn' }, { uid: process.getuid?.() }));
+    // A command that uses the store fails fast on an invalid environment, before it does anything.
+    if (!borrowed && isForwardable(command)) loadOnce();
     return await command.run({
       args,
       io,

@@ -3,7 +3,6 @@
  * Qualified tool names: an LLM sees `<plugin>__<tool>`. The separator is banned inside
  * plugin names and tool names at every entry point, so parsing is never ambiguous.
  */
-import { z } from 'zod';
 import { invalidInput } from './errors.ts';
 
 /** The separator between plugin and tool in a qualified name. */
@@ -18,26 +17,17 @@ export const PLUGIN_NAME_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
  */
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
 
-/** zod schema for a plugin name. */
-export const pluginNameSchema = z
-  .string()
-  .regex(PLUGIN_NAME_PATTERN, 'plugin names are kebab-case: lowercase letters, digits and single dashes, 1-64 characters')
-  .refine((name) => !name.includes('--'), 'plugin names must not contain "--"');
-
-/** zod schema for a tool name. */
-export const toolNameSchema = z
-  .string()
-  .regex(TOOL_NAME_PATTERN, 'tool names use letters, digits, "_", "-" and "." (1-128 characters)')
-  .refine((name) => !name.includes(NAME_SEPARATOR), `tool names must not contain the separator "${NAME_SEPARATOR}"`);
+// The zod schemas of both names live in name-schemas.ts: these checks load no schema library
+// (issue #28: the command list, and with it `quiver --help`, imports this module).
 
 /** True when `name` is a valid plugin name. */
 export function isValidPluginName(name: string): boolean {
-  return pluginNameSchema.safeParse(name).success;
+  return PLUGIN_NAME_PATTERN.test(name) && !name.includes('--');
 }
 
 /** True when `name` is a valid tool name. */
 export function isValidToolName(name: string): boolean {
-  return toolNameSchema.safeParse(name).success;
+  return TOOL_NAME_PATTERN.test(name) && !name.includes(NAME_SEPARATOR);
 }
 
 /** Throws `invalid_input` unless `name` is a valid plugin name. */

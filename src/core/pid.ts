@@ -11,7 +11,7 @@
  * one is not a known value, which catches typos without rejecting new vocabulary.
  */
 import { z } from 'zod';
-import { toolNameSchema } from './names.ts';
+import { toolNameSchema } from './name-schemas.ts';
 import { jsonSchemaObjectSchema } from './tool.ts';
 import { formatIssues } from './validation.ts';
 

@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import { canonicalJson } from './hash.ts';
 import { exampleToolName, pluginManifestSchema, validateManifest, type ManifestExample, type PluginManifest } from './manifest.ts';
-import { toolNameSchema, pluginNameSchema } from './names.ts';
+import { toolNameSchema, pluginNameSchema } from './name-schemas.ts';
 import {
   pluginIntelligenceDocumentSchema,
   validatePid,

@@ -5,7 +5,7 @@
  * (tool_registry), mapped to camelCase; `whenNotToUse` is the registry's `limitations`.
  */
 import { z } from 'zod';
-import { toolNameSchema } from './names.ts';
+import { toolNameSchema } from './name-schemas.ts';
 import { contentHash } from './hash.ts';
 
 /** A JSON Schema object (kept as-is; only its top level is checked). */

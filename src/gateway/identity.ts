@@ -8,7 +8,7 @@
  */
 import type { ParseArgsConfig } from 'node:util';
 import { invalidInput } from '../core/errors.ts';
-import { requireScope, type Principal } from '../access/api-keys.ts';
+import { requireScope, type Principal } from '../access/scopes.ts';
 import { EXPOSURE_MODES, type ExposureMode, type SessionIdentity } from './backend.ts';
 import { DEFAULT_WORKSPACE } from '../core/names.ts';
 

@@ -23,25 +23,13 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { PassThrough } from 'node:stream';
-import { createHash } from 'node:crypto';
 import { chmodSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { z } from 'zod';
 import type { Logger } from '../core/logger.ts';
 import { silentLogger } from '../core/logger.ts';
-import { CONTROL_SOCKET_FILE } from './data-dir-lock.ts';
 
-/** Unix socket paths are limited to 107 bytes on Linux; longer data folders use a hashed name in the temp folder. */
-const MAX_SOCKET_PATH = 100;
-
-/** Where the control socket of the server owning `dataDir` lives. */
-export function controlSocketPath(dataDir: string): string {
-  const beside = join(dataDir, CONTROL_SOCKET_FILE);
-  if (Buffer.byteLength(beside) <= MAX_SOCKET_PATH) return beside;
-  const digest = createHash('sha256').update(dataDir).digest('hex').slice(0, 24);
-  return join(tmpdir(), `quiver-cli-${digest}.sock`);
-}
+// The socket's path, for both ends (the CLI finds it without loading this module, issue #28).
+export { controlSocketPath } from './control-socket-path.ts';
 
 /** What the CLI sends. */
 export const controlRequestSchema = z.strictObject({

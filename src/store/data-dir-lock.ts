@@ -15,11 +15,8 @@ import { isCurrentProcess, ownerState, processOwner, processOwnerSchema, type Pr
 /** The lock file in a PGlite data folder. */
 export const LOCK_FILE = 'quiver.lock';
 
-/**
- * The Unix socket a serving Quiver opens beside its lock for other `quiver` commands
- * (control-socket.ts): named here, with the lock, because both live in the data folder.
- */
-export const CONTROL_SOCKET_FILE = 'quiver-cli.sock';
+/** The control socket beside the lock (named in control-socket-path.ts, which loads nothing else). */
+export { CONTROL_SOCKET_FILE } from './control-socket-path.ts';
 
 interface LockInfo {
   owner: ProcessOwner;

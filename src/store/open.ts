@@ -3,24 +3,13 @@
  * One string picks the store: `postgres://…` (or `postgresql://…`) is a real PostgreSQL,
  * `memory://` is a throwaway PGlite in memory, anything else is a PGlite data folder.
  */
-import { resolve } from 'node:path';
 import type { Database } from './database.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { loadMigrations, migrate, type MigrationResult } from './migrator.ts';
+import type { StoreLocation } from './location.ts';
 
-/** Where the data lives, parsed from one setting. */
-export type StoreLocation =
-  | { kind: 'postgres'; url: string }
-  | { kind: 'memory' }
-  | { kind: 'folder'; path: string };
-
-/** Parses a database URL or a data-folder path into a location. */
-export function parseStoreLocation(value: string): StoreLocation {
-  if (/^postgres(ql)?:\/\//.test(value)) return { kind: 'postgres', url: value };
-  if (value === 'memory://' || value === 'memory') return { kind: 'memory' };
-  const path = value.startsWith('file://') ? new URL(value).pathname : value;
-  return { kind: 'folder', path: resolve(path) };
-}
+// Parsed in location.ts, which loads nothing else; re-exported for this module's users.
+export { parseStoreLocation, type StoreLocation } from './location.ts';
 
 /** A human-readable description of a location with no credentials in it. */
 export function describeStoreLocation(location: StoreLocation): string {

@@ -23,6 +23,12 @@ const SOURCE_ROOT = fileURLToPath(new URL('../../src/', import.meta.url));
  */
 const HEAVY_PACKAGES = ['typescript', 'gpt-tokenizer', '@electric-sql/pglite', '@electric-sql/pglite-pgvector', 'pg', 'undici'];
 
+/**
+ * The schema library: `quiver --help` and a forwarded command validate nothing with it (the
+ * configuration's schemas are checked where a command runs, the server's answer by hand).
+ */
+const SCHEMA_PACKAGES = ['zod'];
+
 /** The MCP SDK's OAuth client (with its schemas), loaded on the first remote authorization. */
 const SDK_OAUTH_CLIENT = /\/node_modules\/@modelcontextprotocol\/sdk\/dist\/[^/]+\/client\/auth\.js$/;
 
@@ -50,12 +56,12 @@ function runRecorded(args: string[], env: Record<string, string>, folder: string
   });
 }
 
-/** The heavy packages among `modules` (URLs), by package name. */
-function heavyPackagesIn(modules: readonly string[]): string[] {
+/** The heavy packages (or those of `names`) among `modules` (URLs), by package name. */
+function heavyPackagesIn(modules: readonly string[], names: readonly string[] = HEAVY_PACKAGES): string[] {
   const found = new Set<string>();
   for (const url of modules) {
     const match = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
-    if (match && HEAVY_PACKAGES.includes(match[1]!)) found.add(match[1]!);
+    if (match && names.includes(match[1]!)) found.add(match[1]!);
   }
   return [...found].sort();
 }
@@ -82,6 +88,7 @@ describe('a light start', { timeout: 300_000 }, () => {
     // The recorder saw the CLI (an empty record would pass the checks below vacuously).
     assert.ok(own.includes('cli/run-cli') && own.includes('cli/commands/index'), `the CLI modules were not recorded: ${own.slice(0, 10).join(', ')}`);
     assert.deepEqual(heavyPackagesIn(run.modules), []);
+    assert.deepEqual(heavyPackagesIn(run.modules, SCHEMA_PACKAGES), []);
     assert.deepEqual(run.modules.filter((url) => SDK_OAUTH_CLIENT.test(url)), []);
     assert.deepEqual(own.filter((path) => path === 'app' || path.startsWith('composition/server') && path !== 'composition/server-flags' || path.startsWith('gateway/gateway') || path.startsWith('api/app')), []);
   });
@@ -105,6 +112,9 @@ describe('a light start', { timeout: 300_000 }, () => {
       // It went over the control socket (had it opened the folder itself, the lock would have refused it).
       assert.ok(own.includes('cli/forward'), 'the forwarding module was not loaded');
       assert.deepEqual(heavyPackagesIn(run.modules), []);
+      // Nor the configuration's schemas: the server runs the command with its own configuration.
+      assert.deepEqual(heavyPackagesIn(run.modules, SCHEMA_PACKAGES), []);
+      assert.ok(!own.includes('config'), 'the forwarded command loaded the configuration module');
       assert.deepEqual(run.modules.filter((url) => SDK_OAUTH_CLIENT.test(url)), []);
       const server = own.filter((path) => path === 'app' || path.startsWith('composition/') && path !== 'composition/server-flags' || path.startsWith('store/pglite') || path.startsWith('store/postgres') || path.startsWith('gateway/gateway') || path.startsWith('api/'));
       assert.deepEqual(server, []);

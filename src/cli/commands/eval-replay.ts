@@ -11,7 +11,7 @@ import type { ReplayReport } from '../../selection/replay/replay.ts';
 import type { ReplayWindow } from '../../selection/replay/windows.ts';
 import { stringOption, type CliContext } from '../command.ts';
 import type { QuiverConfig } from '../../config.ts';
-import { embedderFlagHelp } from '../../retrieval/eval/embedder-choice.ts';
+import { embedderFlagHelp } from '../../retrieval/eval/options.ts';
 
 /** The replay options, in node:util parseArgs form. */
 export const replayOptions = {

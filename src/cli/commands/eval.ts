@@ -7,9 +7,8 @@
  */
 import { invalidInput } from '../../core/errors.ts';
 import { describeOptions, stringOption, type CommandSpec } from '../command.ts';
-import { evalOptions } from '../../retrieval/eval/options.ts';
+import { embedderFlagHelp, evalOptions } from '../../retrieval/eval/options.ts';
 import { executeReplay, replayOptions } from './eval-replay.ts';
-import { embedderFlagHelp } from '../../retrieval/eval/embedder-choice.ts';
 
 export const evalCommand: CommandSpec = {
   path: ['eval'],

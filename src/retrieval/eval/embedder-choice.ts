@@ -10,10 +10,10 @@ import type { ReportingEmbedder } from '../embedders/fallback.ts';
 import { createOfflineEmbedder } from '../embedders/offline.ts';
 import { createOpenAICompatibleEmbedder } from '../embedders/openai-compatible.ts';
 import { createShippedModelEmbedder, createShippedTableEmbedder } from '../embedders/shipped-model.ts';
+import { embedderFlagHelp } from './options.ts';
 
-/** The accepted values of `--embedder`. */
-export const embedderFlagHelp =
-  'table (token table distilled from the shipped model), model (the shipped USE-Lite itself), offline (hashed features), none (lexical only), openai:URL (model name from QUIVER_EMBEDDER_MODEL)';
+// The flag's help lives with the eval options, which the CLI's command list reads without loading the embedders.
+export { embedderFlagHelp };
 
 /** An embedder to evaluate (null: lexical only). */
 export type EvalEmbedder = Embedder | null;

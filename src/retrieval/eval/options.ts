@@ -12,3 +12,7 @@ export const evalOptions = {
   k: { type: 'string' },
   embedder: { type: 'string' },
 } as const;
+
+/** The accepted values of `--embedder` (here, not beside the embedders, for the same reason). */
+export const embedderFlagHelp =
+  'table (token table distilled from the shipped model), model (the shipped USE-Lite itself), offline (hashed features), none (lexical only), openai:URL (model name from QUIVER_EMBEDDER_MODEL)';
