@@ -105,3 +105,24 @@ describe('--http parsing', () => {
     assert.throws(() => parseHostPort('70000', fallback), /out of range/);
   });
 });
+
+describe('the OpenAPI document', () => {
+  it('is built on the first request for it, not when the API is created (issue #28), and once', async () => {
+    let reads = 0;
+    const operation = { summary: 'counted' };
+    const fragment = {
+      '/counted': {
+        get get() {
+          reads++;
+          return operation;
+        },
+      },
+    };
+    const api = createApi({ apiKeys: { authenticate: () => Promise.reject(new Error('no keys here')) }, modules: [{ register() {}, openapi: fragment }] });
+    assert.equal(reads, 0, 'the document was built when the API was created');
+    const first = (await (await api.request('/openapi.json')).json()) as { paths: Record<string, { get?: { summary: string } }> };
+    assert.equal(first.paths['/counted']?.get?.summary, 'counted');
+    await api.request('/openapi.json');
+    assert.equal(reads, 1);
+  });
+});
