@@ -15,9 +15,6 @@ import { isCurrentProcess, ownerState, processOwner, processOwnerSchema, type Pr
 /** The lock file in a PGlite data folder. */
 export const LOCK_FILE = 'quiver.lock';
 
-/** The control socket beside the lock (named in control-socket-path.ts, which loads nothing else). */
-export { CONTROL_SOCKET_FILE } from './control-socket-path.ts';
-
 interface LockInfo {
   owner: ProcessOwner;
   startedAt: string;

@@ -16,7 +16,8 @@ import { gunzipSync } from 'node:zlib';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import type { Migration } from './migrator.ts';
-import { CONTROL_SOCKET_FILE, LOCK_FILE } from './data-dir-lock.ts';
+import { CONTROL_SOCKET_FILE } from './control-socket-path.ts';
+import { LOCK_FILE } from './data-dir-lock.ts';
 
 /** File names of the template and its manifest, side by side. */
 export const TEMPLATE_FILE = 'pglite-template.tar.gz';

@@ -42,24 +42,37 @@ export async function listContextArms(db: Queryable, contextKey: string): Promis
   }));
 }
 
-/** Adds increments to arms of one context atomically (rows for deleted tools are skipped). */
-export async function incrementArms(db: Queryable, contextKey: string, increments: readonly BanditIncrement[]): Promise<void> {
-  if (increments.length === 0) return;
-  const records = increments.map((i) => ({ tool_id: i.toolId, alpha: i.alpha, beta: i.beta, selections: i.selections, successes: i.successes }));
-  // Sorted by tool id so two transactions touching the same arms lock them in the same order.
-  records.sort((a, b) => (a.tool_id < b.tool_id ? -1 : a.tool_id > b.tool_id ? 1 : 0));
-  await db.query(
-    `INSERT INTO tool_bandit_stats AS s (tool_id, context_key, alpha, beta_param, total_selections, total_successes, updated_at)
-     SELECT x.tool_id, $2, 1 + x.alpha, 1 + x.beta, x.selections, x.successes, now()
-       FROM jsonb_to_recordset($1::jsonb) AS x(tool_id uuid, alpha double precision, beta double precision, selections bigint, successes bigint)
+/**
+ * The upsert that adds increments to arms: `source` is a relation of (tool_id, context_key,
+ * alpha, beta, selections, successes), each row an increment of one arm (at most one row per
+ * arm: a statement cannot update a row twice). Absent arms start from the prior Beta(1, 1); rows
+ * for deleted tools are skipped; arms are taken in (context, tool) order, so concurrent writers
+ * lock them in the same order. Shared by `incrementArms` and the outcome flush
+ * (selection-outcomes.ts), so both add the same way.
+ */
+export function armIncrementUpsert(source: string): string {
+  return `INSERT INTO tool_bandit_stats AS s (tool_id, context_key, alpha, beta_param, total_selections, total_successes, updated_at)
+     SELECT x.tool_id, x.context_key, 1 + x.alpha, 1 + x.beta, x.selections, x.successes, now()
+       FROM ${source} AS x
       WHERE EXISTS (SELECT 1 FROM tools t WHERE t.id = x.tool_id)
-      ORDER BY x.tool_id
+      ORDER BY x.context_key, x.tool_id
      ON CONFLICT (tool_id, context_key) DO UPDATE SET
        alpha = s.alpha + EXCLUDED.alpha - 1,
        beta_param = s.beta_param + EXCLUDED.beta_param - 1,
        total_selections = s.total_selections + EXCLUDED.total_selections,
        total_successes = s.total_successes + EXCLUDED.total_successes,
-       updated_at = now()`,
+       updated_at = now()`;
+}
+
+/** Adds increments to arms of one context atomically (rows for deleted tools are skipped). */
+export async function incrementArms(db: Queryable, contextKey: string, increments: readonly BanditIncrement[]): Promise<void> {
+  if (increments.length === 0) return;
+  const records = increments.map((i) => ({ tool_id: i.toolId, alpha: i.alpha, beta: i.beta, selections: i.selections, successes: i.successes }));
+  await db.query(
+    armIncrementUpsert(
+      `(SELECT r.*, $2::text AS context_key
+          FROM jsonb_to_recordset($1::jsonb) AS r(tool_id uuid, alpha double precision, beta double precision, selections bigint, successes bigint))`,
+    ),
     [jsonParam(records), contextKey],
   );
 }

@@ -6,6 +6,7 @@
  * takes its outcome only once.
  */
 import type { Queryable } from '../database.ts';
+import { armIncrementUpsert } from './bandit-stats.ts';
 import { jsonParam, timeParam } from './mapping.ts';
 
 /** One event's outcome, already resolved to the offered tools that were called. */
@@ -67,17 +68,7 @@ export async function writeEventOutcomesWithArms(
          JOIN written w ON w.id = i.event_id
         GROUP BY i.context_key, i.tool_id
      ), arms AS (
-       INSERT INTO tool_bandit_stats AS s (tool_id, context_key, alpha, beta_param, total_selections, total_successes, updated_at)
-       SELECT x.tool_id, x.context_key, 1 + x.alpha, 1 + x.beta, x.selections, x.successes, now()
-         FROM summed x
-        WHERE EXISTS (SELECT 1 FROM tools t WHERE t.id = x.tool_id)
-        ORDER BY x.context_key, x.tool_id
-       ON CONFLICT (tool_id, context_key) DO UPDATE SET
-         alpha = s.alpha + EXCLUDED.alpha - 1,
-         beta_param = s.beta_param + EXCLUDED.beta_param - 1,
-         total_selections = s.total_selections + EXCLUDED.total_selections,
-         total_successes = s.total_successes + EXCLUDED.total_successes,
-         updated_at = now()
+       ${armIncrementUpsert('summed')}
      )
      SELECT id FROM written`,
     // The id list lets the planner find the rows by primary key however large the table grows.
