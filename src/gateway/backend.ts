@@ -99,6 +99,18 @@ export interface GatewayTool {
   score?: number;
 }
 
+/** What `searchTools` is asked. */
+export interface ToolSearchOptions {
+  /** Tools to return at most: filled from what the caller may be offered. */
+  limit: number;
+  /**
+   * Issue #24: whether the caller may be offered a tool (the client capabilities it declared).
+   * Tools it refuses are left out before ranking, so they neither take a place nor enter the
+   * selection event.
+   */
+  offered?: ((tool: Pick<GatewayTool, 'requiresClientCapabilities'>) => boolean) | undefined;
+}
+
 /** What `searchTools` returns. */
 export interface ToolSearchResult {
   /** Ranked, RBAC-filtered, best first. */
@@ -240,7 +252,7 @@ export interface ResourceSubscriptionHandle {
  */
 export interface GatewayBackend {
   /** Ranked tools for a natural-language query, RBAC-filtered before ranking (seed 004 §9.1). */
-  searchTools(session: BackendSession, query: string, options: { limit: number }): Promise<ToolSearchResult>;
+  searchTools(session: BackendSession, query: string, options: ToolSearchOptions): Promise<ToolSearchResult>;
   /**
    * Every non-silent tool the session may see. With `visibility`, only tools of those tiers,
    * plus pinned tools when `includePinned` (what a session binds at start: seed 002 `always`
@@ -255,8 +267,11 @@ export interface GatewayBackend {
   recordOutcome(eventId: string, outcome: { toolsCalled: string[]; success: boolean; flaggedTools?: string[] }): Promise<void>;
   /** Records one proxied call (analytics, health). */
   recordCall(session: BackendSession, record: CallRecord): Promise<void>;
-  /** Plugins with their manifests, for `list_capabilities` (seed 002). Silent plugins excluded. */
-  listCapabilities(session: BackendSession): Promise<CapabilitySummary[]>;
+  /**
+   * Plugins with their manifests, for `list_capabilities` (seed 002). Silent plugins excluded;
+   * with `offered`, each counts only the tools the caller may be offered, and a plugin with none is left out.
+   */
+  listCapabilities(session: BackendSession, options?: Pick<ToolSearchOptions, 'offered'>): Promise<CapabilitySummary[]>;
   /** A plugin's visible tools for `load_capability`; undefined when the plugin is unknown to the session. */
   capabilityTools(session: BackendSession, pluginName: string): Promise<GatewayTool[] | undefined>;
   /** Resources of every visible plugin, with the plugin each came from. */

@@ -43,8 +43,8 @@ export async function searchTools(core: GatewayCore, state: SessionState, rawArg
   flushOutcome(core, state);
   const boundBefore = new Set(state.context.list().map((tool) => tool.qualifiedName));
   // Always-include tools are already in context: ask for enough to still fill `limit` (§4.4).
-  const found = await backend.searchTools(state.backendSession, query, { limit: limit + state.context.alwaysCount });
   const offered = offeredTo(caller);
+  const found = await backend.searchTools(state.backendSession, query, { limit: limit + state.context.alwaysCount, offered });
   const tools = found.tools
     .filter((tool) => tool.visibility !== 'silent' && !state.context.isAlwaysIncluded(tool.qualifiedName) && offered(tool))
     .slice(0, limit);
@@ -115,8 +115,8 @@ async function suggestMarketplace(core: GatewayCore, state: SessionState, query:
 }
 
 /** `list_capabilities`: the session's non-silent plugins with when to use them. */
-export async function listCapabilities(core: GatewayCore, state: SessionState): Promise<CallToolResult> {
-  const capabilities = (await core.backend.listCapabilities(state.backendSession)).filter((capability) => capability.visibility !== 'silent');
+export async function listCapabilities(core: GatewayCore, state: SessionState, caller: CallerCapabilities): Promise<CallToolResult> {
+  const capabilities = (await core.backend.listCapabilities(state.backendSession, { offered: offeredTo(caller) })).filter((capability) => capability.visibility !== 'silent');
   const plugins = capabilities.map((capability) => ({
     name: capability.name,
     title: capability.title,

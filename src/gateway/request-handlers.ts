@@ -106,7 +106,7 @@ export async function answerCallTool(
   try {
     if (META_TOOL_NAMES.has(name) && isMetaToolOf(state.mode, name)) {
       if (name === SEARCH_TOOLS) return await admitted(core, () => searchTools(core, state, params.arguments, send, caller));
-      if (name === LIST_CAPABILITIES) return await admitted(core, () => listCapabilities(core, state));
+      if (name === LIST_CAPABILITIES) return await admitted(core, () => listCapabilities(core, state, caller));
       if (name === LOAD_CAPABILITY) return await admitted(core, () => loadCapability(core, state, params.arguments, send, caller));
       return await callThroughCallTool(core, state, params.arguments, signal, send, caller, forward);
     }

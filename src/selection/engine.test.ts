@@ -91,6 +91,21 @@ describeEachBackend('selection engine', (backend) => {
       assert.ok(timings.total + 1e-6 >= Math.max(...stages), JSON.stringify(timings));
     });
 
+    it('fills k from the tools a caller may be offered when some are excluded, pins included, and logs only those', async () => {
+      const selection = engine();
+      const full = await selection.selectTools({ query: 'open a new github issue for this bug', k: 3 });
+      const ranked = full.tools.filter((tool) => tool.reason !== 'pinned');
+      const excluded = [ranked[0]!, full.tools.find((tool) => tool.qualifiedName === 'health')!];
+      const exclude = new Set(excluded.map((tool) => tool.id));
+      const narrowed = await selection.selectTools({ query: 'open a new github issue for this bug', k: 3 }, { exclude });
+      assert.deepEqual(names(narrowed).filter((name) => excluded.some((tool) => tool.qualifiedName === name)), []);
+      assert.equal(narrowed.tools.length, 4, 'k = 3 from the rest plus the one pin left');
+      assert.deepEqual(names(narrowed).slice(0, 2), ['search_tools', ranked[1]!.qualifiedName]);
+      await selection.flush();
+      const { rows } = await db.query<{ selected_tool_ids: string[] }>('SELECT selected_tool_ids FROM tool_selection_events WHERE id = $1', [narrowed.metadata.eventId]);
+      assert.deepEqual(rows[0]?.selected_tool_ids, narrowed.tools.map((tool) => tool.id));
+    });
+
     it('never returns tools of plugins not enabled in the workspace, and errors on an unknown workspace', async () => {
       const selection = engine();
       const result = await selection.selectTools({ query: 'export every secret record leak data', k: 10 });

@@ -160,4 +160,54 @@ describeEachBackend('tools offered by the client capabilities the caller declare
       await Promise.all([searcher.close(), plainSearcher.close()]);
     }
   });
+
+  it('search fills its limit from what the caller may use, logs only that, and list_capabilities counts only that', async () => {
+    const bare = await legacyClient('searching', NONE);
+    const capable = await legacyClient('searching', BOTH);
+    try {
+      // The best match needs sampling: a bare client still gets its one result, the tool it may use.
+      const query = 'summarize a topic';
+      const one = async (client: Client): Promise<string[]> => found((await client.callTool({ name: 'search_tools', arguments: { query, limit: 1 } })) as CallToolResult);
+      assert.deepEqual(await one(capable), ['caps__summarize_topic']);
+      assert.deepEqual(await one(bare), ['caps__count_words']);
+      // The selection event lists what was offered, so no outcome counts against a tool never shown.
+      await app.selection.flush();
+      const { rows } = await app.db.query<{ names: string[] }>(
+        `SELECT ARRAY(SELECT p.name || '__' || t.name FROM unnest(e.selected_tool_ids) AS s(id) JOIN tools t ON t.id = s.id JOIN plugins p ON p.id = t.plugin_id ORDER BY 1) AS names
+           FROM tool_selection_events e WHERE e.query_text = $1 ORDER BY e.created_at`,
+        [query],
+      );
+      assert.deepEqual(
+        rows.map((row) => pluginTools(row.names)),
+        [['caps__summarize_topic'], ['caps__count_words']],
+      );
+
+    } finally {
+      await Promise.all([capable.close(), bare.close()]);
+    }
+
+    // list_capabilities is the surface of the `capabilities` exposure mode.
+    const listing = await app.plugins.createWorkspace({ name: 'capability-list' });
+    await app.plugins.enable('caps', { workspace: 'capability-list' });
+    await app.plugins.setWorkspaceExposureMode('capability-list', 'capabilities');
+    const key = (await app.apiKeys.create({ name: 'capability-list', scopes: ['mcp'], workspaceId: listing.id })).key;
+    const connect = async (capabilities: Capabilities): Promise<Client> => {
+      const client = new Client({ name: 'era-2025', version: '1.0.0' }, { capabilities });
+      await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+      return client;
+    };
+    const bareLister = await connect(NONE);
+    const capableLister = await connect(BOTH);
+    try {
+      const counted = async (client: Client): Promise<number | undefined> => {
+        const listed = (await client.callTool({ name: 'list_capabilities', arguments: {} })) as CallToolResult;
+        const capabilities = (listed.structuredContent as { capabilities: Array<{ name: string; toolCount: number }> }).capabilities;
+        return capabilities.find((capability) => capability.name === 'caps')?.toolCount;
+      };
+      assert.equal(await counted(capableLister), 4);
+      assert.equal(await counted(bareLister), 1);
+    } finally {
+      await Promise.all([capableLister.close(), bareLister.close()]);
+    }
+  });
 });

@@ -46,9 +46,16 @@ export function createCapabilityMethods(
 ): Pick<GatewayBackend, 'listCapabilities' | 'capabilityTools' | 'catalogOverview' | 'suggestMarketplace'> {
   const { visibility, caches } = deps;
   return {
-    async listCapabilities(session) {
+    async listCapabilities(session, options = {}) {
       const known = await caches.plugins();
-      return [...(await visibility.visiblePlugins(session))].map(([name, tools]) => capabilityOf(known.get(name), name, tools));
+      const { offered } = options;
+      const capabilities: CapabilitySummary[] = [];
+      for (const [name, tools] of await visibility.visiblePlugins(session)) {
+        // Issue #24: count what this caller may be offered; a plugin it can use nothing of is not its capability.
+        const usable = offered === undefined ? tools : tools.filter((tool) => offered(visibility.toGatewayTool(tool)));
+        if (usable.length > 0) capabilities.push(capabilityOf(known.get(name), name, usable));
+      }
+      return capabilities;
     },
 
     async capabilityTools(session, pluginName) {

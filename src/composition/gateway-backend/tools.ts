@@ -6,7 +6,7 @@
  * poisoning before it goes back (result-screen.ts).
  */
 import { QuiverError, ErrorCodes, notFound } from '../../core/errors.ts';
-import type { GatewayBackend, GatewayTool } from '../../gateway/backend.ts';
+import type { GatewayBackend, GatewayTool, ToolSearchOptions } from '../../gateway/backend.ts';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ungrantedPathHint } from '../../runtime/host-mounts.ts';
 import type { Supervisor, UpstreamSpec } from '../../runtime/index.ts';
@@ -66,6 +66,35 @@ function ownNamesOf(visible: VisibleIndex, pluginName: string): readonly string[
   return names;
 }
 
+/**
+ * What a search of this index never offers: the engine's visible candidates the index leaves out
+ * (silent tier, expert allow-list), and the index's tools that need client capabilities (issue
+ * #24), few, checked per caller. Once per index.
+ */
+interface SearchExclusions {
+  hidden: ReadonlySet<string>;
+  needingCapabilities: readonly SelectionCandidate[];
+}
+const exclusionsByIndex = new WeakMap<VisibleIndex, SearchExclusions>();
+function exclusionsOf(visible: VisibleIndex, candidates: readonly SelectionCandidate[]): SearchExclusions {
+  let exclusions = exclusionsByIndex.get(visible);
+  if (exclusions === undefined) {
+    const hidden = new Set(candidates.filter((candidate) => visible.byName.get(candidate.qualifiedName)?.id !== candidate.id).map((candidate) => candidate.id));
+    const needingCapabilities = visible.tools.filter((candidate) => (candidate.clientRequirements?.length ?? 0) > 0);
+    exclusionsByIndex.set(visible, (exclusions = { hidden, needingCapabilities }));
+  }
+  return exclusions;
+}
+
+/** The ids a search for this caller leaves out before ranking; undefined when none. */
+function excludedIds(exclusions: SearchExclusions, visibility: SessionVisibility, offered: ToolSearchOptions['offered']): ReadonlySet<string> | undefined {
+  const refused = offered === undefined ? [] : exclusions.needingCapabilities.filter((candidate) => !offered(visibility.toGatewayTool(candidate)));
+  if (refused.length === 0) return exclusions.hidden.size === 0 ? undefined : exclusions.hidden;
+  const ids = new Set(exclusions.hidden);
+  for (const candidate of refused) ids.add(candidate.id);
+  return ids;
+}
+
 /** Creates `searchTools`, `listVisibleTools`, `getTool` and `callTool`. */
 export function createToolMethods(deps: ToolMethodsDeps): Pick<GatewayBackend, 'searchTools' | 'listVisibleTools' | 'getTool' | 'callTool'> {
   const { selection, visibility } = deps;
@@ -84,13 +113,16 @@ export function createToolMethods(deps: ToolMethodsDeps): Pick<GatewayBackend, '
   return {
     async searchTools(session, query, options) {
       const limit = Math.max(1, Math.min(50, options.limit));
-      const result = await selection.selectTools({ query, context: contextOf(session), k: limit, provider: 'mcp' });
       const { tools: candidates } = await selection.visibleTools(contextOf(session));
+      const visible = await visibility.index(session);
+      const exclude = excludedIds(exclusionsOf(visible, candidates), visibility, options.offered);
+      const result = await selection.selectTools({ query, context: contextOf(session), k: limit, provider: 'mcp' }, exclude ? { exclude } : {});
       const byId = byIdOf(candidates);
       const tools: GatewayTool[] = [];
       for (const selected of result.tools) {
         const candidate = byId.get(selected.id);
-        if (!candidate || candidate.visibility === 'silent' || !visibility.allowedByExpertList(session, candidate.qualifiedName)) continue;
+        // The engine was told what to leave out; checked again here, as visibility is everywhere.
+        if (!candidate || visible.byName.get(candidate.qualifiedName)?.id !== candidate.id || exclude?.has(candidate.id) === true) continue;
         tools.push(visibility.toGatewayTool(candidate, selected.score));
       }
       return { tools, ...(result.metadata.eventId ? { eventId: result.metadata.eventId } : {}), warnings: result.metadata.warnings };

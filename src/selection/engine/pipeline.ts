@@ -78,16 +78,21 @@ async function retrieve(
   poolSize: number,
   warnings: string[],
   orgId: string | null,
+  exclude: ReadonlySet<string> | undefined,
 ): Promise<{ ranked: RankedCandidate[]; retrieved: boolean }> {
   if (pageSet.ordered.length === 0) return { ranked: [], retrieved: false };
+  const offerable = (id: string): boolean => pageSet.retrievalIds.has(id) && exclude?.has(id) !== true;
   let ranked: RankedCandidate[] = [];
   let retrieved = false;
   try {
     await parts.catalog.ensureIndex(current);
+    // Excluded tools are dropped from the hits, so ask for as many more: the pool stays full
+    // without copying the page's candidate set per request.
+    const k = poolSize + (exclude?.size ?? 0);
     // orgId: the organisation whose learned examples may shape this ranking (issue #13).
-    const found = await parts.retrieval.search(query, { k: poolSize, candidateIds: pageSet.retrievalIds, includeRanks: false, orgId });
+    const found = await parts.retrieval.search(query, { k, candidateIds: pageSet.retrievalIds, includeRanks: false, orgId });
     // Never trust an index to have honoured candidateIds: visibility is re-checked here.
-    ranked = found.results.filter((hit) => pageSet.retrievalIds.has(hit.id)).slice(0, poolSize);
+    ranked = found.results.filter((hit) => offerable(hit.id)).slice(0, poolSize);
     for (const warning of found.warnings ?? []) warnings.push(warning);
     retrieved = ranked.length > 0;
     if (!retrieved) warnings.push('no tool matched the query; tools are returned in catalog order');
@@ -95,7 +100,7 @@ async function retrieve(
     parts.logger.warn({ err: error }, 'selection: retrieval failed');
     warnings.push('retrieval failed; tools are returned in catalog order');
   }
-  if (!retrieved) ranked = pageSet.ordered.slice(0, poolSize).map((tool) => ({ id: tool.id, score: 0 }));
+  if (!retrieved) ranked = pageSet.ordered.filter((tool) => exclude?.has(tool.id) !== true).slice(0, poolSize).map((tool) => ({ id: tool.id, score: 0 }));
   return { ranked, retrieved };
 }
 
@@ -178,7 +183,7 @@ export function createPipeline(parts: PipelineParts): (input: SelectToolsInput, 
     const contextMs = lap();
 
     const k = request.k;
-    const { ranked: relevant, retrieved } = await retrieve(parts, current, pageSet, request.query, Math.max(k, Math.ceil(k * parts.banditOptions.poolFactor)), warnings, context.orgId ?? null);
+    const { ranked: relevant, retrieved } = await retrieve(parts, current, pageSet, request.query, Math.max(k, Math.ceil(k * parts.banditOptions.poolFactor)), warnings, context.orgId ?? null, selectOptions.exclude);
     // Trust (issue #10): a low-trust plugin's tools rank lower, never higher.
     const ranked = parts.trustFactor === undefined ? relevant : applyTrustFactors(relevant, (id) => current.byId.get(id)?.pluginId ?? undefined, parts.trustFactor);
     const retrievalMs = lap();
@@ -188,7 +193,7 @@ export function createPipeline(parts: PipelineParts): (input: SelectToolsInput, 
     const banditMs = lap();
 
     // Stage 6: pins, prepended by pin weight; they may exceed k (seed 001 §5.6).
-    const chosen: Chosen[] = visible.set.pins.map((tool) => ({ tool, score: 0, reason: 'pinned' }));
+    const chosen: Chosen[] = visible.set.pins.filter((tool) => selectOptions.exclude?.has(tool.id) !== true).map((tool) => ({ tool, score: 0, reason: 'pinned' }));
     for (const pick of picks) {
       // Picks come from pageSet.retrievalIds (checked above), so they are visible tools.
       const tool = current.byId.get(pick.id);

@@ -129,6 +129,13 @@ export interface OutcomeResult {
 export interface SelectOptions {
   /** The selection must run in this workspace / project (an API key bound to them). */
   binding?: { workspaceId?: string | null | undefined; projectId?: string | null | undefined };
+  /**
+   * Tool ids this caller must not be offered although the context may see them (the gateway's
+   * silent tier, an expert allow-list, tools needing client capabilities the caller did not
+   * declare). They are left out before ranking, so `k` is filled from the rest and the logged
+   * event lists only what was offered. Narrows, never widens, what visibility allows.
+   */
+  exclude?: ReadonlySet<string> | undefined;
 }
 
 /**
