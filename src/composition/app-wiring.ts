@@ -32,7 +32,7 @@ import { createJobs, type Jobs } from '../jobs/index.ts';
 import { createVerificationService, type VerificationService } from '../verification/service/index.ts';
 import { stageRegistry } from '../verification/stages/index.ts';
 import { runPipelineIsolated } from '../verification/isolated/index.ts';
-import { checkRemotePluginUrl, parseOAuthNetworkPolicy } from '../plugins/oauth/network-guard.ts';
+import { checkRemotePluginUrl, createRemotePluginFetch, parseOAuthNetworkPolicy } from '../plugins/oauth/network-guard.ts';
 
 /** Tells this process and, through NOTIFY, every replica that `kind` changed; `source` names the writer in logs. */
 export type ChangeBroadcast = (kind: CacheKind, source: string) => void;
@@ -52,12 +52,14 @@ export function createChangeBroadcast(db: Database, logger: Logger, invalidateHe
 /** The plugins service's settings from the configuration (folders under the home, time limits, command environment). */
 export function pluginServiceSettings(config: QuiverConfig): Pick<
   PluginServiceOptions,
-  'cacheDir' | 'dangerouslyAllowUnsandboxed' | 'commandEnv' | 'discoveryTimeoutMs' | 'gitTimeoutMs' | 'npmTimeoutMs' | 'buildTimeoutMs' | 'protectedPaths' | 'checkRemoteUrl'
+  'cacheDir' | 'dangerouslyAllowUnsandboxed' | 'commandEnv' | 'discoveryTimeoutMs' | 'gitTimeoutMs' | 'npmTimeoutMs' | 'buildTimeoutMs' | 'protectedPaths' | 'checkRemoteUrl' | 'fetchRemoteDocument'
 > & { stateRoot: string } {
   const remoteAddresses = parseOAuthNetworkPolicy(config.remoteOAuth?.allowAddresses);
   return {
     // Issue #27: a remote plugin whose host is a loopback, private or link-local address is refused unless admitted.
     checkRemoteUrl: (url) => checkRemotePluginUrl(url, remoteAddresses),
+    // The OpenAPI document of an `openapi:` URL source: the admin named it like a remote plugin's URL.
+    fetchRemoteDocument: createRemotePluginFetch(remoteAddresses),
     cacheDir: join(config.homeDir, 'plugins'),
     protectedPaths: hubPaths(config),
     stateRoot: join(config.homeDir, 'state'),

@@ -159,7 +159,12 @@ describeEachBackend('OpenAPI plugin through quiver serve --stdio', (backend) => 
     assert.equal(updated.code, 0, updated.stderr);
     assert.match(updated.stdout, /— 21 tools: 1 new, 0 changed, 0 removed, 20 unchanged/);
     // A document fetched by URL: its relative server URL is resolved against the document's URL.
-    const byUrl = await runInProcess(['plugin', 'add', `openapi:${new URL('/openapi.json', petstore.baseUrl).href}`, '--name', 'by-url'], env);
+    // The document's host is loopback, which the SSRF guard admits only when told (issue #27).
+    const documentUrl = `openapi:${new URL('/openapi.json', petstore.baseUrl).href}`;
+    const refused = await runInProcess(['plugin', 'add', documentUrl, '--name', 'by-url'], env);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /loopback address; admit it with QUIVER_REMOTE_ALLOW_ADDRESSES/);
+    const byUrl = await runInProcess(['plugin', 'add', documentUrl, '--name', 'by-url'], { ...env, QUIVER_REMOTE_ALLOW_ADDRESSES: 'loopback' });
     assert.equal(byUrl.code, 0, byUrl.stderr);
     assert.match(byUrl.stdout, /installed by-url 1\.0\.0 \(openapi\) — 20 tools/);
     const shown = JSON.parse((await runInProcess(['plugin', 'show', 'by-url', '--json'], env)).stdout) as { plugin?: { source: Record<string, unknown> }; source?: Record<string, unknown> };

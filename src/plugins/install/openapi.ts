@@ -4,7 +4,8 @@
  * reads the document and every file its `$ref`s name (never outside its folder or URL
  * directory), bundles them into one `openapi.json`, checks it yields tools, and stages it in a
  * folder named by its content and base URL (`<cacheDir>/openapi/<sha256>`), so the plugin is
- * pinned: it never reads the original again until `quiver plugin update`. The launch runs the
+ * pinned: it never reads the original again until `quiver plugin update`. A document by URL is
+ * fetched under the remote plugins' SSRF guard (issue #27). The launch runs the
  * MCP server Quiver generates from it in process (runtime/in-process.ts).
  */
 import { createHash } from 'node:crypto';
@@ -12,6 +13,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { QuiverError } from '../../core/errors.ts';
 import { credentialNames, openApiToolDefinitions, readOpenApiDocument } from '../../openapi/index.ts';
+import { createRemotePluginFetch, parseOAuthNetworkPolicy } from '../oauth/network-guard.ts';
 import type { UpstreamSpecInput } from '../../runtime/types.ts';
 import type { StoredOpenApiLaunch } from '../launch.ts';
 import type { FetchedSource } from './types.ts';
@@ -54,7 +56,9 @@ export async function fetchOpenApi(
   let bundled;
   let toolSet;
   try {
-    bundled = await readOpenApiDocument(source.location, { timeoutMs: settings.discoveryTimeoutMs });
+    // Issue #27: a document by URL is fetched under the remote plugins' SSRF guard (fail closed: its default without one).
+    const fetchDocument = settings.fetchRemoteDocument ?? createRemotePluginFetch(parseOAuthNetworkPolicy(undefined));
+    bundled = await readOpenApiDocument(source.location, { timeoutMs: settings.discoveryTimeoutMs, fetch: fetchDocument });
     toolSet = openApiToolDefinitions(bundled.document);
   } catch (error) {
     if (error instanceof QuiverError) throw fail('fetch-spec', error.message, { cause: error });

@@ -32,6 +32,11 @@ export interface InstallerSettings {
   trustLevel: TrustLevel;
   /** Checks a remote plugin's URL before install (the SSRF guard, issue #27); absent: none. */
   checkRemoteUrl?: ((url: URL) => Promise<void>) | undefined;
+  /**
+   * Fetches a document a source names by URL (an `openapi:` URL and its `$ref`s), under the same
+   * SSRF guard as a remote plugin's URL; absent: that guard with its default (public addresses only).
+   */
+  fetchRemoteDocument?: typeof fetch | undefined;
 }
 
 /** One install (or re-install) request, with the source already resolved. */

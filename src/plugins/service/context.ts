@@ -74,6 +74,7 @@ export function createPluginContext(options: PluginServiceOptions): PluginContex
       readOnlyPaths: options.readOnlyPaths ?? [],
       trustLevel,
       checkRemoteUrl: options.checkRemoteUrl,
+      fetchRemoteDocument: options.fetchRemoteDocument,
     },
     changed(event) {
       if (options.onChange === undefined) return;

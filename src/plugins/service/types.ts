@@ -50,6 +50,8 @@ export interface PluginServiceOptions {
   cacheDir: string;
   /** Checks a remote plugin's URL before it is installed (the SSRF guard, issue #27: throws when its host is a refused address); absent: none. */
   checkRemoteUrl?: ((url: URL) => Promise<void>) | undefined;
+  /** Fetches a document an `openapi:` URL source names, under the same guard; absent: the guard's default (public addresses only). */
+  fetchRemoteDocument?: typeof fetch | undefined;
   /** Seals credentials at rest (`createSecretBox(loadSecretKey(…).key)`). */
   secrets: SecretBox;
   logger?: Logger;
