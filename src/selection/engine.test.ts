@@ -104,6 +104,13 @@ describeEachBackend('selection engine', (backend) => {
       await selection.flush();
       const { rows } = await db.query<{ selected_tool_ids: string[] }>('SELECT selected_tool_ids FROM tool_selection_events WHERE id = $1', [narrowed.metadata.eventId]);
       assert.deepEqual(rows[0]?.selected_tool_ids, narrowed.tools.map((tool) => tool.id));
+      // A long exclusion list (an expert allow-list in a large catalog) narrows the candidates instead: same answer.
+      const many = new Set([...exclude, ...Array.from({ length: 100 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`)]);
+      const narrowedByMany = await selection.selectTools({ query: 'open a new github issue for this bug', k: 3 }, { exclude: many });
+      assert.equal(narrowedByMany.tools.length, 4);
+      assert.deepEqual(names(narrowedByMany).filter((name) => excluded.some((tool) => tool.qualifiedName === name)), []);
+      // The matching tools rank the same; the tail is tools the query does not match, in either order.
+      assert.deepEqual(names(narrowedByMany).slice(0, 3), names(narrowed).slice(0, 3));
     });
 
     it('never returns tools of plugins not enabled in the workspace, and errors on an unknown workspace', async () => {

@@ -86,11 +86,14 @@ async function retrieve(
   let retrieved = false;
   try {
     await parts.catalog.ensureIndex(current);
-    // Excluded tools are dropped from the hits, so ask for as many more: the pool stays full
-    // without copying the page's candidate set per request.
-    const k = poolSize + (exclude?.size ?? 0);
+    // A few excluded tools are dropped from the hits, so ask for as many more: the pool stays
+    // full without copying the page's candidate set per request. Many (an expert allow-list of a
+    // few tools in a large catalog) narrow the candidates instead, so retrieval never ranks them.
+    const narrow = exclude !== undefined && exclude.size > Math.max(64, poolSize * 4);
+    const candidateIds = narrow ? new Set([...pageSet.retrievalIds].filter((id) => !exclude.has(id))) : pageSet.retrievalIds;
+    const k = narrow ? poolSize : poolSize + (exclude?.size ?? 0);
     // orgId: the organisation whose learned examples may shape this ranking (issue #13).
-    const found = await parts.retrieval.search(query, { k, candidateIds: pageSet.retrievalIds, includeRanks: false, orgId });
+    const found = await parts.retrieval.search(query, { k, candidateIds, includeRanks: false, orgId });
     // Never trust an index to have honoured candidateIds: visibility is re-checked here.
     ranked = found.results.filter((hit) => offerable(hit.id)).slice(0, poolSize);
     for (const warning of found.warnings ?? []) warnings.push(warning);
