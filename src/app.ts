@@ -10,7 +10,7 @@ import type { App } from './composition/app-type.ts';
 import type { Logger } from './core/logger.ts';
 import { ErrorCodes, QuiverError } from './core/errors.ts';
 import type { Database } from './store/database.ts';
-import { openStore } from './store/open.ts';
+import { openStore, type OpenedStore } from './store/open.ts';
 import { createApiKeyService } from './access/api-keys.ts';
 import { createCatalogService } from './catalog/index.ts';
 import { createRemoteOAuth, parseOwnerLabel } from './plugins/oauth/remote-oauth.ts';
@@ -98,6 +98,11 @@ export interface CreateAppOptions {
   logger?: Logger;
   /** An already-open, migrated database (tests run one body on every backend this way). */
   db?: Database;
+  /**
+   * The store of `config.store`, already opening (issue #28: the CLI starts PGlite while this
+   * module's imports load). The app owns it from here: it is closed on failure and on close.
+   */
+  store?: Promise<OpenedStore>;
   /** Uniform source of the selection bandit (a seeded one makes `quiver eval --replay` reproducible). */
   selectionRandom?: RandomSource;
 }
@@ -110,13 +115,19 @@ export interface CreateAppOptions {
  */
 export async function createApp(config: QuiverConfig, options: CreateAppOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
-  const { db, migrations } = options.db ? { db: options.db, migrations: [] } : await openStore(config.store, { poolSize: config.databasePoolSize });
+  const { db, migrations } = options.db ? { db: options.db, migrations: [] } : await (options.store ?? openStore(config.store, { poolSize: config.databasePoolSize }));
   const closers: Array<() => Promise<void>> = [() => db.close()];
+  let recovery: Promise<boolean> | undefined;
   try {
     if (config.store.kind !== 'memory') {
       // 0711: sandboxed plugins run as an unprivileged user and must traverse into their folders.
       mkdirSync(config.homeDir, { recursive: true, mode: 0o711 });
     }
+    // Installs a crash interrupted are rolled back before anything is served (issue #18 finding 8):
+    // started now, while the parts below are built (none of them serves, installs or launches a
+    // plugin yet), and awaited before the app is returned (issue #28: its folder reads waited
+    // on a busy start for 0.05-0.7 s with nothing else to do).
+    recovery = recoverInstalls({ db, config, logger });
     const listenerFailed = (error: unknown) => logger.warn({ err: error }, 'an app event listener threw');
     // The late links, as events: emitted by a part built early, heard by a part built later.
     // Cache kinds to drop in this process (the selection engine subscribes once built).
@@ -184,10 +195,7 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
       logger,
       embedder,
       trust: {
-        isQuarantined: async (toolId) => {
-          const tool = await catalog.getTool(toolId);
-          return tool.pluginName !== null && (await pinning.quarantineOf(tool.pluginName, tool.name)) !== undefined;
-        },
+        isQuarantined: (toolId) => pinning.isToolQuarantined(toolId),
         trustFactor: (pluginId) => trust.rankingFactor(pluginId),
       },
       random: options.selectionRandom,
@@ -286,8 +294,8 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     const rollouts = wireRollouts({ db, config, logger, plugins, supervisor, callEvents, verification, jobs });
     closers.unshift(() => rollouts.close());
 
-    // Installs a crash interrupted are rolled back before anything is served (issue #18 finding 8).
-    await recoverInstalls({ db, config, logger, onRecovered: () => selection.invalidate('tools') });
+    // The recovery started above has finished before the app exists; a plugin it removed leaves no tool behind.
+    if (await recovery) selection.invalidate('tools');
     const pluginHealth = createPluginHealth({ db, plugins, supervisor, beforeRead: () => callEvents.flush() });
     const tenancy = createTenantVisibility(selection, { db });
     let closed = false;
@@ -326,6 +334,8 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     trust.start();
     return app;
   } catch (error) {
+    // The recovery's statements finish before the database closes under them.
+    await recovery;
     for (const close of closers) await close().catch(() => {});
     throw error;
   }

@@ -124,6 +124,11 @@ describeEachBackend('tool pinning and rug-pull quarantine', (backend) => {
     assert.equal(quarantined!.served.description, POISONED.description);
 
     assert.ok(!(await engineSelect('weather forecast for a city')).includes('weather__lookup_weather'));
+    // What learning asks before a called tool teaches (one read): quarantined, not, and unknown (fail closed).
+    assert.equal(await app.pinning.isToolQuarantined(stored.id), true);
+    assert.equal(await app.pinning.isToolQuarantined((await app.catalog.getToolByQualifiedName('weather__convert_units')).id), false);
+    assert.equal(await app.pinning.isToolQuarantined('00000000-0000-4000-8000-000000000000'), true);
+    assert.equal(await app.pinning.isToolQuarantined('not-a-uuid'), true);
     const rest = await restSelect('weather forecast for a city convert units');
     assert.ok(!rest.includes('weather__lookup_weather'), rest.join(', '));
     assert.ok(rest.includes('weather__convert_units'), rest.join(', '));

@@ -101,6 +101,23 @@ export async function findQuarantinedTool(db: Queryable, pluginName: string, too
   return row === undefined ? undefined : { ...toRecord(row), pluginName: row.plugin_name ?? '' };
 }
 
+/**
+ * Whether a tool (by id) must be treated as quarantined: its pin is quarantined, or the tool is
+ * unknown or deleted (fail closed). One statement: learning asks this for every called tool
+ * (issue #28: it was a full catalog read of the tool and a pin read).
+ */
+export async function isToolQuarantined(db: Queryable, toolId: string): Promise<boolean> {
+  const { rows } = await db.query<{ quarantined: boolean }>(
+    `SELECT EXISTS (
+              SELECT 1 FROM tool_pins tp JOIN plugins p ON p.id = tp.plugin_id AND p.deleted_at IS NULL
+               WHERE tp.plugin_id = t.plugin_id AND tp.tool_name = t.name AND tp.quarantined_at IS NOT NULL
+            ) AS quarantined
+       FROM tools t WHERE t.id = $1 AND t.deleted_at IS NULL`,
+    [toolId],
+  );
+  return rows[0]?.quarantined ?? true;
+}
+
 /** Writes pins (insert or replace by plugin and tool name). */
 export async function upsertToolPins(db: Queryable, pins: readonly ToolPinRecord[], now: Date): Promise<void> {
   for (const pin of pins) {

@@ -15,7 +15,7 @@ import type { Database, Queryable } from '../../store/database.ts';
 import { isUuid } from '../../store/repositories/mapping.ts';
 import { findPluginRecordById, findPluginRecordByName, type PluginRecord } from '../../store/repositories/plugins.ts';
 import {
-  deleteToolPins, findQuarantinedTool, listQuarantinedTools, listToolPins, upsertToolPins,
+  deleteToolPins, findQuarantinedTool, isToolQuarantined, listQuarantinedTools, listToolPins, upsertToolPins,
   type PinSource, type QuarantinedToolRecord,
 } from '../../store/repositories/tool-pins.ts';
 import { approvedPins, catalogEntries } from './approval.ts';
@@ -74,6 +74,8 @@ export interface PinningService {
   quarantined(plugin?: string): Promise<QuarantinedTool[]>;
   /** The quarantine of a plugin tool, or undefined when it is served normally. */
   quarantineOf(pluginName: string, toolName: string): Promise<QuarantinedToolRecord | undefined>;
+  /** True when the tool's pin is quarantined, or the tool is unknown or deleted (fail closed); one read, never cached. */
+  isToolQuarantined(toolId: string): Promise<boolean>;
   /** Approves the served definitions of quarantined tools (all of the plugin's when none are named). */
   approve(plugin: string, toolNames: readonly string[], by: string): Promise<ApprovalResult>;
   /**
@@ -177,6 +179,7 @@ export function createPinningService(options: PinningServiceOptions): PinningSer
       return (await listQuarantinedTools(db, pluginId)).map(toQuarantined);
     },
     quarantineOf: (pluginName, toolName) => findQuarantinedTool(db, pluginName, toolName),
+    isToolQuarantined: (toolId) => (isUuid(toolId) ? isToolQuarantined(db, toolId) : Promise.resolve(true)),
     async approve(plugin, toolNames, by) {
       const record = await requirePlugin(plugin);
       const quarantined = new Set((await listQuarantinedTools(db, record.id)).map((q) => q.toolName));
