@@ -14,7 +14,6 @@ import type { SelectionEngine } from '../../selection/index.ts';
 import type { BackendCaches } from './caches.ts';
 import { contextOf, type SessionVisibility, type VisibleIndex } from './visibility.ts';
 import { parseQualifiedName } from '../../core/names.ts';
-import type { SelectionCandidate } from '../../store/repositories/candidates.ts';
 import { quarantinedError, type PinningService } from '../../trust/pinning/index.ts';
 import type { PinGuard } from './pin-guard.ts';
 import { screenToolResult } from './result-screen.ts';
@@ -23,7 +22,7 @@ import type { OwnedSpec } from './remote-owner.ts';
 
 /** What the tool methods are built from. */
 export interface ToolMethodsDeps {
-  selection: Pick<SelectionEngine, 'selectTools' | 'visibleTools'>;
+  selection: Pick<SelectionEngine, 'selectTools'>;
   supervisor: Pick<Supervisor, 'callTool' | 'hiddenPaths'>;
   visibility: SessionVisibility;
   caches: Pick<BackendCaches, 'specFor'>;
@@ -48,49 +47,11 @@ function withPathHint(result: CallToolResult, spec: UpstreamSpec, hiddenPaths: r
   return hint === undefined ? result : { ...result, content: [...(result.content ?? []), { type: 'text', text: hint }] };
 }
 
-// The engine's visible list by tool id, once per list (a search looks up its few results in it).
-const byIdByList = new WeakMap<readonly SelectionCandidate[], ReadonlyMap<string, SelectionCandidate>>();
-function byIdOf(candidates: readonly SelectionCandidate[]): ReadonlyMap<string, SelectionCandidate> {
-  let byId = byIdByList.get(candidates);
-  if (byId === undefined) byIdByList.set(candidates, (byId = new Map(candidates.map((c) => [c.id, c]))));
-  return byId;
-}
-
-// The serving plugin's own tool names (a result may name them), once per visible index.
-const ownNamesByIndex = new WeakMap<VisibleIndex, Map<string, readonly string[]>>();
-function ownNamesOf(visible: VisibleIndex, pluginName: string): readonly string[] {
-  let byPlugin = ownNamesByIndex.get(visible);
-  if (byPlugin === undefined) ownNamesByIndex.set(visible, (byPlugin = new Map()));
-  let names = byPlugin.get(pluginName);
-  if (names === undefined) byPlugin.set(pluginName, (names = (visible.byPlugin.get(pluginName) ?? []).map((candidate) => candidate.name)));
-  return names;
-}
-
-/**
- * What a search of this index never offers: the engine's visible candidates the index leaves out
- * (silent tier, expert allow-list), and the index's tools that need client capabilities (issue
- * #24), few, checked per caller. Once per index.
- */
-interface SearchExclusions {
-  hidden: ReadonlySet<string>;
-  needingCapabilities: readonly SelectionCandidate[];
-}
-const exclusionsByIndex = new WeakMap<VisibleIndex, SearchExclusions>();
-function exclusionsOf(visible: VisibleIndex, candidates: readonly SelectionCandidate[]): SearchExclusions {
-  let exclusions = exclusionsByIndex.get(visible);
-  if (exclusions === undefined) {
-    const hidden = new Set(candidates.filter((candidate) => visible.byName.get(candidate.qualifiedName)?.id !== candidate.id).map((candidate) => candidate.id));
-    const needingCapabilities = visible.tools.filter((candidate) => (candidate.clientRequirements?.length ?? 0) > 0);
-    exclusionsByIndex.set(visible, (exclusions = { hidden, needingCapabilities }));
-  }
-  return exclusions;
-}
-
 /** The ids a search for this caller leaves out before ranking; undefined when none. */
-function excludedIds(exclusions: SearchExclusions, visibility: SessionVisibility, offered: ToolSearchOptions['offered']): ReadonlySet<string> | undefined {
-  const refused = offered === undefined ? [] : exclusions.needingCapabilities.filter((candidate) => !offered(visibility.toGatewayTool(candidate)));
-  if (refused.length === 0) return exclusions.hidden.size === 0 ? undefined : exclusions.hidden;
-  const ids = new Set(exclusions.hidden);
+function excludedIds(visible: VisibleIndex, visibility: SessionVisibility, offered: ToolSearchOptions['offered']): ReadonlySet<string> | undefined {
+  const refused = offered === undefined ? [] : visible.needingCapabilities.filter((candidate) => !offered(visibility.toGatewayTool(candidate)));
+  if (refused.length === 0) return visible.hiddenIds.size === 0 ? undefined : visible.hiddenIds;
+  const ids = new Set(visible.hiddenIds);
   for (const candidate of refused) ids.add(candidate.id);
   return ids;
 }
@@ -113,16 +74,14 @@ export function createToolMethods(deps: ToolMethodsDeps): Pick<GatewayBackend, '
   return {
     async searchTools(session, query, options) {
       const limit = Math.max(1, Math.min(50, options.limit));
-      const { tools: candidates } = await selection.visibleTools(contextOf(session));
       const visible = await visibility.index(session);
-      const exclude = excludedIds(exclusionsOf(visible, candidates), visibility, options.offered);
+      const exclude = excludedIds(visible, visibility, options.offered);
       const result = await selection.selectTools({ query, context: contextOf(session), k: limit, provider: 'mcp' }, exclude ? { exclude } : {});
-      const byId = byIdOf(candidates);
       const tools: GatewayTool[] = [];
       for (const selected of result.tools) {
-        const candidate = byId.get(selected.id);
         // The engine was told what to leave out; checked again here, as visibility is everywhere.
-        if (!candidate || visible.byName.get(candidate.qualifiedName)?.id !== candidate.id || exclude?.has(candidate.id) === true) continue;
+        const candidate = visible.byId.get(selected.id);
+        if (!candidate || exclude?.has(candidate.id) === true) continue;
         tools.push(visibility.toGatewayTool(candidate, selected.score));
       }
       return { tools, ...(result.metadata.eventId ? { eventId: result.metadata.eventId } : {}), warnings: result.metadata.warnings };
@@ -172,7 +131,7 @@ export function createToolMethods(deps: ToolMethodsDeps): Pick<GatewayBackend, '
         },
       });
       // Issue #23: what the plugin returns is what the model reads next; orders hidden in it are flagged, never passed on silently.
-      return screenToolResult(withPathHint(result, spec, deps.supervisor.hiddenPaths?.() ?? []), qualifiedName, ownNamesOf(visible, tool.pluginName));
+      return screenToolResult(withPathHint(result, spec, deps.supervisor.hiddenPaths?.() ?? []), qualifiedName, visible.ownToolNames(tool.pluginName));
     },
   };
 }

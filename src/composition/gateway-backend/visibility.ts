@@ -26,6 +26,17 @@ export interface VisibleIndex {
   readonly byName: ReadonlyMap<string, SelectionCandidate>;
   /** Plugins with at least one visible tool, with those tools, by plugin name. */
   readonly byPlugin: ReadonlyMap<string, readonly SelectionCandidate[]>;
+  /** The tools by id (each the one its qualified name resolves to). */
+  readonly byId: ReadonlyMap<string, SelectionCandidate>;
+  /**
+   * Ids of the engine's candidates this index leaves out (silent tier, expert allow-list, a
+   * second tool under a taken name): a search must not offer them.
+   */
+  readonly hiddenIds: ReadonlySet<string>;
+  /** The tools that need client capabilities (issue #24): few, checked per caller. */
+  readonly needingCapabilities: readonly SelectionCandidate[];
+  /** A plugin's own tool names (a result may name them); computed once per plugin. */
+  ownToolNames(pluginName: string): readonly string[];
 }
 
 /** The session's visible tools and plugins. */
@@ -75,7 +86,7 @@ export function createSessionVisibility(selection: Pick<SelectionEngine, 'visibl
     let byList = indexes.get(tools);
     if (byList === undefined) indexes.set(tools, (byList = new WeakMap()));
     let built = byList.get(listKey);
-    if (built === undefined) byList.set(listKey, (built = buildIndex(tools.filter((tool) => tool.visibility !== 'silent' && allowedByExpertList(session, tool.qualifiedName)))));
+    if (built === undefined) byList.set(listKey, (built = buildIndex(tools, tools.filter((tool) => tool.visibility !== 'silent' && allowedByExpertList(session, tool.qualifiedName)))));
     return built;
   }
 
@@ -103,7 +114,8 @@ export function createSessionVisibility(selection: Pick<SelectionEngine, 'visibl
   };
 }
 
-function buildIndex(tools: SelectionCandidate[]): VisibleIndex {
+/** Indexes `tools`, the visible part of the engine's candidate list `all`. */
+function buildIndex(all: readonly SelectionCandidate[], tools: SelectionCandidate[]): VisibleIndex {
   const byName = new Map<string, SelectionCandidate>();
   const byPlugin = new Map<string, SelectionCandidate[]>();
   for (const tool of tools) {
@@ -113,7 +125,16 @@ function buildIndex(tools: SelectionCandidate[]): VisibleIndex {
     if (list) list.push(tool);
     else byPlugin.set(tool.pluginName, [tool]);
   }
-  return { tools, byName, byPlugin };
+  const byId = new Map([...byName.values()].map((tool) => [tool.id, tool]));
+  const hiddenIds = new Set(all.filter((candidate) => byId.get(candidate.id) !== candidate).map((candidate) => candidate.id));
+  const needingCapabilities = tools.filter((tool) => (tool.clientRequirements?.length ?? 0) > 0);
+  const ownNames = new Map<string, readonly string[]>();
+  function ownToolNames(pluginName: string): readonly string[] {
+    let names = ownNames.get(pluginName);
+    if (names === undefined) ownNames.set(pluginName, (names = (byPlugin.get(pluginName) ?? []).map((tool) => tool.name)));
+    return names;
+  }
+  return { tools, byName, byPlugin, byId, hiddenIds, needingCapabilities, ownToolNames };
 }
 
 /** The MCP fields a plugin declared that the catalog keeps in `metadata.mcpFields` (issue #12). */
