@@ -300,6 +300,35 @@ describe('batch writer', () => {
     assert.deepEqual(order, ['events', 'request', 'outcomes']);
   });
 
+  it('two writers never write in one turn: the loop polls between their chunks (issue #28)', async () => {
+    const order: string[] = [];
+    const writerOf = (name: string) =>
+      createBatchWriter<number>({
+        // Like the embedded database: the statement holds the thread, the promise settles in microtasks.
+        write: async () => {
+          order.push(name);
+          // A request that arrives during this write: the loop owes it a turn before the next write.
+          setImmediate(() => order.push(`request after ${name}`));
+        },
+        flushMs: 60_000,
+        batchSize: 10,
+        chunkSize: 5,
+        maxQueue: 100,
+      });
+    const events = writerOf('events');
+    const calls = writerOf('calls');
+    for (let n = 0; n < 10; n++) {
+      events.push(n);
+      calls.push(n);
+    }
+    await Promise.all([events.flush(), calls.flush()]);
+    assert.equal(order.filter((entry) => !entry.startsWith('request')).length, 4);
+    for (let index = 1; index < order.length; index++) {
+      if (order[index]!.startsWith('request')) continue;
+      assert.ok(order[index - 1]!.startsWith('request'), `two writes in one turn: ${order.join(', ')}`);
+    }
+  });
+
   it('stores every good item of a batch with a bad one, and reports each bad item alone', async () => {
     const bad = new Set([3, 11, 12]);
     const target = rejectingWrite((n) => bad.has(n), () => invalidInput('the database refused a value'));

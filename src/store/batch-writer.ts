@@ -25,7 +25,11 @@
  * for ~7 ms of CPU (17–25 ms median wall-clock on 2 busy cores), a 50-row one for ~3 ms and a
  * 25-row one for ~2 ms. A request that arrives during a flush waits for one short chunk, not the
  * whole batch; the price is the fixed cost of more statements, which is why the chunk is 50 and
- * not smaller (docs/selection.md).
+ * not smaller (docs/selection.md). Tried and not kept: chunks sized to a CPU budget per statement
+ * (3 or 5 ms, from the CPU the previous chunks took per row): an outcome statement's fixed cost is
+ * ~3 ms of PGlite CPU, so the chunks fell to 2–4 outcomes, 176–345 outcome statements instead of
+ * 14 in the stdio bench and 1.5× the server's CPU; the server's event-loop p99 fell, the searches'
+ * p99 did not (2 shared cores: waiting for a core dominated it).
  *
  * A batch mixes the items of unrelated requests (and tenants), so one bad item must not take
  * the others down with it (issue #18, finding 2). When a write fails because of the data
@@ -97,6 +101,27 @@ export const WRITE_CHUNK_ROWS = 50;
 /** Resolves after the event loop has polled for I/O once (setImmediate runs after the poll phase). */
 export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+/*
+ * One chunk per turn of the event loop across every writer of the process (issue #28, the stdio
+ * `search_tools` p99): the selection events, the outcomes and the call events each wait one turn
+ * before a chunk, but all three woke in the same check phase after a quiet period and ran their
+ * statements back to back (the embedded database's statements settle in microtasks), so a search
+ * that arrived then waited for two or three chunks. The event loop is the process's, so this mark
+ * is too: it is set when a chunk starts and cleared by an immediate, which runs in the next
+ * turn's check phase, after that turn's poll for I/O.
+ */
+let chunkStartedThisTurn = false;
+
+/** Resolves in a later turn than the caller's, in which no other writer has started a chunk yet. */
+async function takeWriteTurn(): Promise<void> {
+  do await yieldToEventLoop();
+  while (chunkStartedThisTurn);
+  chunkStartedThisTurn = true;
+  setImmediate(() => {
+    chunkStartedThisTurn = false;
+  });
+}
+
 /** Creates a batch writer. */
 export function createBatchWriter<T>(options: BatchWriterOptions<T>): BatchWriter<T> {
   const batchSize = Math.max(1, options.batchSize);
@@ -139,7 +164,7 @@ export function createBatchWriter<T>(options: BatchWriterOptions<T>): BatchWrite
     while (queue.length >= batchSize || (owed > 0 && queue.length > 0)) {
       // A full batch is owed in turn, and goes out chunk by chunk like the rest.
       if (owed <= 0) owed = batchSize;
-      await yieldToEventLoop();
+      await takeWriteTurn();
       const batch = queue.splice(0, Math.min(chunkSize, owed));
       // What stays queued arrived after this batch began waiting: its wait starts at the write.
       oldestAt = queue.length > 0 ? Date.now() : undefined;
