@@ -212,16 +212,18 @@ export function wireVerification(input: {
 }
 
 /**
- * Rolls back installs a crash interrupted before anything is served (issue #18 finding 8).
- * A failure is logged, not thrown: the plugins already installed must still be served.
+ * Rolls back installs a crash interrupted before anything is served (issue #18 finding 8);
+ * true when it removed a plugin (its tools must leave the selection caches). Never rejects: a
+ * failure is logged, as the plugins already installed must still be served.
  */
-export async function recoverInstalls(input: { db: Database; config: QuiverConfig; logger: Logger; onRecovered(): void }): Promise<void> {
+export async function recoverInstalls(input: { db: Database; config: QuiverConfig; logger: Logger }): Promise<boolean> {
   const { cacheDir, stateRoot } = pluginServiceSettings(input.config);
-  await recoverInterruptedInstalls({ db: input.db, cacheDir, stateRoot, logger: input.logger.child({ part: 'plugins' }) }).then(
-    (recovered) => {
-      if (recovered.plugins.length > 0) input.onRecovered();
+  return recoverInterruptedInstalls({ db: input.db, cacheDir, stateRoot, logger: input.logger.child({ part: 'plugins' }) }).then(
+    (recovered) => recovered.plugins.length > 0,
+    (error: unknown) => {
+      input.logger.warn({ err: error }, 'install crash recovery failed');
+      return false;
     },
-    (error: unknown) => input.logger.warn({ err: error }, 'install crash recovery failed'),
   );
 }
 
