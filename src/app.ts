@@ -117,17 +117,16 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
   const logger = options.logger ?? createLogger(config.logLevel);
   const { db, migrations } = options.db ? { db: options.db, migrations: [] } : await (options.store ?? openStore(config.store, { poolSize: config.databasePoolSize }));
   const closers: Array<() => Promise<void>> = [() => db.close()];
-  let recovery: Promise<boolean> | undefined;
+  // Installs a crash interrupted are rolled back before anything is served (issue #18 finding 8):
+  // started now, while the parts below are built (none of them serves, installs or launches a
+  // plugin yet), and awaited before the app is returned (issue #28: its folder reads waited on a
+  // busy start for 0.05-0.7 s with nothing else to do). It never rejects.
+  const recovery = recoverInstalls({ db, config, logger });
   try {
     if (config.store.kind !== 'memory') {
       // 0711: sandboxed plugins run as an unprivileged user and must traverse into their folders.
       mkdirSync(config.homeDir, { recursive: true, mode: 0o711 });
     }
-    // Installs a crash interrupted are rolled back before anything is served (issue #18 finding 8):
-    // started now, while the parts below are built (none of them serves, installs or launches a
-    // plugin yet), and awaited before the app is returned (issue #28: its folder reads waited
-    // on a busy start for 0.05-0.7 s with nothing else to do).
-    recovery = recoverInstalls({ db, config, logger });
     const listenerFailed = (error: unknown) => logger.warn({ err: error }, 'an app event listener threw');
     // The late links, as events: emitted by a part built early, heard by a part built later.
     // Cache kinds to drop in this process (the selection engine subscribes once built).

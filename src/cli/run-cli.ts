@@ -204,8 +204,17 @@ export async function runCli(
         if (borrowed) return borrowed;
         // The app (store, services, servers) loads only for a command that opens it (issue #28):
         // help, a usage error or a command forwarded to a running server never pays for it.
-        const { createApp } = await import('../app.ts');
-        app ??= await createApp(loadOnce());
+        if (app) return app;
+        const config = loadOnce();
+        // The store starts opening first and the app's modules load meanwhile (issue #28): PGlite's
+        // start reads files and compiles WebAssembly off the main thread, time the module loader uses.
+        const store = import('../store/open.ts').then(({ openStore }) => openStore(config.store, { poolSize: config.databasePoolSize }));
+        store.catch(() => {}); // awaited by createApp below, which reports a store that fails to open
+        const loaded = await import('../app.ts').catch(async (error: unknown) => {
+          await store.then(({ db }) => db.close(), () => {});
+          throw error;
+        });
+        app = await loaded.createApp(config, { store });
         return app;
       },
     });
