@@ -17,20 +17,10 @@ import { loadConfig } from '../../src/config.ts';
 import { isQuiverError } from '../../src/core/errors.ts';
 import type { Database } from '../../src/store/database.ts';
 import { describeEachBackend } from '../helpers/backends.ts';
+import { keptOpen } from '../helpers/kept-database.ts';
 import { openTempDir } from '../plugins/helpers.ts';
 
 const document = readFileSync(fileURLToPath(new URL('../fixtures/openapi/petstore.yaml', import.meta.url)), 'utf8');
-
-/** The database seen by an app that must not close it (the next app in the test uses it). */
-function kept(db: Database): Database {
-  return new Proxy(db, {
-    get(target, property) {
-      if (property === 'close') return async () => undefined;
-      const value = Reflect.get(target, property, target) as unknown;
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
 
 describeEachBackend("the SSRF guard on an openapi: source's document URL (issue #27)", (backend) => {
   let home: string;
@@ -41,7 +31,7 @@ describeEachBackend("the SSRF guard on an openapi: source's document URL (issue 
   let app: App | undefined;
   const open = async (env: Record<string, string>) => {
     await app?.close();
-    app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off', ...env }), { db: kept(db) });
+    app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off', ...env }), { db: keptOpen(db) });
     return app;
   };
 

@@ -19,6 +19,7 @@ import { loadConfig } from '../../src/config.ts';
 import { isQuiverError } from '../../src/core/errors.ts';
 import type { Database } from '../../src/store/database.ts';
 import { describeEachBackend } from '../helpers/backends.ts';
+import { keptOpen } from '../helpers/kept-database.ts';
 import { openTempDir } from './helpers.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { detectHost } from '../../src/runtime/sandbox.ts';
@@ -35,17 +36,6 @@ function startRemote(): Promise<StatelessMcpServer> {
   });
 }
 
-/** The database seen by an app that must not close it (the next app in the test uses it). */
-function kept(db: Database): Database {
-  return new Proxy(db, {
-    get(target, property) {
-      if (property === 'close') return async () => undefined;
-      const value = Reflect.get(target, property, target) as unknown;
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
-
 const REFUSED = /refused to connect to the remote plugin at http:\/\/(127\.0\.0\.1|localhost):\d+\/mcp: 127\.0\.0\.1 is a loopback address; admit it with QUIVER_REMOTE_ALLOW_ADDRESSES/;
 
 describeEachBackend("the SSRF guard on a remote plugin's MCP URL (issue #27)", (backend) => {
@@ -55,7 +45,7 @@ describeEachBackend("the SSRF guard on a remote plugin's MCP URL (issue #27)", (
   let app: App | undefined;
   const open = async (env: Record<string, string>) => {
     await app?.close();
-    app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off', ...env }), { db: kept(db) });
+    app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_LOG_LEVEL: 'silent', QUIVER_VERIFY_ON_INSTALL: 'off', ...env }), { db: keptOpen(db) });
     return app;
   };
 
