@@ -8,7 +8,7 @@
  * (`initialize`) opens a 2025-era session as before. When the client goes away (stdin ends),
  * the connection closes, which aborts in-flight calls so nothing keeps running for nobody.
  */
-import { PassThrough, type Readable, type Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { StdioServerTransport as ModernStdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
@@ -92,31 +92,33 @@ export async function runStdioGateway(options: RunStdioGatewayOptions): Promise<
     try {
       await closeConnection?.();
     } finally {
-      // stdin was piped into `input` and resumed: left flowing, it keeps the process alive for a
+      // stdin was resumed for the transport: left flowing, it keeps the process alive for a
       // client that still holds the pipe open (SIGTERM must stop `serve --stdio` at once).
-      stdin.unpipe(input);
+      stdin.off('end', onEnd);
+      stdin.off('close', onEnd);
       stdin.pause();
       resolveClosed();
     }
   }
 
-  // The rest of stdin after the opening line flows through `input`, which the chosen transport reads.
-  const input = new PassThrough();
   const onEnd = () => void close();
-  input.once('end', onEnd);
-  input.once('close', onEnd);
 
   async function open(head: Buffer, line: string): Promise<void> {
-    input.write(head);
-    stdin.pipe(input);
-    stdin.resume();
+    // The opening bytes go back to the front of stdin and the chosen transport reads stdin itself
+    // (issue #28: a PassThrough between them re-emitted every message, ~5 % of the server's CPU
+    // per stdio call). stdin stays paused until the transport listens, so nothing is lost.
+    stdin.unshift(head);
+    stdin.once('end', onEnd);
+    stdin.once('close', onEnd);
     if (claimsModernEra(line)) {
       era = 'modern';
-      const transport = new ModernStdioServerTransport(input, stdout);
+      const transport = new ModernStdioServerTransport(stdin, stdout);
       // The entry pins one server for the connection; its list-change notifications go to the
       // connection's subscriptions/listen streams (stamped with each id, filtered), never unasked.
       let pinned: ModernServer | undefined;
       const handle = serveStdio(async () => (pinned = await options.gateway.modernServer(options.identity)), { legacy: 'reject', transport });
+      // serveStdio starts the transport at once: its listeners are on stdin.
+      stdin.resume();
       // Issue #24: a catalog change (install, enablement, rules) reaches this client's listen streams.
       const stopListsChanged = options.gateway.onListsChanged(() => {
         if (!pinned) return;
@@ -131,11 +133,12 @@ export async function runStdioGateway(options: RunStdioGatewayOptions): Promise<
     era = 'legacy';
     const opened = await options.gateway.openSession(options.identity);
     session = opened;
-    const transport = new StdioServerTransport(input, stdout);
+    const transport = new StdioServerTransport(stdin, stdout);
     if (options.observer) observeMcpTransport(transport, options.observer, opened.id);
     closeConnection = () => opened.close();
     void opened.closed.then(() => void close());
     await opened.connect(transport);
+    stdin.resume();
   }
 
   void readOpening(stdin).then(async (opening) => {
