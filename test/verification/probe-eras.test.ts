@@ -77,7 +77,7 @@ describe('the verification probe speaks both protocol eras (issue #24)', { skip:
   let legacy: { sandbox: StageResult; compat: StageResult; probe: ProbeResult };
 
   before(async () => {
-    root = mkdtempSync(join(tmpdir(), 'quiver-probe-eras-'));
+    root = mkdtempSync(join(tmpdir(), 'quiver-eras-test-'));
     chmodSync(root, 0o755); // the sandbox user must traverse to the plugin folders
     // One at a time: two sandboxed starts at once on a loaded 2-core machine only add noise.
     modern = await verify(subjectOf('modern', modernPluginFolder(join(root, 'modern'))));
@@ -136,7 +136,7 @@ describeEachBackend('stored verification reports of a 2026-07-28 plugin and its 
 
   before(async () => {
     skipUnless(missing); // under CI a machine without the sandbox fails here
-    root = mkdtempSync(join(tmpdir(), 'quiver-probe-eras-app-'));
+    root = mkdtempSync(join(tmpdir(), 'quiver-eras-test-app-'));
     chmodSync(root, 0o755);
     app = await createApp(
       loadConfig({
@@ -243,7 +243,7 @@ transport.onmessage = (message) => {
 
 describe('the verification probe of a legacy plugin that exits on the era probe (issue #24)', { skip: skipUnless(missing) }, () => {
   it('starts it again in the 2025 era and probes it as before', { timeout: 120_000 }, async () => {
-    const root = mkdtempSync(join(tmpdir(), 'quiver-probe-eras-strict-'));
+    const root = mkdtempSync(join(tmpdir(), 'quiver-eras-test-strict-'));
     chmodSync(root, 0o755);
     try {
       const folder = legacyTwinPluginFolder(join(root, 'strict'));
