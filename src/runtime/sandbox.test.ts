@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { isolationPolicyFor } from './isolation-policy.ts';
-import { buildLaunch, type HostCapabilities, type LaunchContext } from './sandbox.ts';
+import { buildLaunch, detectHost, detectHostAsync, type HostCapabilities, type LaunchContext } from './sandbox.ts';
 import { overlayLayout, unsafeOverlayPath } from './code-overlay.ts';
 import { parseUpstreamSpec, type StdioSpec } from './types.ts';
 
@@ -206,5 +206,39 @@ describe('buildLaunch: host paths an admin granted (issue #26)', () => {
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
+  });
+});
+
+describe('detectHost and detectHostAsync: one probe, two ways to wait for it', () => {
+  /** Event-loop turns (setImmediate) that ran while `work` was pending. */
+  async function turnsDuring<T>(work: () => T | Promise<T>): Promise<{ value: T; turns: number }> {
+    let turns = 0;
+    let counting = true;
+    const tick = (): void => {
+      if (!counting) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const value = await work();
+    counting = false;
+    return { value, turns };
+  }
+  const comparable = (found: HostCapabilities) => ({ ...found, cgroups: found.cgroups.kind });
+
+  it('finds the same capabilities; the async probe lets the event loop run while its sandboxes start, the sync one blocks it', async () => {
+    assert.deepEqual(comparable(await detectHostAsync()), comparable(detectHost()));
+    // A "bubblewrap" that always fails: a probe process runs on every host, and both report it unusable.
+    const failing = { bubblewrapPath: '/bin/false' };
+    const sync = await turnsDuring(() => detectHost(failing));
+    const async = await turnsDuring(() => detectHostAsync(failing));
+    assert.deepEqual(comparable(async.value), comparable(sync.value));
+    assert.equal(async.value.bubblewrap, undefined);
+    assert.match(async.value.bubblewrapProblem ?? '', /bubblewrap is installed at \/bin\/false but cannot create a sandbox here: exit 1/);
+    assert.equal(sync.turns, 0, 'the synchronous probe holds the event loop');
+    assert.ok(async.turns > 0, 'the asynchronous probe waited for its process without holding the loop');
+    // A missing bwrap is reported the same way by both.
+    const missing = { bubblewrapPath: '/nonexistent/bwrap' };
+    assert.deepEqual(comparable(await detectHostAsync(missing)), comparable(detectHost(missing)));
   });
 });

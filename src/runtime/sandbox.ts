@@ -28,7 +28,7 @@
  * Credentials are passed in the environment of the spawned process (bwrap inherits it), never
  * as `--setenv` arguments: a command line is readable by every user through /proc.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { accessSync, chmodSync, chownSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
@@ -95,8 +95,24 @@ export function findExecutable(name: string, searchPath = defaultSearchPath): st
   return undefined;
 }
 
-/** Probes bubblewrap, setpriv, the user and cgroups. Runs `bwrap` once to prove it works here. */
-export function detectHost(options: DetectHostOptions = {}): HostCapabilities {
+/** One command a host probe runs, and what came of it. */
+interface ProbeCommand {
+  argv: string[];
+  env: Record<string, string>;
+}
+interface ProbeOutcome {
+  status: number | null;
+  stderr: string;
+  error?: Error | undefined;
+}
+
+const PROBE_TIMEOUT_MS = 10_000;
+
+/**
+ * The host probe as steps: it yields each command to run (two short sandboxes) and takes back
+ * its outcome, so one description serves a synchronous and an asynchronous run.
+ */
+function* hostDetection(options: DetectHostOptions): Generator<ProbeCommand, HostCapabilities, ProbeOutcome> {
   const searchPath = options.searchPath ?? defaultSearchPath;
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   const setpriv = findExecutable('setpriv', searchPath);
@@ -113,7 +129,7 @@ export function detectHost(options: DetectHostOptions = {}): HostCapabilities {
       bubblewrap, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--unshare-all', '--unshare-user',
       '--uid', String(sandboxUid), '--gid', String(sandboxUid), '--die-with-parent', '--', 'true',
     ];
-    const result = spawnSync(probe[0]!, probe.slice(1), { encoding: 'utf8', timeout: 10_000, env: { PATH: searchPath } });
+    const result = yield { argv: probe, env: { PATH: searchPath } };
     if (result.status !== 0) {
       bubblewrapProblem = `bubblewrap is installed at ${bubblewrap} but cannot create a sandbox here: ${(result.stderr || result.error?.message || `exit ${result.status}`).trim()}`;
       bubblewrap = undefined;
@@ -123,7 +139,7 @@ export function detectHost(options: DetectHostOptions = {}): HostCapabilities {
     options.codeOverlay === false
       ? { tools: undefined, problem: 'disabled by configuration' }
       : bubblewrap
-        ? probeOverlay({ bubblewrap, setpriv, isRoot, searchPath })
+        ? yield* probeOverlay({ bubblewrap, setpriv, isRoot, searchPath })
         : { tools: undefined, problem: 'it needs the bubblewrap sandbox' };
   const unshare = findExecutable('unshare', searchPath);
   const ip = findExecutable('ip', searchPath);
@@ -132,10 +148,46 @@ export function detectHost(options: DetectHostOptions = {}): HostCapabilities {
 }
 
 /**
+ * Probes bubblewrap, setpriv, the user and cgroups. Runs `bwrap` once to prove it works here
+ * (and once more for the code overlay), blocking the event loop meanwhile (tens of ms): use
+ * `detectHostAsync` where a server is serving.
+ */
+export function detectHost(options: DetectHostOptions = {}): HostCapabilities {
+  const steps = hostDetection(options);
+  let step = steps.next();
+  while (!step.done) {
+    const [command, ...args] = step.value.argv;
+    const result = spawnSync(command!, args, { encoding: 'utf8', timeout: PROBE_TIMEOUT_MS, env: step.value.env });
+    step = steps.next({ status: result.status, stderr: result.stderr ?? '', error: result.error });
+  }
+  return step.value;
+}
+
+/** `detectHost` with its probes run as child processes the event loop waits for, not blocked on. */
+export async function detectHostAsync(options: DetectHostOptions = {}): Promise<HostCapabilities> {
+  const steps = hostDetection(options);
+  let step = steps.next();
+  while (!step.done) {
+    const { argv, env } = step.value;
+    const [command, ...args] = argv;
+    const outcome = await new Promise<ProbeOutcome>((resolve) => {
+      execFile(command!, args, { encoding: 'utf8', timeout: PROBE_TIMEOUT_MS, env }, (error, _stdout, stderr) => {
+        if (!error) resolve({ status: 0, stderr });
+        // As spawnSync reports it: an exit status is not an error; a failed start or a timeout is.
+        else if (typeof error.code === 'number') resolve({ status: error.code, stderr });
+        else resolve({ status: null, stderr, error });
+      });
+    });
+    step = steps.next(outcome);
+  }
+  return step.value;
+}
+
+/**
  * Proves the writable code overlay works here the way a launch uses it: as the sandbox user, a
  * bwrap sandbox writes into an overlaid folder; the write must land in the upper layer only.
  */
-function probeOverlay(host: { bubblewrap: string; setpriv: string | undefined; isRoot: boolean; searchPath: string }): { tools: OverlayTools | undefined; problem: string | undefined } {
+function* probeOverlay(host: { bubblewrap: string; setpriv: string | undefined; isRoot: boolean; searchPath: string }): Generator<ProbeCommand, { tools: OverlayTools | undefined; problem: string | undefined }, ProbeOutcome> {
   const found = { unshare: 'unshare', mount: 'mount', find: 'find', xargs: 'xargs', mkdir: 'mkdir' } as const;
   const tools: Partial<Record<keyof OverlayTools, string>> = {};
   for (const [key, name] of Object.entries(found) as Array<[keyof OverlayTools, string]>) {
@@ -162,7 +214,7 @@ function probeOverlay(host: { bubblewrap: string; setpriv: string | undefined; i
       '--uid', String(sandboxUid), '--gid', String(sandboxUid), '--die-with-parent', '--bind', lower, lower,
       '--', '/bin/sh', '-c', 'echo ok > "$1/sub/written"', 'probe', lower,
     ];
-    const result = spawnSync(probe[0]!, probe.slice(1), { encoding: 'utf8', timeout: 10_000, env: { PATH: host.searchPath } });
+    const result = yield { argv: probe, env: { PATH: host.searchPath } };
     const landed = existsSync(join(layout.upper, 'sub', 'written')) && !existsSync(join(lower, 'sub', 'written'));
     if (result.status === 0 && landed) return { tools: complete, problem: undefined };
     const reason = (result.stderr || result.error?.message || `exit ${result.status}`).trim();
