@@ -7,6 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import type { Readable } from 'node:stream';
 import { serve } from '@hono/node-server';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -193,4 +194,28 @@ export function firstText(result: unknown): string {
 export function allText(result: unknown): string {
   const content = (result as { content?: Array<{ type: string; text?: string }> }).content ?? [];
   return content.filter((block) => block.type === 'text').map((block) => block.text ?? '').join('\n');
+}
+
+/** The JSON-RPC messages a stdio gateway writes to `stdout`, one per line, parsed as they arrive. */
+export function collectStdioFrames<Frame>(stdout: Readable): Frame[] {
+  const frames: Frame[] = [];
+  let buffer = '';
+  stdout.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString('utf8');
+    const lines = buffer.split('\n');
+    buffer = lines.pop() ?? '';
+    for (const line of lines) if (line.trim() !== '') frames.push(JSON.parse(line) as Frame);
+  });
+  return frames;
+}
+
+/** The first of `frames` that `test` accepts, waiting up to `timeoutMs` for it; undefined when none came. */
+export async function waitForFrame<Frame>(frames: readonly Frame[], test: (frame: Frame) => boolean, timeoutMs = 30_000): Promise<Frame | undefined> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const found = frames.find(test);
+    if (found) return found;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return undefined;
 }

@@ -13,7 +13,7 @@ import { PassThrough } from 'node:stream';
 import { createGateway, type Gateway } from '../../src/gateway/gateway.ts';
 import { runStdioGateway, type StdioGateway } from '../../src/gateway/stdio.ts';
 import { createLocalTestBackend, type LocalTestBackend } from '../helpers/gateway-backend/local-backend.ts';
-import { identity, marketplace, standardPlugins } from './helpers.ts';
+import { collectStdioFrames, identity, marketplace, standardPlugins, waitForFrame } from './helpers.ts';
 
 type Frame = { id?: number; method?: string; result?: unknown; params?: { _meta?: Record<string, unknown> } };
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'listen-stdio', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
@@ -37,25 +37,10 @@ describe('subscriptions/listen of a 2026-07-28 client over stdio (issue #24)', {
   async function connect() {
     const stdin = new PassThrough();
     const stdout = new PassThrough();
-    const frames: Frame[] = [];
-    let buffer = '';
-    stdout.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString('utf8');
-      const lines = buffer.split('\n');
-      buffer = lines.pop() ?? '';
-      for (const line of lines) if (line.trim() !== '') frames.push(JSON.parse(line) as Frame);
-    });
+    const frames = collectStdioFrames<Frame>(stdout);
     connections.push(await runStdioGateway({ gateway, identity: identity(), stdin, stdout }));
     const send = (message: object) => stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
-    const waitFor = async (test: (frame: Frame) => boolean, timeoutMs = 30_000): Promise<Frame | undefined> => {
-      const until = Date.now() + timeoutMs;
-      while (Date.now() < until) {
-        const found = frames.find(test);
-        if (found) return found;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      return undefined;
-    };
+    const waitFor = (test: (frame: Frame) => boolean, timeoutMs = 30_000): Promise<Frame | undefined> => waitForFrame(frames, test, timeoutMs);
     return { frames, send, waitFor };
   }
 

@@ -10,7 +10,7 @@ import { PassThrough, type Writable } from 'node:stream';
 import { createGateway, type Gateway } from '../../src/gateway/gateway.ts';
 import { runStdioGateway, type StdioGateway } from '../../src/gateway/stdio.ts';
 import { createLocalTestBackend, type LocalTestBackend } from '../helpers/gateway-backend/local-backend.ts';
-import { identity, marketplace, standardPlugins } from './helpers.ts';
+import { collectStdioFrames, identity, marketplace, standardPlugins, waitForFrame } from './helpers.ts';
 
 type Frame = { id?: number; result?: { tools?: unknown[]; serverInfo?: unknown }; error?: unknown };
 
@@ -41,14 +41,7 @@ describe('the stdio gateway reads stdin itself (issue #28)', { timeout: 120_000 
   it('answers the messages that came in the opening chunk, and pipes stdin nowhere', async () => {
     const stdin = new RecordingStdin();
     const stdout = new PassThrough();
-    const frames: Frame[] = [];
-    let buffer = '';
-    stdout.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString('utf8');
-      const lines = buffer.split('\n');
-      buffer = lines.pop() ?? '';
-      for (const line of lines) if (line.trim() !== '') frames.push(JSON.parse(line) as Frame);
-    });
+    const frames = collectStdioFrames<Frame>(stdout);
     const connection = await runStdioGateway({ gateway, identity: identity(), stdin, stdout });
     connections.push(connection);
     // initialize, initialized and tools/list in one write: one chunk for the opening reader.
@@ -58,8 +51,7 @@ describe('the stdio gateway reads stdin itself (issue #28)', { timeout: 120_000 
       { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} },
     ];
     stdin.write(lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
-    const until = Date.now() + 30_000;
-    while (Date.now() < until && !frames.some((frame) => frame.id === 2)) await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitForFrame(frames, (frame) => frame.id === 2);
     assert.ok(frames.find((frame) => frame.id === 1)?.result?.serverInfo, `no initialize answer: ${JSON.stringify(frames)}`);
     const listed = frames.find((frame) => frame.id === 2);
     assert.ok(Array.isArray(listed?.result?.tools), `no tools/list answer: ${JSON.stringify(frames)}`);

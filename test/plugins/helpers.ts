@@ -4,7 +4,7 @@
  * fixtures in test/fixtures/git-plugins (a bare "remote" plus a working clone to push new
  * commits from), and a plugins service wired to a real catalog and a real supervisor.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { createCatalogService, type CatalogService } from '../../src/catalog/index.ts';
 import { createSupervisor, type Supervisor } from '../../src/runtime/supervisor.ts';
 import type { Database } from '../../src/store/database.ts';
+import { processOwner, type ProcessOwner } from '../../src/store/process-owner.ts';
 import { createPluginService, type PluginService, type PluginServiceOptions } from '../../src/plugins/service.ts';
 import { createSecretBox } from '../../src/plugins/secret-box.ts';
 import type { Logger } from '../../src/core/logger.ts';
@@ -209,4 +210,14 @@ export function calcFixtureWith(extra: Array<{ name: string; description: string
     null,
     2,
   )}\n`;
+}
+
+/** The identity of a process that has exited (and been reaped). */
+export async function deadOwner(): Promise<ProcessOwner> {
+  const child = spawn('sleep', ['600'], { stdio: 'ignore' });
+  const owner = processOwner(child.pid!)!;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+  return owner;
 }

@@ -6,7 +6,6 @@
  */
 import { it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,20 +13,10 @@ import { join } from 'node:path';
 import { describeEachBackend } from '../helpers/backends.ts';
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { processOwner, type ProcessOwner } from '../../src/store/process-owner.ts';
 import { reservePluginInstall } from '../../src/store/repositories/plugin-install-leases.ts';
 import { INSTALL_LEASE_SECONDS } from '../../src/plugins/recovery.ts';
 import { STAGING_OWNER_FILE } from '../../src/plugins/installer.ts';
-
-/** The identity of a process that has exited (and been reaped). */
-async function deadOwner(): Promise<ProcessOwner> {
-  const child = spawn('sleep', ['600'], { stdio: 'ignore' });
-  const owner = processOwner(child.pid!)!;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
-  return owner;
-}
+import { deadOwner } from './helpers.ts';
 
 describeEachBackend('install crash recovery at start', (backend) => {
   let root: string;

@@ -7,7 +7,6 @@
  */
 import { it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -18,17 +17,7 @@ import { processOwner, type ProcessOwner } from '../../src/store/process-owner.t
 import { reservePluginInstall } from '../../src/store/repositories/plugin-install-leases.ts';
 import { recoverInterruptedInstalls, INSTALL_LEASE_SECONDS } from '../../src/plugins/recovery.ts';
 import { STAGING_OWNER_FILE } from '../../src/plugins/installer.ts';
-import { createCapturingLogger, createHarness, createPluginFolder, openTempDir, type PluginsHarness } from './helpers.ts';
-
-/** The identity of a process that has exited (and been reaped). */
-async function deadOwner(): Promise<ProcessOwner> {
-  const child = spawn('sleep', ['600'], { stdio: 'ignore' });
-  const owner = processOwner(child.pid!)!;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
-  return owner;
-}
+import { createCapturingLogger, createHarness, createPluginFolder, deadOwner, openTempDir, type PluginsHarness } from './helpers.ts';
 
 describeEachBackend('install crash recovery', (backend) => {
   let db: Database;
