@@ -49,6 +49,11 @@ export function createChangeBroadcast(db: Database, logger: Logger, invalidateHe
   };
 }
 
+/** Where plugins live under the home: the install cache and their writable state folders. */
+export function pluginFolders(config: QuiverConfig): { cacheDir: string; stateRoot: string } {
+  return { cacheDir: join(config.homeDir, 'plugins'), stateRoot: join(config.homeDir, 'state') };
+}
+
 /** The plugins service's settings from the configuration (folders under the home, time limits, command environment). */
 export function pluginServiceSettings(config: QuiverConfig): Pick<
   PluginServiceOptions,
@@ -60,9 +65,8 @@ export function pluginServiceSettings(config: QuiverConfig): Pick<
     checkRemoteUrl: (url) => checkRemotePluginUrl(url, remoteAddresses),
     // The OpenAPI document of an `openapi:` URL source: the admin named it like a remote plugin's URL.
     fetchRemoteDocument: createRemotePluginFetch(remoteAddresses),
-    cacheDir: join(config.homeDir, 'plugins'),
+    ...pluginFolders(config),
     protectedPaths: hubPaths(config),
-    stateRoot: join(config.homeDir, 'state'),
     dangerouslyAllowUnsandboxed: config.dangerouslyAllowUnsandboxed,
     commandEnv: config.commandEnv,
     discoveryTimeoutMs: config.timing.discoveryTimeoutMs,
@@ -217,7 +221,7 @@ export function wireVerification(input: {
  * failure is logged, as the plugins already installed must still be served.
  */
 export async function recoverInstalls(input: { db: Database; config: QuiverConfig; logger: Logger }): Promise<boolean> {
-  const { cacheDir, stateRoot } = pluginServiceSettings(input.config);
+  const { cacheDir, stateRoot } = pluginFolders(input.config);
   return recoverInterruptedInstalls({ db: input.db, cacheDir, stateRoot, logger: input.logger.child({ part: 'plugins' }) }).then(
     (recovered) => recovered.plugins.length > 0,
     (error: unknown) => {
@@ -255,7 +259,7 @@ export function wireSupervisor(input: {
     ...(input.remoteFetch ? { remoteFetch: input.remoteFetch } : {}),
     sandbox: {
       dangerouslyAllowUnsandboxed: config.dangerouslyAllowUnsandboxed,
-      stateRoot: pluginServiceSettings(config).stateRoot,
+      stateRoot: pluginFolders(config).stateRoot,
       // Issue #23: no plugin sees the hub's home (key file, plugin cache, state), nor its data folder.
       hiddenPaths: hubPaths(config),
       onEgressDecision: input.onEgressDecision,

@@ -17,7 +17,7 @@ import type { CallEventRecorder } from '../runtime/call-event-recorder.ts';
 import type { Supervisor } from '../runtime/index.ts';
 import type { Database } from '../store/database.ts';
 import type { VerificationService } from '../verification/service/index.ts';
-import { pluginServiceSettings } from './app-wiring.ts';
+import { pluginFolders } from './app-wiring.ts';
 
 /** Builds the rollout service of the app. */
 export function wireRollouts(input: {
@@ -46,9 +46,9 @@ export function wireRollouts(input: {
     supervisor: input.supervisor,
     settings: input.config.rollouts,
     logger: input.logger.child({ part: 'rollouts' }),
-    stateRoot: pluginServiceSettings(input.config).stateRoot,
+    stateRoot: pluginFolders(input.config).stateRoot,
     // Issue #29: the folder sweep (a periodic job) deletes version folders nothing uses any more.
-    cacheDir: pluginServiceSettings(input.config).cacheDir,
+    cacheDir: pluginFolders(input.config).cacheDir,
     flushCallEvents: async () => {
       await input.callEvents.flush();
     },

@@ -41,8 +41,6 @@ export interface VisibleIndex {
 
 /** The session's visible tools and plugins. */
 export interface SessionVisibility {
-  /** True unless an expert allow-list leaves the tool out. */
-  allowedByExpertList(session: BackendSession, qualifiedName: string): boolean;
   /** What the session sees now, indexed (asks the selection engine every time). */
   index(session: BackendSession): Promise<VisibleIndex>;
   /** The session's visible, non-silent tools (expert allow-list applied). */
@@ -103,7 +101,6 @@ export function createSessionVisibility(selection: Pick<SelectionEngine, 'visibl
   }
 
   return {
-    allowedByExpertList,
     index,
     visible,
     visiblePlugins,
