@@ -183,6 +183,38 @@ export async function detectHostAsync(options: DetectHostOptions = {}): Promise<
   return step.value;
 }
 
+/** The host's capabilities, probed once, on first need. */
+export interface HostProbe {
+  /** The capabilities now: probed synchronously (blocking) when no probe has finished yet. */
+  now(): HostCapabilities;
+  /** The capabilities without blocking the event loop; a failed probe is tried again by the next caller. */
+  ready(): Promise<HostCapabilities>;
+}
+
+/** Creates a probe of this host; `onFound` runs once, with the first capabilities found (a racing second probe's are dropped). */
+export function createHostProbe(options: DetectHostOptions = {}, onFound: (host: HostCapabilities) => void = () => {}): HostProbe {
+  let found: HostCapabilities | undefined;
+  let probing: Promise<HostCapabilities> | undefined;
+  const adopt = (host: HostCapabilities): HostCapabilities => {
+    if (found === undefined) {
+      found = host;
+      onFound(host);
+    }
+    return found;
+  };
+  return {
+    now: () => found ?? adopt(detectHost(options)),
+    ready() {
+      if (found !== undefined) return Promise.resolve(found);
+      probing ??= detectHostAsync(options).then(adopt, (error: unknown) => {
+        probing = undefined;
+        throw error;
+      });
+      return probing;
+    },
+  };
+}
+
 /**
  * Proves the writable code overlay works here the way a launch uses it: as the sandbox user, a
  * bwrap sandbox writes into an overlaid folder; the write must land in the upper layer only.

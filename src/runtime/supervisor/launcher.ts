@@ -17,7 +17,7 @@ import { cgroupName, type CgroupHandle } from '../cgroup.ts';
 import { removeContainer, sweepOrphanContainers } from '../container.ts';
 import { isolationPolicyFor } from '../isolation-policy.ts';
 import type { Redactor } from '../redact.ts';
-import { buildLaunch, defaultSearchPath, detectHost, detectHostAsync, sandboxUid, type HostCapabilities, type LaunchDescription } from '../sandbox.ts';
+import { buildLaunch, createHostProbe, defaultSearchPath, sandboxUid, type HostCapabilities, type LaunchDescription } from '../sandbox.ts';
 import { startSandboxEgress, type SandboxEgress } from '../sandbox-egress.ts';
 import { pluginStateDir } from '../state-dir.ts';
 import type { Clock, ResourceLimits, StdioSpec, UpstreamSpec } from '../types.ts';
@@ -62,42 +62,18 @@ export interface Launcher {
 export function createLauncher(options: LauncherOptions): Launcher {
   const { sandbox, startTimeoutMs, stopGraceMs, clock, logger } = options;
   const searchPath = sandbox.searchPath ?? defaultSearchPath;
-  let hostCapabilities: HostCapabilities | undefined;
   let stateRoot = sandbox.stateRoot;
   let ownsStateRoot = false;
   let launches = 0;
   let containersSwept = false;
 
-  const detectOptions = { bubblewrapPath: sandbox.bubblewrapPath, searchPath, useCgroups: sandbox.useCgroups, codeOverlay: sandbox.codeOverlay };
-  let detecting: Promise<HostCapabilities> | undefined;
-
-  /** The first detection's result is the host's (a second, racing one is dropped); stale cgroups swept once. */
-  function adopt(found: HostCapabilities): HostCapabilities {
-    if (!hostCapabilities) {
-      hostCapabilities = found;
-      const swept = hostCapabilities.cgroups.sweepStale();
-      if (swept > 0) logger.info({ swept }, 'removed cgroups left by an earlier Quiver process');
-    }
-    return hostCapabilities;
-  }
-
-  /** The host's capabilities now: probed synchronously when no launch has probed them yet. */
-  function host(): HostCapabilities {
-    return hostCapabilities ?? adopt(detectHost(detectOptions));
-  }
-
-  /**
-   * The host's capabilities for a launch: the first launch probes without blocking the event loop
-   * (two short sandboxes, tens of ms, ~160 ms on a loaded machine), so a server keeps serving.
-   */
-  function prepareHost(): Promise<HostCapabilities> {
-    if (hostCapabilities) return Promise.resolve(hostCapabilities);
-    detecting ??= detectHostAsync(detectOptions).then(adopt, (error: unknown) => {
-      detecting = undefined;
-      throw error;
-    });
-    return detecting;
-  }
+  // Probed once, stale cgroups swept then. A launch waits for the probe without blocking the event
+  // loop (two short sandboxes, tens of ms, ~160 ms on a loaded machine), so a server keeps serving.
+  const hostProbe = createHostProbe({ bubblewrapPath: sandbox.bubblewrapPath, searchPath, useCgroups: sandbox.useCgroups, codeOverlay: sandbox.codeOverlay }, (found) => {
+    const swept = found.cgroups.sweepStale();
+    if (swept > 0) logger.info({ swept }, 'removed cgroups left by an earlier Quiver process');
+  });
+  const host = (): HostCapabilities => hostProbe.now();
 
   function stateDirFor(spec: StdioSpec): string {
     let directory = spec.stateDir;
@@ -134,7 +110,7 @@ export function createLauncher(options: LauncherOptions): Launcher {
   }
 
   async function connectLocal(spec: StdioSpec, launchOptions: LaunchOptions): Promise<UpstreamConnection> {
-    const capabilities = await prepareHost();
+    const capabilities = await hostProbe.ready();
     const policy = isolationPolicyFor(spec.trustLevel, { ...sandbox.defaultLimits, ...spec.limits }, { egressRules: (spec.egress?.length ?? 0) > 0 });
     const stateDir = stateDirFor(spec);
     if (spec.container !== undefined && !containersSwept) {

@@ -6,7 +6,7 @@
  * it. The host is probed (bubblewrap, cgroups, overlay) once per runner, on first use, when
  * the folders of probes whose process died are swept too.
  */
-import { detectHostAsync, type HostCapabilities } from '../../../runtime/sandbox.ts';
+import { createHostProbe, type HostCapabilities } from '../../../runtime/sandbox.ts';
 import type { StageContext } from '../../types.ts';
 import { runProbe, type ProbeOptions } from './run-probe.ts';
 import { createRemotePluginFetch, parseOAuthNetworkPolicy } from '../../../plugins/oauth/network-guard.ts';
@@ -25,7 +25,8 @@ export interface ProbeRunner {
 /** Creates a runner; nothing is started until a stage asks. */
 export function createProbeRunner(options: ProbeRunnerOptions = {}): ProbeRunner {
   // Probed without blocking the event loop: verification runs in the background of a serving process.
-  let host: Promise<HostCapabilities> | undefined = options.host === undefined ? undefined : Promise.resolve(options.host);
+  const given = options.host;
+  const hostProbe = given === undefined ? createHostProbe({}, () => sweepStaleProbeFolders()) : { ready: () => Promise.resolve(given) };
   const runs = new WeakMap<object, Promise<ProbeResult>>();
   // One guarded fetch (one connection pool) per admitted-address setting.
   const guards = new Map<string, typeof fetch>();
@@ -39,19 +40,9 @@ export function createProbeRunner(options: ProbeRunnerOptions = {}): ProbeRunner
     probe(context) {
       let run = runs.get(context.subject);
       if (!run) {
-        host ??= detectHostAsync().then(
-          (found) => {
-            sweepStaleProbeFolders();
-            return found;
-          },
-          (error: unknown) => {
-            host = undefined;
-            throw error;
-          },
-        );
         const network = context.settings.remoteNetwork;
         const remoteFetch = network === undefined ? undefined : guardFor(network.allowAddresses);
-        run = host.then((found) => runProbe(context.subject.launch, { ...options, host: found, signal: context.signal, progress: context.progress, ...(remoteFetch ? { remoteFetch } : {}) }));
+        run = hostProbe.ready().then((found) => runProbe(context.subject.launch, { ...options, host: found, signal: context.signal, progress: context.progress, ...(remoteFetch ? { remoteFetch } : {}) }));
         runs.set(context.subject, run);
       }
       return run;
