@@ -26,6 +26,8 @@ if (tsc.status !== 0) {
 }
 cpSync(join(root, 'src/store/migrations'), join(root, 'dist/store/migrations'), { recursive: true });
 cpSync(join(root, 'src/web'), join(root, 'dist/web'), { recursive: true });
+// The embedded database's worker thread is plain JavaScript loaded by path (store/pglite-thread.ts).
+cpSync(join(root, 'src/store/pglite-worker.mjs'), join(root, 'dist/store/pglite-worker.mjs'));
 // Optional like the template: without the bundle `quiver` starts from the per-file build (slower).
 try {
   const started = Date.now();

@@ -13,8 +13,7 @@ import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { PGlite } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite-pgvector';
+import type { PGlite } from '@electric-sql/pglite';
 import type { Migration } from './migrator.ts';
 import { CONTROL_SOCKET_FILE } from './control-socket-path.ts';
 import { LOCK_FILE } from './data-dir-lock.ts';
@@ -89,6 +88,8 @@ export async function createTemplate(options: {
   migrate: (pg: PGlite) => Promise<void>;
   settings: string[];
 }): Promise<TemplateManifest> {
+  // Loaded here, at build time only: a process that opens a store runs PGlite in its worker thread.
+  const [{ PGlite }, { vector }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-pgvector')]);
   const pg = await PGlite.create({ extensions: { vector }, postgresqlconf: options.settings });
   let gz: Uint8Array;
   try {

@@ -1,0 +1,138 @@
+/**
+ * The embedded database runs in a worker thread (issue #28): the event loop keeps turning while
+ * PGlite works, and the Database contract (errors, transactions, notifications, close) holds
+ * across the thread as it did in one thread. The contract itself is store.test.ts's, run on
+ * both engines; this file covers what the thread adds.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { sqlStateOf } from './database-errors.ts';
+import { openPGlite } from './pglite-database.ts';
+
+/** How many 5 ms timer turns the event loop ran while `work` was pending. */
+async function turnsDuring(work: Promise<unknown>): Promise<number> {
+  let turns = 0;
+  const timer = setInterval(() => turns++, 5);
+  try {
+    await work;
+  } finally {
+    clearInterval(timer);
+  }
+  return turns;
+}
+
+describe('PGlite in a worker thread', () => {
+  it('leaves the event loop free while a statement runs', async () => {
+    const db = await openPGlite();
+    try {
+      // Pure CPU inside PGlite (a few hundred ms); in one thread no timer can fire meanwhile.
+      const turns = await turnsDuring(db.query('SELECT count(*) FROM generate_series(1, 3000000)'));
+      assert.ok(turns >= 3, `the event loop turned ${turns} times while PGlite counted`);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('keeps the engine errors: SQLSTATE, message, and the invalid-input mapping', async () => {
+    const db = await openPGlite();
+    try {
+      await assert.rejects(db.query('SELECT * FROM no_such_table'), (error: Error & { code?: string }) => {
+        assert.equal(error.code, '42P01');
+        assert.match(error.message, /no_such_table/);
+        return true;
+      });
+      await assert.rejects(db.query("SELECT 'not-a-uuid'::uuid"), (error: Error & { code?: string }) => {
+        assert.equal(error.code, 'invalid_input');
+        assert.equal(sqlStateOf(error), '22P02');
+        assert.doesNotMatch(error.message, /not-a-uuid/); // the refused value is not echoed
+        return true;
+      });
+      // A parameter that cannot cross to the thread is the caller's error, and the store goes on.
+      await assert.rejects(db.query('SELECT $1::text', [() => 1]), /cannot be sent to the database/);
+      assert.deepEqual((await db.query('SELECT 1::int8 AS n')).rows, [{ n: 1 }]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('holds a transaction: outside statements wait for it, a throw rolls it back', async () => {
+    const db = await openPGlite();
+    try {
+      await db.query('CREATE TABLE t (n int)');
+      const order: string[] = [];
+      let outside: Promise<unknown> | undefined;
+      await db.transaction(async (tx) => {
+        await tx.query('INSERT INTO t VALUES (1)');
+        outside = db.query('SELECT count(*)::int AS n FROM t').then((result) => order.push(`outside saw ${(result.rows[0] as { n: number }).n}`));
+        await tx.query('INSERT INTO t VALUES (2)');
+        order.push('transaction done');
+      });
+      await outside;
+      assert.deepEqual(order, ['transaction done', 'outside saw 2']);
+
+      await assert.rejects(
+        db.transaction(async (tx) => {
+          await tx.query('INSERT INTO t VALUES (3)');
+          throw new Error('changed my mind');
+        }),
+        /changed my mind/,
+      );
+      assert.deepEqual((await db.query('SELECT count(*)::int AS n FROM t')).rows, [{ n: 2 }]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('delivers notifications and stops after unlisten', async () => {
+    const db = await openPGlite();
+    try {
+      const heard: string[] = [];
+      const unlisten = await db.listen('thread_test', (payload) => heard.push(payload));
+      await db.notify('thread_test', 'one');
+      await db.query('SELECT 1'); // a round trip after the notify: its notification has crossed
+      await unlisten();
+      await db.notify('thread_test', 'two');
+      await db.query('SELECT 1');
+      assert.deepEqual(heard, ['one']);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('fails requests made after close instead of hanging', async () => {
+    const db = await openPGlite();
+    const closing = db.close();
+    const late = assert.rejects(db.query('SELECT 1'));
+    await closing;
+    await late;
+    await assert.rejects(db.query('SELECT 1'), /closed/);
+  });
+
+  describe('process lifetime', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'quiver-pglite-thread-'));
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    const moduleUrl = new URL('./pglite-database.ts', import.meta.url).href;
+    const run = (body: string) =>
+      spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `import { openPGlite } from ${JSON.stringify(moduleUrl)};\n${body}`], {
+        cwd: fileURLToPath(new URL('../..', import.meta.url)),
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
+
+    it('keeps the process alive while a statement is in flight, and lets it end when idle without a close', () => {
+      // Awaiting a slow statement with nothing else scheduled: the thread must hold the process
+      // (exit code 13 is Node's "unsettled top-level await"). Then the store is left open: the
+      // process must still end on its own.
+      const result = run(`const db = await openPGlite({ dataDir: ${JSON.stringify(join(dir, 'data'))} });
+const { rows } = await db.query('SELECT pg_sleep(0.2), 7 AS n');
+console.log('answer', rows[0].n);`);
+      assert.equal(result.status, 0, `exit ${result.status}: ${result.stderr}`);
+      assert.match(result.stdout, /answer 7/);
+    });
+  });
+});

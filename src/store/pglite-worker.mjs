@@ -1,0 +1,179 @@
+// @ts-check
+/**
+ * The embedded database's own thread (issue #28): PGlite runs here, in a worker thread, so a
+ * statement's WebAssembly never holds the server's event loop. Before, every batched write ran
+ * on the main thread and stalled whatever request was waiting (a 20-row flush: 4-17 ms).
+ *
+ * Plain JavaScript, not TypeScript: the worker loads it by path, from the sources (tests, tsx)
+ * and from dist/ alike, with no loader in between (scripts/build.mjs copies it beside the build).
+ * Its client is pglite-thread.ts; the messages are typed there (PGliteRequest, PGliteReply).
+ *
+ * Order: requests arrive in the order the main thread sent them, and each is handed to PGlite
+ * before the next message is read, so PGlite's own queue keeps that order (as in one thread).
+ * A transaction holds PGlite's lock from `begin` until its `end`; statements outside it wait.
+ */
+import { parentPort } from 'node:worker_threads';
+import { PGlite, types } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+
+if (!parentPort) throw new Error('pglite-worker.mjs runs only as a worker thread');
+const port = parentPort;
+
+/** @type {import('@electric-sql/pglite').PGlite | undefined} */
+let pg;
+/**
+ * Open transactions by id: `ready` resolves to PGlite's transaction once it holds the lock;
+ * `finish(true|false)` lets its callback return (commit) or throw (rollback); `outcome` settles
+ * when PGlite has committed or rolled back.
+ * @type {Map<number, { ready: Promise<import('@electric-sql/pglite').Transaction>, finish: (commit: boolean) => void, outcome: Promise<void> }>}
+ */
+const transactions = new Map();
+/** @type {Map<number, Promise<() => Promise<void>>>} */
+const subscriptions = new Map();
+const ROLLBACK = Symbol('rollback');
+
+// int8 (count(*), bigint ids) as JS numbers, as on node-postgres (store/database.ts).
+const parsers = { [types.INT8]: (/** @type {string} */ value) => Number(value) };
+
+port.on('message', (request) => {
+  let work;
+  try {
+    work = run(request);
+  } catch (error) {
+    work = Promise.reject(error);
+  }
+  work.then(
+    (result) => port.postMessage({ id: request.id, ok: true, result }),
+    (error) => port.postMessage({ id: request.id, ok: false, error: describeError(error) }),
+  );
+});
+
+/** Runs one request; everything up to PGlite's call happens synchronously (see "Order" above). */
+function run(request) {
+  switch (request.op) {
+    case 'open':
+      return open(request);
+    case 'query':
+      return query(request);
+    case 'exec':
+      return database().exec(request.sql).then(() => undefined);
+    case 'begin':
+      begin(request.tx);
+      return Promise.resolve(undefined);
+    case 'end':
+      return end(request.tx, request.commit);
+    case 'listen':
+      return listen(request.subscription, request.channel);
+    case 'unlisten':
+      return unlisten(request.subscription);
+    case 'close':
+      return close();
+    default:
+      return Promise.reject(new Error(`unknown request '${request.op}'`));
+  }
+}
+
+function database() {
+  if (!pg) throw new Error('the embedded database is not open');
+  return pg;
+}
+
+async function open(request) {
+  if (pg) throw new Error('the embedded database is already open');
+  pg = await PGlite.create({
+    ...(request.dataDir === undefined ? {} : { dataDir: request.dataDir }),
+    ...(request.template === undefined ? {} : { loadDataDir: new Blob([request.template], { type: 'application/x-tar' }) }),
+    ...(request.wasmModule === undefined ? {} : { pgliteWasmModule: request.wasmModule }),
+    ...(request.fsBundle === undefined ? {} : { fsBundle: request.fsBundle }),
+    extensions: { vector },
+    parsers,
+    postgresqlconf: request.settings,
+  });
+  return undefined;
+}
+
+async function query(request) {
+  if (request.tx === undefined) {
+    const result = await database().query(request.sql, request.params);
+    return { rows: result.rows, affectedRows: result.affectedRows ?? 0 };
+  }
+  const transaction = transactions.get(request.tx);
+  if (!transaction) throw new Error('this transaction is over');
+  const tx = await transaction.ready;
+  const result = await tx.query(request.sql, request.params);
+  return { rows: result.rows, affectedRows: result.affectedRows ?? 0 };
+}
+
+function begin(id) {
+  const db = database();
+  /** @type {(commit: boolean) => void} */
+  let finish = () => {};
+  const finished = new Promise((resolve) => (finish = resolve));
+  /** @type {(tx: import('@electric-sql/pglite').Transaction) => void} */
+  let started = () => {};
+  /** @type {(error: unknown) => void} */
+  let failed = () => {};
+  const ready = new Promise((resolve, reject) => {
+    started = resolve;
+    failed = reject;
+  });
+  ready.catch(() => {});
+  const outcome = db
+    .transaction(async (tx) => {
+      started(tx);
+      if (!(await finished)) throw ROLLBACK;
+    })
+    .then(
+      () => undefined,
+      (error) => {
+        failed(error);
+        if (error !== ROLLBACK) throw error;
+      },
+    );
+  outcome.catch(() => {});
+  transactions.set(id, { ready, finish, outcome });
+}
+
+async function end(id, commit) {
+  const transaction = transactions.get(id);
+  if (!transaction) throw new Error('this transaction is over');
+  transactions.delete(id);
+  transaction.finish(commit);
+  await transaction.outcome;
+  return undefined;
+}
+
+async function listen(subscription, channel) {
+  const unsubscribe = database().listen(channel, (payload) => port.postMessage({ notification: subscription, payload }));
+  subscriptions.set(subscription, unsubscribe);
+  await unsubscribe;
+  return undefined;
+}
+
+async function unlisten(subscription) {
+  const unsubscribe = subscriptions.get(subscription);
+  subscriptions.delete(subscription);
+  if (unsubscribe && pg && !pg.closed) await (await unsubscribe)();
+  return undefined;
+}
+
+async function close() {
+  const db = pg;
+  pg = undefined;
+  if (db && !db.closed) await db.close();
+  return undefined;
+}
+
+/**
+ * An error as plain data: its message, name and the engine's fields (SQLSTATE `code`, detail,
+ * constraint…). Only strings and numbers cross: a statement's parameters stay in this thread.
+ */
+function describeError(error) {
+  if (!(error instanceof Error)) return { name: 'Error', message: String(error), fields: {} };
+  /** @type {Record<string, string | number>} */
+  const fields = {};
+  for (const [key, value] of Object.entries(error)) {
+    if (key !== 'params' && (typeof value === 'string' || typeof value === 'number')) fields[key] = value;
+  }
+  return { name: error.name, message: error.message, fields };
+}
