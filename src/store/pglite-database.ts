@@ -6,7 +6,9 @@
  * statement (a batched write took 4-17 ms) no longer holds the event loop that answers requests.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import type { Database, NotificationHandler, QueryResult } from './database.ts';
 import { assertChannelName } from './database.ts';
 import type { Migration } from './migrator.ts';
@@ -68,8 +70,8 @@ export async function openPGlite(options: OpenPGliteOptions = {}): Promise<Datab
     }
   }
   const thread = new PGliteThread();
-  const open = (template: Uint8Array | undefined) =>
-    thread.request({ op: 'open', ...(dataDir === undefined ? {} : { dataDir }), ...(template === undefined ? {} : { template }), settings: PGLITE_SETTINGS });
+  const open = async (template: Uint8Array | undefined) =>
+    thread.request({ op: 'open', ...(dataDir === undefined ? {} : { dataDir }), ...(template === undefined ? {} : { template }), ...(await engineArtifacts()), settings: PGLITE_SETTINGS });
   try {
     try {
       await open(loadDataDir);
@@ -86,6 +88,33 @@ export async function openPGlite(options: OpenPGliteOptions = {}): Promise<Datab
   }
   options.onOrigin?.(origin);
   return threadDatabase(thread, options.onClose);
+}
+
+interface EngineArtifacts {
+  wasmModule: WebAssembly.Module;
+  initdbWasmModule: WebAssembly.Module;
+  fsBundle: Blob;
+}
+let artifacts: Promise<EngineArtifacts> | undefined;
+
+/**
+ * PGlite's WebAssembly, compiled once per process and handed to every store's thread (a
+ * compiled module crosses to a worker without recompiling), with its file-system bundle. Each
+ * thread compiling its own copy made a process that opens many stores (the test suite, the
+ * benches) pay the compile per store. A failure is not kept: the next open tries again.
+ */
+function engineArtifacts(): Promise<EngineArtifacts> {
+  artifacts ??= (async () => {
+    const dist = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+    const [wasmModule, initdbWasmModule, fsBundle] = await Promise.all([
+      readFile(join(dist, 'pglite.wasm')).then((bytes) => WebAssembly.compile(bytes)),
+      readFile(join(dist, 'initdb.wasm')).then((bytes) => WebAssembly.compile(bytes)),
+      readFile(join(dist, 'pglite.data')).then((bytes) => new Blob([bytes])),
+    ]);
+    return { wasmModule, initdbWasmModule, fsBundle };
+  })();
+  artifacts.catch(() => (artifacts = undefined));
+  return artifacts;
 }
 
 /**

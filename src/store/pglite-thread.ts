@@ -12,7 +12,7 @@ import { mapDatabaseError } from './database-errors.ts';
 
 /** What the worker is asked to do (pglite-worker.mjs implements each). */
 export type PGliteRequest =
-  | { op: 'open'; dataDir?: string; template?: Uint8Array; wasmModule?: WebAssembly.Module; fsBundle?: Blob; settings: string[] }
+  | { op: 'open'; dataDir?: string; template?: Uint8Array; wasmModule?: WebAssembly.Module; initdbWasmModule?: WebAssembly.Module; fsBundle?: Blob; settings: string[] }
   | { op: 'query'; sql: string; params: readonly unknown[]; tx?: number }
   | { op: 'exec'; sql: string }
   | { op: 'begin'; tx: number }

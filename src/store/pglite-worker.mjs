@@ -84,6 +84,7 @@ async function open(request) {
     ...(request.dataDir === undefined ? {} : { dataDir: request.dataDir }),
     ...(request.template === undefined ? {} : { loadDataDir: new Blob([request.template], { type: 'application/x-tar' }) }),
     ...(request.wasmModule === undefined ? {} : { pgliteWasmModule: request.wasmModule }),
+    ...(request.initdbWasmModule === undefined ? {} : { initdbWasmModule: request.initdbWasmModule }),
     ...(request.fsBundle === undefined ? {} : { fsBundle: request.fsBundle }),
     extensions: { vector },
     parsers,
