@@ -4,11 +4,12 @@
 // The CLI also gets a bundle, dist/bundle/ (see bundle-cli.mjs): `quiver` starts from it.
 // `--if-stale` does nothing when dist/ is already fresh: `npm pack` runs `prepack` (a full
 // build, which must succeed) and then `prepare`, which should not compile everything twice.
-import { cpSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { resolveEntry } from '../bin/entry.mjs';
+import { copyRuntimeAssets } from './runtime-assets.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 if (process.argv.includes('--if-stale') && resolveEntry().kind === 'dist') {
@@ -24,10 +25,7 @@ if (tsc.status !== 0) {
   console.error('[quiver] build failed; `quiver` will run the sources through tsx');
   process.exit(tsc.status ?? 1);
 }
-cpSync(join(root, 'src/store/migrations'), join(root, 'dist/store/migrations'), { recursive: true });
-cpSync(join(root, 'src/web'), join(root, 'dist/web'), { recursive: true });
-// The embedded database's worker thread is plain JavaScript loaded by path (store/pglite-thread.ts).
-cpSync(join(root, 'src/store/pglite-worker.mjs'), join(root, 'dist/store/pglite-worker.mjs'));
+copyRuntimeAssets(root);
 // Optional like the template: without the bundle `quiver` starts from the per-file build (slower).
 try {
   const started = Date.now();

@@ -5,7 +5,8 @@
  * both engines; this file covers what the thread adds.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -117,22 +118,41 @@ describe('PGlite in a worker thread', () => {
     const dir = mkdtempSync(join(tmpdir(), 'quiver-pglite-thread-'));
     after(() => rmSync(dir, { recursive: true, force: true }));
     const moduleUrl = new URL('./pglite-database.ts', import.meta.url).href;
+    const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
     const run = (body: string) =>
       spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `import { openPGlite } from ${JSON.stringify(moduleUrl)};\n${body}`], {
-        cwd: fileURLToPath(new URL('../..', import.meta.url)),
+        cwd: projectRoot,
         encoding: 'utf8',
         timeout: 120_000,
       });
 
-    it('keeps the process alive while a statement is in flight, and lets it end when idle without a close', () => {
-      // Awaiting a slow statement with nothing else scheduled: the thread must hold the process
-      // (exit code 13 is Node's "unsettled top-level await"). Then the store is left open: the
-      // process must still end on its own.
-      const result = run(`const db = await openPGlite({ dataDir: ${JSON.stringify(join(dir, 'data'))} });
+    it('keeps the process alive while the store is open, and lets it end once closed', async () => {
+      // Awaiting a slow statement with nothing else scheduled must not end the process (exit
+      // code 13 is Node's "unsettled top-level await"); an open store holds it like an
+      // in-thread PGlite or a node-postgres pool (the jobs loop waits on unreferenced timers).
+      const folder = JSON.stringify(join(dir, 'data'));
+      const closed = run(`const db = await openPGlite({ dataDir: ${folder} });
 const { rows } = await db.query('SELECT pg_sleep(0.2), 7 AS n');
-console.log('answer', rows[0].n);`);
-      assert.equal(result.status, 0, `exit ${result.status}: ${result.stderr}`);
-      assert.match(result.stdout, /answer 7/);
+console.log('answer', rows[0].n);
+await db.close();`);
+      assert.equal(closed.status, 0, `exit ${closed.status}: ${closed.stderr}`);
+      assert.match(closed.stdout, /answer 7/);
+      // Left open: still running after its last statement, until killed.
+      const left = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `import { openPGlite } from ${JSON.stringify(moduleUrl)};
+const db = await openPGlite({ dataDir: ${folder} });
+await db.query('SELECT 1');
+console.log('left open');`], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+      const exited = once(left, 'exit');
+      let output = '';
+      left.stdout.on('data', (chunk) => (output += chunk));
+      await new Promise<void>((resolve, reject) => {
+        left.stdout.on('data', () => output.includes('left open') && resolve());
+        void exited.then(() => reject(new Error(`exited before its statement answered: ${output}`)));
+      });
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      assert.equal(left.exitCode, null, 'a store left open keeps the process running');
+      left.kill('SIGTERM');
+      await exited;
     });
   });
 });

@@ -3,9 +3,10 @@
  * The main thread's end of the embedded database's worker (pglite-worker.mjs, issue #28):
  * numbered requests out, replies matched back, notifications routed to their subscription.
  *
- * The worker keeps the process alive only while a request is in flight (as an in-thread PGlite
- * would: a finished CLI command exits even if it never closed its store). If the thread dies,
- * every pending and later request fails: nothing is retried, nothing is answered from memory.
+ * An open store keeps the process alive until it is closed, as PGlite in the main thread did
+ * (and as a node-postgres pool does): the jobs loop and the tests wait on unreferenced timers
+ * between statements. If the thread dies, every pending and later request fails: nothing is
+ * retried, nothing is answered from memory.
  */
 import { Worker } from 'node:worker_threads';
 import { mapDatabaseError } from './database-errors.ts';
@@ -51,7 +52,6 @@ export class PGliteThread {
     // No inherited flags: the parent's --import hooks (tsx, test preloads) and profilers have
     // nothing to do in a thread that runs plain JavaScript and WebAssembly.
     this.#worker = new Worker(WORKER_URL, { execArgv: [] });
-    this.#worker.unref();
     this.#worker.on('message', (message: Reply | Notification) => this.#receive(message));
     this.#worker.on('error', (error) => this.#stop(new Error(`the embedded database thread failed: ${error.message}`, { cause: error })));
     this.#worker.on('exit', (code) => this.#stop(new Error(`the embedded database thread exited (code ${code})`)));
@@ -62,7 +62,6 @@ export class PGliteThread {
     if (this.#stopped) return Promise.reject(this.#stopped);
     const id = this.#nextId++;
     return new Promise<Result>((resolve, reject) => {
-      if (this.#pending.size === 0) this.#worker.ref();
       this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
       try {
         this.#worker.postMessage({ ...request, id });
@@ -86,9 +85,6 @@ export class PGliteThread {
   /** Ends the thread (after `close` was answered, or to give up on a store that failed to open). */
   async terminate(): Promise<void> {
     this.#stop(new Error('the embedded database is closed'));
-    // Referenced until it has exited (nothing unreferences it once stopped): the process would
-    // otherwise end before the exit this waits for.
-    this.#worker.ref();
     await this.#worker.terminate();
   }
 
@@ -107,7 +103,6 @@ export class PGliteThread {
   #settle(id: number): Pending | undefined {
     const pending = this.#pending.get(id);
     this.#pending.delete(id);
-    if (this.#pending.size === 0) this.#worker.unref();
     return pending;
   }
 

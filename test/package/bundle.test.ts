@@ -28,8 +28,8 @@ describe('the bundled CLI', { timeout: 900_000 }, () => {
     cpSync(join(repo, 'src'), join(root, 'src'), { recursive: true });
     for (const name of ['bin', 'package.json']) cpSync(join(repo, name), join(root, name), { recursive: true });
     for (const name of ['node_modules', 'models', 'bench']) symlinkSync(join(repo, name), join(root, name));
-    cpSync(join(repo, 'src/store/migrations'), join(root, 'dist/store/migrations'), { recursive: true });
-    cpSync(join(repo, 'src/web'), join(root, 'dist/web'), { recursive: true });
+    const { copyRuntimeAssets } = (await import(pathToFileURL(join(repo, 'scripts/runtime-assets.mjs')).href)) as { copyRuntimeAssets(root: string): void };
+    copyRuntimeAssets(root);
     // The checkout's PGlite template, when its build made one (a new store then skips initdb, minutes on a loaded machine; a stale one is ignored).
     for (const name of ['pglite-template.tar.gz', 'pglite-template.json']) {
       if (existsSync(join(repo, 'dist/store', name))) cpSync(join(repo, 'dist/store', name), join(root, 'dist/store', name));
