@@ -15,12 +15,15 @@
 import { parentPort } from 'node:worker_threads';
 import { PGlite, types } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { createStatements } from './pglite-statements.mjs';
 
 if (!parentPort) throw new Error('pglite-worker.mjs runs only as a worker thread');
 const port = parentPort;
 
 /** @type {import('@electric-sql/pglite').PGlite | undefined} */
 let pg;
+/** @type {ReturnType<typeof createStatements> | undefined} */
+let statements;
 /**
  * Open transactions by id: `ready` resolves to PGlite's transaction once it holds the lock;
  * `finish(true|false)` lets its callback return (commit) or throw (rollback); `outcome` settles
@@ -43,10 +46,19 @@ port.on('message', (request) => {
     work = Promise.reject(error);
   }
   work.then(
-    (result) => port.postMessage({ id: request.id, ok: true, result }),
-    (error) => port.postMessage({ id: request.id, ok: false, error: describeError(error) }),
+    (result) => reply({ id: request.id, ok: true, result }),
+    (error) => reply({ id: request.id, ok: false, error: describeError(error) }),
   );
 });
+
+/** Posts a reply; one that cannot be cloned becomes an error reply instead of ending the thread. */
+function reply(message) {
+  try {
+    port.postMessage(message);
+  } catch (error) {
+    port.postMessage({ id: message.id, ok: false, error: describeError(error) });
+  }
+}
 
 /** Runs one request; everything up to PGlite's call happens synchronously (see "Order" above). */
 function run(request) {
@@ -90,19 +102,17 @@ async function open(request) {
     parsers,
     postgresqlconf: request.settings,
   });
+  statements = createStatements(pg);
   return undefined;
 }
 
 async function query(request) {
-  if (request.tx === undefined) {
-    const result = await database().query(request.sql, request.params);
-    return { rows: result.rows, affectedRows: result.affectedRows ?? 0 };
-  }
+  database();
+  const run = /** @type {ReturnType<typeof createStatements>} */ (statements).query;
+  if (request.tx === undefined) return run(request.sql, request.params);
   const transaction = transactions.get(request.tx);
   if (!transaction) throw new Error('this transaction is over');
-  const tx = await transaction.ready;
-  const result = await tx.query(request.sql, request.params);
-  return { rows: result.rows, affectedRows: result.affectedRows ?? 0 };
+  return run(request.sql, request.params, await transaction.ready);
 }
 
 function begin(id) {
@@ -161,6 +171,7 @@ async function unlisten(subscription) {
 async function close() {
   const db = pg;
   pg = undefined;
+  statements = undefined;
   if (db && !db.closed) await db.close();
   return undefined;
 }
