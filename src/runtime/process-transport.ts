@@ -6,10 +6,11 @@
  * on close, kills the whole tree: group, descendants found in /proc and its cgroup.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { CgroupHandle } from './cgroup.ts';
+import { JsonLineReader } from './json-lines.ts';
 import { descendantsOf, isAlive, signalGroup, signalProcess, waitAtMost, waitForExit } from './process-tree.ts';
 
 /** How the process ended. */
@@ -45,7 +46,7 @@ export class ProcessTransport implements Transport {
   onexit?: (info: ExitInfo) => void;
 
   readonly #options: ProcessTransportOptions;
-  readonly #readBuffer: ReadBuffer;
+  readonly #lines: JsonLineReader;
   #process: ChildProcess | undefined;
   #started: Promise<void> | undefined;
   #stderrTail = '';
@@ -55,7 +56,7 @@ export class ProcessTransport implements Transport {
 
   constructor(options: ProcessTransportOptions) {
     this.#options = options;
-    this.#readBuffer = new ReadBuffer({ maxBufferSize: options.maxBufferSize });
+    this.#lines = new JsonLineReader(options.maxBufferSize);
   }
 
   /** The pid of the process Quiver spawned (the launcher chain execs, so it stays the plugin's). */
@@ -102,17 +103,13 @@ export class ProcessTransport implements Transport {
         this.onclose?.();
       });
       child.stdin?.on('error', (error) => this.onerror?.(error));
+      // JSON per line; the client's protocol layer checks each message's JSON-RPC shape (json-lines.ts).
       child.stdout?.on('data', (chunk: Buffer) => {
-        try {
-          this.#readBuffer.append(chunk);
-          for (;;) {
-            const message = this.#readBuffer.readMessage();
-            if (message === null) break;
-            this.onmessage?.(message);
-          }
-        } catch (error) {
-          this.onerror?.(error as Error);
-        }
+        this.#lines.push(
+          chunk,
+          (message) => this.onmessage?.(message),
+          (error) => this.onerror?.(error),
+        );
       });
       child.stderr?.on('data', (chunk: Buffer) => {
         const limit = this.#options.stderrTailBytes ?? defaultStderrTail;
@@ -166,6 +163,6 @@ export class ProcessTransport implements Transport {
     await waitAtMost(this.#exited, 5_000);
     await waitForExit([...tree], 5_000);
     await this.#options.cgroup?.remove();
-    this.#readBuffer.clear();
+    this.#lines.clear();
   }
 }
