@@ -271,11 +271,20 @@ describe('admin UI in Chromium', { skip: browserSkip }, () => {
       await page.getByRole('button', { name: 'weather__get_forecast' }).click();
       const history = page.locator('.tool-detail article table').filter({ has: page.getByRole('columnheader', { name: 'Changed fields' }) });
       await history.waitFor();
-      const box = await history.evaluate((table) => {
-        const container = table.parentElement!;
-        const rect = container.getBoundingClientRect();
-        return { right: rect.right, overflowX: getComputedStyle(container).overflowX, tableWidth: table.scrollWidth, boxWidth: container.clientWidth };
-      });
+      // Read from the table on the page when read: the detail may render again as its data
+      // arrives, and a replaced (detached) table computes no style at all ('' in a CI run).
+      const box = await (
+        await page.waitForFunction(() => {
+          const table = Array.from(document.querySelectorAll('.tool-detail article table')).find((candidate) =>
+            Array.from(candidate.querySelectorAll('th')).some((header) => header.textContent?.trim() === 'Changed fields'),
+          );
+          const container = table?.parentElement;
+          if (!table || !container || !table.isConnected) return undefined;
+          const rect = container.getBoundingClientRect();
+          return { right: rect.right, overflowX: getComputedStyle(container).overflowX, tableWidth: table.scrollWidth, boxWidth: container.clientWidth };
+        })
+      ).jsonValue();
+      assert.ok(box, 'the history table is on the page');
       assert.equal(box.overflowX, 'auto');
       assert.ok(box.right <= 400, `the history box ends at ${box.right} px`);
       assert.ok(box.tableWidth >= box.boxWidth);
