@@ -7,13 +7,13 @@
  * Tests call `app.request()` with no server.
  */
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { randomUUID } from 'node:crypto';
 import { QuiverError, ErrorCodes, toQuiverError } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../core/logger.ts';
 import type { ApiKeyService } from '../access/api-keys.ts';
 import type { Authenticator } from '../access/oauth/bearer-authenticator.ts';
 import { assertSafeRequestTarget, statusForCode, type ApiEnv } from './http.ts';
+import { requestBodyLimit } from './body-limit.ts';
 import { buildOpenApiDocument, type OpenApiPaths } from './openapi.ts';
 import { QUIVER_VERSION } from '../core/version.ts';
 import { bearerChallenge, forbiddenChallenge, type ChallengeParameters } from '../core/bearer-challenge.ts';
@@ -73,7 +73,7 @@ export function createApi(options: CreateApiOptions): Hono<ApiEnv> {
   });
 
   const limitFor = (maxSize: number) =>
-    bodyLimit({
+    requestBodyLimit({
       maxSize,
       onError: () => {
         throw new QuiverError(ErrorCodes.payloadTooLarge, `request body is larger than ${maxSize} bytes`);

@@ -173,6 +173,32 @@ async function toolNameHeaderMismatch(request: Request): Promise<Response | unde
   return jsonRpcError(400, -32020, `Header mismatch: Mcp-Param-Tool-Name '${header}' does not match the call_tool argument name`);
 }
 
+/**
+ * A session's POST, its JSON body read here (issue #28): `request.text()` is @hono/node-server's
+ * direct read of the socket, whereas the SDK transport reads `request.body`, which turns the
+ * server's lightweight request into a full web `Request` over a web stream (about 3 % of the
+ * server's CPU under the gatewayLoad bench). Anything the SDK answers with an error (a declared
+ * length over the limit, a body over it, text that is not JSON) goes to it unparsed, rebuilt from
+ * the text, so those answers are the SDK's own, in its order (406 and 415 before the body).
+ */
+async function readSessionPost(request: Request, maxBodyBytes: number): Promise<{ request: Request; parsedBody?: unknown; response?: Response }> {
+  if (Number(request.headers.get('content-length')) > maxBodyBytes) return { request };
+  let text: string;
+  try {
+    text = await request.text();
+  } catch {
+    // The client went away mid-body: the SDK's answer to a body it could not read.
+    return { request, response: jsonRpcError(400, -32700, 'Parse error: Invalid JSON') };
+  }
+  const unparsed = () => ({ request: new Request(request.url, { method: request.method, headers: request.headers, body: text }) });
+  if (Buffer.byteLength(text) > maxBodyBytes) return unparsed();
+  try {
+    return { request, parsedBody: JSON.parse(text) as unknown };
+  } catch {
+    return unparsed();
+  }
+}
+
 /** Creates the Streamable HTTP handler for `/mcp`. */
 export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpHttpHandler<P> {
   const { gateway } = options;
@@ -333,7 +359,12 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
       const overloadedNow = await turn();
       if (overloadedNow) return overloadedNow;
     }
-    const response = await existing.transport.handleRequest(request);
+    let response: Response;
+    if (request.method === 'POST') {
+      const post = await readSessionPost(request, maxBodyBytes);
+      if (post.response) return post.response;
+      response = await existing.transport.handleRequest(post.request, post.parsedBody === undefined ? undefined : { parsedBody: post.parsedBody });
+    } else response = await existing.transport.handleRequest(request);
     if (stored && request.method === 'DELETE' && response.ok) await stored.end(sessionId);
     return response;
   }
