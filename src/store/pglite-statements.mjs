@@ -22,6 +22,11 @@ const DATA_STATEMENT = /^\s*(select|insert|update|delete|with)\b/i;
 // type) or that the backend no longer knows (26000): forgotten, and outside a transaction re-run
 // unnamed once.
 const STALE_STATEMENT = new Set(['0A000', '26000']);
+/** @param {unknown} error */
+const isStale = (error) => STALE_STATEMENT.has(/** @type {{ code?: string }} */ (error)?.code ?? '');
+
+/** A PGlite result as the Database contract returns it. @param {{ rows?: unknown[], affectedRows?: number } | undefined} result */
+const asResult = (result) => ({ rows: result?.rows ?? [], affectedRows: result?.affectedRows ?? 0 });
 
 /** @param {Uint8Array[]} parts */
 function concat(parts) {
@@ -85,10 +90,9 @@ export function createStatements(pg) {
     });
     try {
       const results = await send([serialize.bind({ statement: statement.name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]);
-      const [result] = parse.parseResults(results, engine.parsers);
-      return { rows: result?.rows ?? [], affectedRows: result?.affectedRows ?? 0 };
+      return asResult(parse.parseResults(results, engine.parsers)[0]);
     } catch (error) {
-      if (STALE_STATEMENT.has(/** @type {{ code?: string }} */ (error)?.code ?? '')) {
+      if (isStale(error)) {
         prepared.delete(sql);
         toClose.push(serialize.close({ type: 'S', name: statement.name }));
       }
@@ -104,18 +108,14 @@ export function createStatements(pg) {
    * @param {import('@electric-sql/pglite').Transaction} [tx]
    */
   async function query(sql, params, tx) {
-    if (!DATA_STATEMENT.test(sql)) {
-      const result = await (tx ?? pg).query(sql, [...params]);
-      return { rows: result.rows, affectedRows: result.affectedRows ?? 0 };
-    }
+    if (!DATA_STATEMENT.test(sql)) return asResult(await (tx ?? pg).query(sql, [...params]));
     if (pg.closed) throw new Error('PGlite is closed');
     if (tx) return engine._runExclusiveQuery(() => execute(sql, params));
     try {
       return await engine._runExclusiveTransaction(() => engine._runExclusiveQuery(() => execute(sql, params)));
     } catch (error) {
-      if (!STALE_STATEMENT.has(/** @type {{ code?: string }} */ (error)?.code ?? '')) throw error;
-      const result = await pg.query(sql, [...params]);
-      return { rows: result.rows, affectedRows: result.affectedRows ?? 0 };
+      if (!isStale(error)) throw error;
+      return asResult(await pg.query(sql, [...params]));
     } finally {
       // As query() does after a statement outside a transaction (a no-op on PGlite's node and memory file systems).
       if (!pg.closed) await pg.syncToFs();
