@@ -6,7 +6,7 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { identity, startHttpHarness, type HttpHarness } from './helpers.ts';
+import { identity, startHttpHarness, waitForFrame, type HttpHarness } from './helpers.ts';
 
 type Frame = { method?: string; params?: { _meta?: Record<string, unknown> } };
 
@@ -59,15 +59,7 @@ describe('subscriptions/listen of a 2026-07-28 client (issue #24)', { timeout: 1
         // aborted
       }
     })();
-    const waitFor = async (test: (frame: Frame) => boolean, timeoutMs = 30_000): Promise<Frame | undefined> => {
-      const until = Date.now() + timeoutMs;
-      while (Date.now() < until) {
-        const found = frames.find(test);
-        if (found) return found;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      return undefined;
-    };
+    const waitFor = (test: (frame: Frame) => boolean, timeoutMs?: number) => waitForFrame(frames, test, timeoutMs);
     return { frames, waitFor, close: async () => { abort.abort(); await pump; } };
   }
 
