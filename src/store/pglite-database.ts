@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import type { Database, NotificationHandler, QueryResult } from './database.ts';
 import { assertChannelName } from './database.ts';
 import type { Migration } from './migrator.ts';
-import { PGliteThread } from './pglite-thread.ts';
+import { PGliteThread, type PGliteThreadMemory } from './pglite-thread.ts';
 import { clearNewDataDir, createTemplate, extractTemplate, isNewDataDir, loadTemplate, type TemplateManifest } from './pglite-template.ts';
 
 /**
@@ -133,8 +133,27 @@ export async function buildPGliteTemplate(directory: string, migrations: Migrati
   });
 }
 
+/** Each embedded store's thread, for pgliteMemory. */
+const threads = new WeakMap<Database, PGliteThread>();
+
+/**
+ * The memory of an embedded store's thread (its V8 heap, PGlite's WebAssembly memory);
+ * undefined for any other Database. The process's own figures no longer include the thread's
+ * heap, so the memory bench reports both.
+ */
+export async function pgliteMemory(db: Database): Promise<PGliteThreadMemory | undefined> {
+  const thread = threads.get(db);
+  return thread ? thread.request<PGliteThreadMemory>({ op: 'memory' }) : undefined;
+}
+
 /** The Database over a PGlite worker thread: every call is one request (a transaction, a few). */
 function threadDatabase(thread: PGliteThread, onClose?: () => void): Database {
+  const db = threadConnection(thread, onClose);
+  threads.set(db, thread);
+  return db;
+}
+
+function threadConnection(thread: PGliteThread, onClose?: () => void): Database {
   let closed = false;
   let nextTransaction = 1;
   let nextSubscription = 1;

@@ -20,7 +20,17 @@ export type PGliteRequest =
   | { op: 'end'; tx: number; commit: boolean }
   | { op: 'listen'; subscription: number; channel: string }
   | { op: 'unlisten'; subscription: number }
+  | { op: 'memory' }
   | { op: 'close' };
+
+/** The worker's memory, in bytes (answer to `memory`). */
+export interface PGliteThreadMemory {
+  /** The thread's own V8 heap: used and reserved. */
+  heapUsed: number;
+  heapTotal: number;
+  /** PGlite's WebAssembly memory (shared buffers, catalogs, sort space); it never shrinks. */
+  wasmMemory: number;
+}
 
 /** An error as the worker sends it: message, name and the engine's plain fields (SQLSTATE `code`…). */
 interface ErrorData {
@@ -51,7 +61,12 @@ export class PGliteThread {
   constructor() {
     // No inherited flags: the parent's --import hooks (tsx, test preloads) and profilers have
     // nothing to do in a thread that runs plain JavaScript and WebAssembly.
-    this.#worker = new Worker(WORKER_URL, { execArgv: [] });
+    // A small young generation: what this thread allocates is a result on its way out (rows,
+    // then their serialised copy), dead by the next statement, and V8's default nursery (16 MB
+    // semi-spaces) stayed resident for nothing. Engine alone with 10,000 tools (memory bench's
+    // child, dist, 3 interleaved runs each, load 2.2-2.6): RSS 424/410/411 MB with the default,
+    // 378/377/371 with 4 MB, CPU 7.4/7.1/6.9 vs 7.4/6.5/6.6 s.
+    this.#worker = new Worker(WORKER_URL, { execArgv: [], resourceLimits: { maxYoungGenerationSizeMb: 4 } });
     this.#worker.on('message', (message: Reply | Notification) => this.#receive(message));
     this.#worker.on('error', (error) => this.#stop(new Error(`the embedded database thread failed: ${error.message}`, { cause: error })));
     this.#worker.on('exit', (code) => this.#stop(new Error(`the embedded database thread exited (code ${code})`)));

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { openStore } from '../../store/open.ts';
+import { pgliteMemory } from '../../store/pglite-database.ts';
 import { createCatalogService } from '../../catalog/index.ts';
 import { createSelectionEngine } from '../../selection/index.ts';
 import { createPersistentRetrieval } from '../../selection/persistent-retrieval.ts';
@@ -50,7 +51,21 @@ if (mode === 'seed') {
   let candidates = 0;
   for (let i = 0; i < 200; i++) candidates = (await engine.selectTools({ query: queries[i % queries.length]!, k: 7, log: false })).metadata.candidateCount;
   const usage = process.memoryUsage();
-  console.log(JSON.stringify({ tools: candidates, rssAfterOpenMb, rssLoadedMb: mb(usage.rss), heapUsedMb: mb(usage.heapUsed), externalMb: mb(usage.external) }));
+  // The database thread's heap and PGlite's WebAssembly memory are in the RSS but not in this
+  // thread's heap figures: reported beside them so the RSS can be accounted for.
+  const thread = await pgliteMemory(db);
+  console.log(
+    JSON.stringify({
+      tools: candidates,
+      rssAfterOpenMb,
+      rssLoadedMb: mb(usage.rss),
+      heapUsedMb: mb(usage.heapUsed),
+      heapTotalMb: mb(usage.heapTotal),
+      externalMb: mb(usage.external),
+      databaseThreadHeapMb: mb(thread?.heapTotal ?? 0),
+      wasmMemoryMb: mb(thread?.wasmMemory ?? 0),
+    }),
+  );
   await engine.close();
 }
 await db.close();

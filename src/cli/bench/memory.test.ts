@@ -11,7 +11,7 @@ test('benchMemory seeds and loads the tools in children run from the sources, an
   const result = await benchMemory(200);
   assert.equal(result.tools, 200);
   assert.equal(result.build, 'src');
-  for (const key of ['rssAfterSyncMb', 'rssAfterOpenMb', 'rssLoadedMb', 'heapUsedMb'] as const) assert.ok(result[key] > 0, key);
+  for (const key of ['rssAfterSyncMb', 'rssAfterOpenMb', 'rssLoadedMb', 'heapUsedMb', 'heapTotalMb', 'databaseThreadHeapMb', 'wasmMemoryMb'] as const) assert.ok(result[key] > 0, key);
   // The serve figure is of a server that selected among the seeded tools, not of an empty one.
   assert.equal(result.serve.withToolsCandidates, 200);
   for (const key of ['idleNoPluginMb', 'idleNoPluginAfter5sMb', 'idleNoPluginPeakMb', 'withToolsMb', 'withToolsAfter5sMb', 'withToolsPeakMb'] as const) assert.ok(result.serve[key] > 0, key);

@@ -62,7 +62,12 @@ export interface MemoryBench {
   rssAfterOpenMb: number;
   rssLoadedMb: number;
   heapUsedMb: number;
+  /** The main thread's V8 heap as reserved (used is above). */
+  heapTotalMb: number;
   externalMb: number;
+  /** The embedded database's thread: its V8 heap (reserved) and PGlite's WebAssembly memory. */
+  databaseThreadHeapMb: number;
+  wasmMemoryMb: number;
   target: string;
 }
 
@@ -134,7 +139,10 @@ export async function benchMemory(tools = 10_000): Promise<MemoryBench> {
       rssAfterOpenMb: loaded['rssAfterOpenMb']!,
       rssLoadedMb: loaded['rssLoadedMb']!,
       heapUsedMb: loaded['heapUsedMb']!,
+      heapTotalMb: loaded['heapTotalMb']!,
       externalMb: loaded['externalMb']!,
+      databaseThreadHeapMb: loaded['databaseThreadHeapMb']!,
+      wasmMemoryMb: loaded['wasmMemoryMb']!,
       target: 'the engine alone (DESIGN §6): RSS ≤ 400 MB with 10,000 tools loaded',
     };
   } finally {
