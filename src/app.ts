@@ -289,7 +289,10 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     registerPeriodicWork(jobs, config, { callEvents, embeddings });
     // A sync or update regenerates an already generated intelligence document (issue #14).
     const pidGeneration = wirePidGeneration({ db, config, plugins, catalog });
-    pluginChanges.subscribe(regenerateIntelligence({ logger, pidGeneration }));
+    const regeneration = regenerateIntelligence({ logger, pidGeneration });
+    pluginChanges.subscribe(regeneration.onChange);
+    // First to close: a regeneration under way still needs the plugins, the supervisor and the database.
+    closers.unshift(() => regeneration.settle());
     const rollouts = wireRollouts({ db, config, logger, plugins, supervisor, callEvents, verification, jobs });
     closers.unshift(() => rollouts.close());
 

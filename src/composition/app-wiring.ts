@@ -282,15 +282,30 @@ export function verifyAfterInstall(input: { config: QuiverConfig; logger: Logger
 /**
  * After a committed install, update or sync, an already generated intelligence document is
  * regenerated (issue #14); the previous one stays when that fails. Subscribed once PID
- * generation exists (it is built on the plugins service).
+ * generation exists (it is built on the plugins service). `settle` waits for the regenerations
+ * under way: the app awaits it before closing what they use, so a command that synced a plugin
+ * (`quiver plugin update`) exits after its document is written, not with a warning that the
+ * database closed under it.
  */
-export function regenerateIntelligence(input: { logger: Logger; pidGeneration: Pick<PidGenerationService, 'refresh'> }): (event: PluginChangeEvent) => void {
-  return (event) => {
-    if (event.kind !== 'installation' || event.pluginId === undefined) return;
-    const pluginId = event.pluginId;
-    void input.pidGeneration
-      .refresh(pluginId)
-      .catch((error: unknown) => input.logger.warn({ err: error, pluginId }, 'regenerating the intelligence document failed; the previous one stays'));
+export function regenerateIntelligence(input: { logger: Logger; pidGeneration: Pick<PidGenerationService, 'refresh'> }): {
+  onChange: (event: PluginChangeEvent) => void;
+  settle: () => Promise<void>;
+} {
+  const underWay = new Set<Promise<void>>();
+  return {
+    onChange(event) {
+      if (event.kind !== 'installation' || event.pluginId === undefined) return;
+      const pluginId = event.pluginId;
+      const work = input.pidGeneration.refresh(pluginId).then(
+        () => undefined,
+        (error: unknown) => input.logger.warn({ err: error, pluginId }, 'regenerating the intelligence document failed; the previous one stays'),
+      );
+      underWay.add(work);
+      void work.finally(() => underWay.delete(work));
+    },
+    async settle() {
+      while (underWay.size > 0) await Promise.all(underWay);
+    },
   };
 }
 

@@ -13,6 +13,7 @@ import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openTempDir } from '../plugins/helpers.ts';
 import { createPinningPluginFolder, ORIGINAL_TOOLS, serveTools } from '../trust/pinning-fixture.ts';
+import { createCapturingLogger } from '../runtime/helpers.ts';
 
 type Tool = Record<string, any>;
 
@@ -51,5 +52,28 @@ describeEachBackend('PID regeneration on plugin sync', (backend) => {
     assert.match(tool['description'], /UV index/);
     assert.deepEqual(Object.keys(record.inputHashes).sort(), ['mcp']);
     assert.equal((await app.pidGeneration.status('weather')).stale, false);
+  });
+
+  it('waits on close for a regeneration under way instead of closing the database under it', async () => {
+    // A command that syncs and exits (`quiver plugin update`) closes the app right after the sync.
+    const logger = createCapturingLogger();
+    const shortHome = await openTempDir('pid-sync-close');
+    const shortApp = await createApp(loadConfig({ QUIVER_HOME: shortHome, QUIVER_DATABASE_URL: 'memory://', QUIVER_VERIFY_ON_INSTALL: 'off' }), { db: await backend.open(), logger });
+    try {
+      const source = await createPinningPluginFolder(shortHome, 'weather-src');
+      await shortApp.plugins.add(source, { name: 'weather' });
+      await shortApp.pidGeneration.generate('weather', { from: ['mcp'] });
+      await serveTools(source, ORIGINAL_TOOLS.map((tool, index) => (index === 0 ? { ...tool, description: `${tool.description} Also gives the UV index.` } : tool)));
+      await shortApp.plugins.sync('weather');
+      await shortApp.pinning.approve('weather', [ORIGINAL_TOOLS[0]!.name], 'test');
+      await shortApp.plugins.sync('weather');
+    } finally {
+      await shortApp.close();
+    }
+    // Long enough for a regeneration cut off by the close to fail and say so.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await rm(shortHome, { recursive: true, force: true });
+    const failures = logger.lines.filter((line) => line.includes('regenerating the intelligence document failed'));
+    assert.deepEqual(failures, []);
   });
 });
