@@ -74,6 +74,32 @@ describeEachBackend('tool embeddings in pgvector', (backend) => {
     assert.equal(nearest.rows[0]?.tool_id, weather);
   });
 
+  it('lists each pending tool once per run, paging past tools that share one timestamp', async () => {
+    // Ten tools written in one transaction share updated_at (to the microsecond).
+    const ids = await db.transaction(async (tx) => {
+      const written: string[] = [];
+      for (let i = 0; i < 10; i++) written.push(await insertTool(tx as Database, `paged${i}`, `Paged tool number ${i}`));
+      return written;
+    });
+    const mine = new Set(ids);
+    let listed = 0;
+    const counting = new Proxy(db, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (property !== 'query') return typeof value === 'function' ? value.bind(target) : value;
+        return async (sql: string, params?: unknown[]) => {
+          const result = await target.query<{ id?: string }>(sql, params);
+          if (sql.includes("embedding_status IN ('pending', 'stale')")) listed += result.rows.filter((row) => row.id !== undefined && mine.has(row.id)).length;
+          return result;
+        };
+      },
+    });
+    const result = await recomputeStale(counting, embedder, { batchSize: 3 });
+    for (const id of ids) assert.ok(result.embedded.includes(id), 'every tool of the page set is embedded');
+    // Read once each (a listing that re-read what it had tried read 14 rows for these 10).
+    assert.equal(listed, 10);
+  });
+
   it('leaves statuses alone and warns when the embedder fails', async () => {
     const id = await insertTool(db, 'failing', 'Will not embed');
     const broken: Embedder = { ...embedder, modelId: embedder.modelId, dimensions: 384, maxBatchSize: 8, async embed() {

@@ -30,6 +30,14 @@ export interface ToolToEmbed {
   whenNotToUse: string[];
   exampleQueries: string[];
   contentHash: string;
+  /** Where the tool stands in the listing's order, to list the next page after it. */
+  position: EmbedListPosition;
+}
+
+/** A place in the order of listToolsToEmbed: the tool's last change (exact, as the database prints it) and id. */
+export interface EmbedListPosition {
+  updatedAt: string;
+  id: string;
 }
 
 /** A tool whose embedding is missing, not current or old (seed 001 §8.6). */
@@ -124,8 +132,13 @@ export async function getEmbeddings(db: Queryable, model: string, toolIds?: read
   );
 }
 
-/** Live tools whose embedding status is 'pending' or 'stale', oldest change first. */
-export async function listToolsToEmbed(db: Queryable, limit: number): Promise<ToolToEmbed[]> {
+/**
+ * Live tools whose embedding status is 'pending' or 'stale', oldest change first, `limit` at a
+ * time; `after` continues after a tool of the previous page (keyset), so a run over 10,000
+ * pending tools reads each once. A tool changed since it was listed moves to the end of the
+ * order (its `updated_at`), where the same run finds it again.
+ */
+export async function listToolsToEmbed(db: Queryable, limit: number, after?: EmbedListPosition): Promise<ToolToEmbed[]> {
   const { rows } = await db.query<{
     id: string;
     name: string;
@@ -137,14 +150,18 @@ export async function listToolsToEmbed(db: Queryable, limit: number): Promise<To
     limitations: string[];
     example_queries: unknown;
     content_hash: string;
+    position_at: string;
   }>(
+    // The position's time travels as text: a JavaScript Date keeps milliseconds, and tools
+    // synced together share one microsecond timestamp, so only the exact value pages right.
     `SELECT id, name, description, function_summary, parameters_schema, tags, when_to_use, limitations,
-            example_queries, content_hash
+            example_queries, content_hash, updated_at::text AS position_at
      FROM tools
      WHERE deleted_at IS NULL AND embedding_status IN ('pending', 'stale')
+       ${after ? 'AND (updated_at, id) > ($2::timestamptz, $3::uuid)' : ''}
      ORDER BY updated_at, id
      LIMIT $1`,
-    [limit],
+    after ? [limit, after.updatedAt, after.id] : [limit],
   );
   return rows.map((row) => ({
     id: row.id,
@@ -157,6 +174,7 @@ export async function listToolsToEmbed(db: Queryable, limit: number): Promise<To
     whenNotToUse: row.limitations,
     exampleQueries: Array.isArray(row.example_queries) ? row.example_queries.filter((q): q is string => typeof q === 'string') : [],
     contentHash: row.content_hash.trim(),
+    position: { updatedAt: row.position_at, id: row.id },
   }));
 }
 
