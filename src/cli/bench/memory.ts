@@ -25,6 +25,14 @@ export const MEMORY_TARGETS = { idleServeMb: 150, serveWithToolsMb: 300 } as con
  */
 const IDLE_MS = 5_000;
 const SETTLED_MS = 60_000;
+/**
+ * A server given 10,000 tools embedded by another embedder re-embeds them all in the background
+ * (~3 minutes here); its memory during that run is work, not idle memory, and where a reading at
+ * a fixed time falls in it decided the figure (one thread vs the database thread: 322 vs 609 MB
+ * at 60 s, both ~320 MB once the run ended). The bench waits for the run, then starts the clock.
+ */
+const EMBEDDING_WAIT_MS = 15 * 60_000;
+const EMBEDDING_POLL_MS = 2_000;
 
 /**
  * The build this bench runs from: `bin/entry.mjs` already chose it when `quiver` started
@@ -54,6 +62,8 @@ export interface MemoryBench {
     withToolsPeakMb: number;
     /** Candidates the warming `quiver select` saw (0 would mean the tools were never loaded). */
     withToolsCandidates: number;
+    /** From the warming selects to the end of the server's background embedding run. */
+    withToolsEmbeddingMs: number;
   };
   tools: number;
   /** `dist` (compiled, as installed) or `src` (TypeScript compiled on the fly by tsx). */
@@ -82,11 +92,38 @@ async function runChild(args: string[]): Promise<Record<string, number>> {
   return parseJsonText(out.trim().split('\n').pop() ?? '', 'memory bench output') as Record<string, number>;
 }
 
-/** RSS of a `quiver serve` on `dataDir` after `warm` ran and it sat idle `IDLE_MS`. */
-async function serveRss(dataDir: string, home: string, warm: () => Promise<number> = async () => 0): Promise<{ rssMb: number; after5sMb: number; peakMb: number; candidates: number }> {
+/** Waits until the server's background embedding has nothing pending, stale, running or queued. */
+async function embeddingSettled(dataDir: string, home: string): Promise<void> {
+  const deadline = Date.now() + EMBEDDING_WAIT_MS;
+  for (;;) {
+    const run = await runQuiver(['embeddings', 'status', '--json', '--data', dataDir], { QUIVER_HOME: home });
+    if (run.exitCode !== 0) throw new Error(`quiver embeddings status exited with ${run.exitCode}`);
+    const status = parseJsonText(run.stdout, 'quiver embeddings status') as { tools?: Record<string, number>; running?: unknown; queued?: unknown };
+    if (typeof status.tools !== 'object' || typeof status.running !== 'boolean' || typeof status.queued !== 'boolean') {
+      throw new Error(`quiver embeddings status --json answered an unexpected shape: ${run.stdout.slice(0, 200)}`);
+    }
+    const waiting = (status.tools['pending'] ?? 0) + (status.tools['stale'] ?? 0);
+    if (waiting === 0 && !status.running && !status.queued) return;
+    if (Date.now() > deadline) throw new Error(`the server's embedding run did not finish within ${EMBEDDING_WAIT_MS / 60_000} minutes (${waiting} tools left)`);
+    await new Promise((resolve) => setTimeout(resolve, EMBEDDING_POLL_MS));
+  }
+}
+
+/**
+ * RSS of a `quiver serve` on `dataDir` after `warm` ran, its background embedding finished and it
+ * sat idle `IDLE_MS` (and `SETTLED_MS`).
+ */
+async function serveRss(
+  dataDir: string,
+  home: string,
+  warm: () => Promise<number> = async () => 0,
+): Promise<{ rssMb: number; after5sMb: number; peakMb: number; candidates: number; embeddingMs: number }> {
   const serve = await startServeProcess(dataDir, home);
   try {
     const candidates = await warm();
+    const embeddingStarted = Date.now();
+    await embeddingSettled(dataDir, home);
+    const embeddingMs = Date.now() - embeddingStarted;
     const read = () => {
       const rss = processRss(serve.child.pid!);
       if (rss === undefined) throw new Error('no /proc here: the serve RSS is read from /proc/<pid>/status (Linux)');
@@ -95,7 +132,7 @@ async function serveRss(dataDir: string, home: string, warm: () => Promise<numbe
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
     const early = read();
     await new Promise((resolve) => setTimeout(resolve, SETTLED_MS - IDLE_MS));
-    return { ...read(), after5sMb: early.rssMb, candidates };
+    return { ...read(), after5sMb: early.rssMb, candidates, embeddingMs };
   } finally {
     await serve.stop();
   }
@@ -124,7 +161,7 @@ export async function benchMemory(tools = 10_000): Promise<MemoryBench> {
     });
     return {
       serve: {
-        target: `idle a minute, with no plugin ≤ ${MEMORY_TARGETS.idleServeMb} MB; with ${tools} tools ≤ ${MEMORY_TARGETS.serveWithToolsMb} MB (issue #28)`,
+        target: `idle a minute (after the background embedding run), with no plugin ≤ ${MEMORY_TARGETS.idleServeMb} MB; with ${tools} tools ≤ ${MEMORY_TARGETS.serveWithToolsMb} MB (issue #28)`,
         idleNoPluginMb: idle.rssMb,
         idleNoPluginAfter5sMb: idle.after5sMb,
         idleNoPluginPeakMb: idle.peakMb,
@@ -132,6 +169,7 @@ export async function benchMemory(tools = 10_000): Promise<MemoryBench> {
         withToolsAfter5sMb: withTools.after5sMb,
         withToolsPeakMb: withTools.peakMb,
         withToolsCandidates: withTools.candidates,
+        withToolsEmbeddingMs: withTools.embeddingMs,
       },
       tools: loaded['tools']!,
       build,
