@@ -9,10 +9,10 @@
  * the connection closes, which aborts in-flight calls so nothing keeps running for nobody.
  */
 import type { Readable, Writable } from 'node:stream';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { StdioServerTransport as ModernStdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { SessionIdentity } from './backend.ts';
+import { JsonLinesServerTransport } from './stdio-server-transport.ts';
 import { observeMcpTransport, type McpRequestObserver } from '../telemetry/index.ts';
 import type { Gateway, GatewaySession } from './gateway.ts';
 import type { Server as ModernServer } from '@modelcontextprotocol/server';
@@ -133,7 +133,8 @@ export async function runStdioGateway(options: RunStdioGatewayOptions): Promise<
     era = 'legacy';
     const opened = await options.gateway.openSession(options.identity);
     session = opened;
-    const transport = new StdioServerTransport(stdin, stdout);
+    // Issue #28: JSON per line without the SDK reader's second schema parse (stdio-server-transport.ts).
+    const transport = new JsonLinesServerTransport(stdin, stdout);
     if (options.observer) observeMcpTransport(transport, options.observer, opened.id);
     closeConnection = () => opened.close();
     void opened.closed.then(() => void close());

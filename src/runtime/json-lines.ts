@@ -14,6 +14,14 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 /** The SDK's default bound on buffered, unterminated output (10 MiB). */
 export const DEFAULT_MAX_LINE_BUFFER = 10 * 1024 * 1024;
 
+/** Unterminated output grew past the bound and was dropped (the SDK's server transport closes on it). */
+export class LineBufferOverflowError extends Error {
+  constructor(maxBufferSize: number) {
+    super(`ReadBuffer exceeded maximum size of ${maxBufferSize} bytes`);
+    this.name = 'LineBufferOverflowError';
+  }
+}
+
 /** Splits a byte stream into JSON messages. */
 export class JsonLineReader {
   readonly #maxBufferSize: number;
@@ -32,7 +40,7 @@ export class JsonLineReader {
     const size = (this.#buffer?.length ?? 0) + chunk.length;
     if (size > this.#maxBufferSize) {
       this.#buffer = undefined;
-      onError(new Error(`ReadBuffer exceeded maximum size of ${this.#maxBufferSize} bytes`));
+      onError(new LineBufferOverflowError(this.#maxBufferSize));
       return;
     }
     let buffer = this.#buffer ? Buffer.concat([this.#buffer, chunk]) : chunk;
