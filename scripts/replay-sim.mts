@@ -3,13 +3,17 @@
 // overlay, agreement, Thompson rerank and simulated outcome code, without the App and PGlite, so
 // a run of the 1,734 MetaTool dev requests takes minutes instead of a quarter of an hour. Not the
 // product: names are bench ids, arms and examples live in memory, no redaction or caps.
-// Usage: npx tsx scripts/replay-sim.mts [noise 0.25] [feedback 1|0] [queries.jsonl] [window 500]
+// Usage: npx tsx scripts/replay-sim.mts [noise 0.25] [feedback 1|0] [queries.jsonl | long] [window 500]
+// `long`: MetaTool's dev requests followed by its public example requests (examples.jsonl as
+// single-tool queries; 4,674 requests, about 23 per tool), closer to a held-out stream of ~30
+// per tool (written to the temporary folder; use window 1000).
 // Env: SIM_SCORING / SIM_SETTINGS (JSON overrides of the overlay scoring / learning settings),
 // SIM_INDEX (retrieval options), SIM_C (bandit relevance strength; 10000 ≈ no draw),
 // SIM_NOEXPLORE=1 (no exploration slot), SIM_MODE=field (write learned requests into the
 // shared index's example field instead, index upserted per outcome), SIM_TAG (label),
-// SIM_SEED (default 1), SIM_TOOLS (catalog, default MetaTool's), SIM_EMB=table (the token table
-// instead of the offline embedder), SIM_CTX=0 (the bandit's former ½ prior instead of the
+// SIM_SEED (default 1), SIM_TOOLS (catalog, default MetaTool's), SIM_EMB=offline (the hashed embedder
+// instead of the token table, the product's default since 2026-11-27; before 2026-11-28 the
+// simulation defaulted to the hashed one), SIM_CTX=0 (the bandit's former ½ prior instead of the
 // context's rate), NEG_W / NEG_MODE skip|miss|all / NEG_FLOOR (negative evidence, tried and not
 // kept: offered tools not called penalised for similar requests), SIM_TEACHMISS=1 (diagnostic: a
 // request whose gold tool was not offered teaches it anyway, as if a second search had found it).
@@ -19,7 +23,18 @@ const imp = (p: string) => import(`${SRC}/src/${p}`);
 
 const noise = Number(process.argv[2] ?? '0.25');
 const feedback = (process.argv[3] ?? '1') === '1';
-const queriesFile = process.argv[4] ?? `${SRC}/bench/data/metatool/dev.jsonl`;
+let queriesFile = process.argv[4] ?? `${SRC}/bench/data/metatool/dev.jsonl`;
+if (queriesFile === 'long') {
+  const { readFileSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const lines = readFileSync(`${SRC}/bench/data/metatool/dev.jsonl`, 'utf8').split('\n').filter((line) => line.trim());
+  readFileSync(`${SRC}/bench/data/metatool/examples.jsonl`, 'utf8').split('\n').filter((line) => line.trim()).forEach((line, i) => {
+    const row = JSON.parse(line) as { tool_id: string; query: string };
+    lines.push(JSON.stringify({ id: `example${i}`, query: row.query, gold: [row.tool_id] }));
+  });
+  queriesFile = `${tmpdir()}/quiver-replay-sim-long-${process.pid}.jsonl`;
+  writeFileSync(queriesFile, lines.join('\n') + '\n');
+}
 const toolsFile = process.env.SIM_TOOLS ?? `${SRC}/bench/data/metatool/tools.jsonl`;
 const windowSize = Number(process.argv[5] ?? '500');
 const seed = Number(process.env.SIM_SEED ?? '1');
@@ -42,8 +57,9 @@ const { shuffled } = await imp('selection/replay/replay.ts');
 const { scoreInteraction, summarizeWindow, windowsOf } = await imp('selection/replay/windows.ts');
 
 const data = await loadEvalData({ tools: toolsFile, queries: queriesFile });
+if (process.argv[4] === 'long') (await import('node:fs')).rmSync(queriesFile, { force: true });
 const documents = data.documents.map((d: any) => ({ ...d, exampleQueries: [], description: [d.description, ...(d.extraText ?? [])].filter(Boolean).join('\n'), extraText: [] }));
-const embedder = process.env.SIM_EMB === 'table' ? (await imp('retrieval/embedders/shipped-model.ts')).createShippedTableEmbedder() : createOfflineEmbedder();
+const embedder = process.env.SIM_EMB === 'offline' ? createOfflineEmbedder() : (await imp('retrieval/embedders/shipped-model.ts')).createShippedTableEmbedder();
 const index = createRetrievalIndex({ embedder, options: process.env.SIM_INDEX ? JSON.parse(process.env.SIM_INDEX) : {} });
 await index.build(documents);
 const base = adaptRetrievalIndex(index, { method: 'hybrid' });
