@@ -12,10 +12,7 @@ import { join } from 'node:path';
 import { describeEachBackend } from '../helpers/backends.ts';
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { createApi } from '../../src/api/app.ts';
-import { createGatewayBackend } from '../../src/composition/gateway-backend.ts';
-import { createGateway } from '../../src/gateway/gateway.ts';
-import { mcpRoutes } from '../../src/composition/mcp-routes.ts';
+import { mountMcpApi, type AppMcpApi } from './app-mcp-api.ts';
 
 const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
 const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -23,23 +20,14 @@ const mcpHeaders = { 'content-type': 'application/json', accept: 'application/js
 describeEachBackend('401 answers: WWW-Authenticate and JSON-RPC bodies', (backend) => {
   let app: App;
   let home: string;
-  let api: ReturnType<typeof createApi>;
+  let api: AppMcpApi['api'];
   let key: string;
   let close: () => Promise<void>;
 
   before(async () => {
     home = mkdtempSync(join(tmpdir(), 'quiver-401-'));
     app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_DATABASE_URL: 'memory://', QUIVER_LOG_LEVEL: 'silent' }), { db: await backend.open() });
-    const gatewayBackend = createGatewayBackend({ db: app.db, selection: app.selection, plugins: app.plugins, supervisor: app.supervisor });
-    const gateway = createGateway({ backend: gatewayBackend, options: { sessions: { sweepIntervalMs: 0 } } });
-    const mcp = mcpRoutes({ gateway });
-    api = createApi({ apiKeys: app.apiKeys, modules: [...app.apiModules(), mcp] });
-    key = (await app.apiKeys.create({ name: 'agent', scopes: ['mcp'] })).key;
-    close = async () => {
-      await mcp.handler.close();
-      await gateway.close();
-      await gatewayBackend.close();
-    };
+    ({ api, key, close } = await mountMcpApi(app));
   });
   after(async () => {
     await close();

@@ -15,10 +15,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describeEachBackend } from '../helpers/backends.ts';
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { createApi } from '../../src/api/app.ts';
-import { createGatewayBackend } from '../../src/composition/gateway-backend.ts';
-import { createGateway } from '../../src/gateway/gateway.ts';
-import { mcpRoutes } from '../../src/composition/mcp-routes.ts';
+import { mountMcpApi, type AppMcpApi } from './app-mcp-api.ts';
 
 /** Nested `levels` deep, built without recursion. */
 function nested(levels: number): Record<string, unknown> {
@@ -31,7 +28,7 @@ describeEachBackend('MCP meta-tools under hostile arguments', (backend) => {
   let app: App;
   let home: string;
   let key: string;
-  let api: ReturnType<typeof createApi>;
+  let api: AppMcpApi['api'];
   let close: () => Promise<void>;
 
   const connect = async () => {
@@ -79,16 +76,7 @@ describeEachBackend('MCP meta-tools under hostile arguments', (backend) => {
     const db = await backend.open();
     app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_DATABASE_URL: 'memory://', QUIVER_LOG_LEVEL: 'silent' }), { db });
     await app.catalog.syncPlugin({ pluginId: 'shared', version: '1.0.0', tools: [{ name: 'lookup_weather', description: 'Current weather for a city' }] });
-    const gatewayBackend = createGatewayBackend({ db: app.db, selection: app.selection, plugins: app.plugins, supervisor: app.supervisor });
-    const gateway = createGateway({ backend: gatewayBackend, options: { sessions: { sweepIntervalMs: 0 } } });
-    const mcp = mcpRoutes({ gateway });
-    api = createApi({ apiKeys: app.apiKeys, modules: [...app.apiModules(), mcp] });
-    key = (await app.apiKeys.create({ name: 'agent', scopes: ['mcp'] })).key;
-    close = async () => {
-      await mcp.handler.close();
-      await gateway.close();
-      await gatewayBackend.close();
-    };
+    ({ api, key, close } = await mountMcpApi(app));
   });
   after(async () => {
     await close();

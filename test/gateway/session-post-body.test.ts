@@ -18,10 +18,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { describeEachBackend } from '../helpers/backends.ts';
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { createApi } from '../../src/api/app.ts';
-import { createGatewayBackend } from '../../src/composition/gateway-backend.ts';
-import { createGateway } from '../../src/gateway/gateway.ts';
-import { mcpRoutes } from '../../src/composition/mcp-routes.ts';
+import { mountMcpApi, type AppMcpApi } from './app-mcp-api.ts';
 
 /** A request whose `body` stream must not be read: reading it throws. */
 function bodyNotStreamed(url: string, init: RequestInit): Request {
@@ -48,7 +45,7 @@ describeEachBackend('a session POST body on /mcp', (backend) => {
   let app: App;
   let home: string;
   let key: string;
-  let api: ReturnType<typeof createApi>;
+  let api: AppMcpApi['api'];
   let close: () => Promise<void>;
   let client: Client;
   let transport: StreamableHTTPClientTransport;
@@ -67,11 +64,8 @@ describeEachBackend('a session POST body on /mcp', (backend) => {
     const db = await backend.open();
     app = await createApp(loadConfig({ QUIVER_HOME: home, QUIVER_DATABASE_URL: 'memory://', QUIVER_LOG_LEVEL: 'silent' }), { db });
     await app.catalog.syncPlugin({ pluginId: 'shared', version: '1.0.0', tools: [{ name: 'lookup_weather', description: 'Current weather for a city' }] });
-    const gatewayBackend = createGatewayBackend({ db: app.db, selection: app.selection, plugins: app.plugins, supervisor: app.supervisor });
-    const gateway = createGateway({ backend: gatewayBackend, options: { sessions: { sweepIntervalMs: 0 } } });
-    const mcp = mcpRoutes({ gateway });
-    api = createApi({ apiKeys: app.apiKeys, modules: [...app.apiModules(), mcp], maxBodyBytes: API_BODY_LIMIT });
-    key = (await app.apiKeys.create({ name: 'agent', scopes: ['mcp'] })).key;
+    const mounted = await mountMcpApi(app, { maxBodyBytes: API_BODY_LIMIT });
+    ({ api, key } = mounted);
     client = new Client({ name: 'post-body', version: '1' });
     transport = new StreamableHTTPClientTransport(new URL('http://127.0.0.1/mcp'), {
       requestInit: { headers: { authorization: `Bearer ${key}` } },
@@ -80,9 +74,7 @@ describeEachBackend('a session POST body on /mcp', (backend) => {
     await client.connect(transport);
     close = async () => {
       await client.close();
-      await mcp.handler.close();
-      await gateway.close();
-      await gatewayBackend.close();
+      await mounted.close();
     };
   });
   after(async () => {
