@@ -87,7 +87,9 @@ export async function openPGlite(options: OpenPGliteOptions = {}): Promise<Datab
     throw error;
   }
   options.onOrigin?.(origin);
-  return threadDatabase(thread, options.onClose);
+  const db = threadDatabase(thread, options.onClose);
+  threads.set(db, thread);
+  return db;
 }
 
 interface EngineArtifacts {
@@ -148,12 +150,6 @@ export async function pgliteMemory(db: Database): Promise<PGliteThreadMemory | u
 
 /** The Database over a PGlite worker thread: every call is one request (a transaction, a few). */
 function threadDatabase(thread: PGliteThread, onClose?: () => void): Database {
-  const db = threadConnection(thread, onClose);
-  threads.set(db, thread);
-  return db;
-}
-
-function threadConnection(thread: PGliteThread, onClose?: () => void): Database {
   let closed = false;
   let nextTransaction = 1;
   let nextSubscription = 1;
