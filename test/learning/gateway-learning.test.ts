@@ -21,7 +21,7 @@ import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { serveHttp, type HttpServer } from '../../src/composition/server.ts';
 import { describeEachBackend } from '../helpers/backends.ts';
-import { BANK_PARAPHRASE } from './catalog-fixture.ts';
+import { BANK_PARAPHRASE, PARAPHRASE } from './catalog-fixture.ts';
 import { createKitPluginFolder } from './kit-plugin.ts';
 
 const CONVERT = 'kit__convert_currency';
@@ -32,6 +32,7 @@ describeEachBackend('learned examples through the MCP gateway (issue #13)', (bac
   let server: HttpServer;
   let orgA: string;
   let orgB: string;
+  let orgC: string;
   let convertId: string;
 
   before(async () => {
@@ -44,6 +45,7 @@ describeEachBackend('learned examples through the MCP gateway (issue #13)', (bac
     server = await serveHttp(app, { host: '127.0.0.1', port: 0 });
     orgA = (await app.apiKeys.create({ name: 'org a agent', scopes: ['mcp'], orgId: 'org-a' })).key;
     orgB = (await app.apiKeys.create({ name: 'org b agent', scopes: ['mcp'], orgId: 'org-b' })).key;
+    orgC = (await app.apiKeys.create({ name: 'org c agent', scopes: ['mcp'], orgId: 'org-c' })).key;
   });
   after(async () => {
     await server?.close();
@@ -61,8 +63,8 @@ describeEachBackend('learned examples through the MCP gateway (issue #13)', (bac
       await client.close();
     }
   };
-  const search = async (client: Client, query: string): Promise<string[]> => {
-    const result = (await client.callTool({ name: 'search_tools', arguments: { query, limit: 10 } })) as CallToolResult;
+  const search = async (client: Client, query: string, limit = 10): Promise<string[]> => {
+    const result = (await client.callTool({ name: 'search_tools', arguments: { query, limit } })) as CallToolResult;
     assert.ok(!result.isError, JSON.stringify(result.content));
     return ((result.structuredContent as { tools: Array<{ name: string }> }).tools ?? []).map((tool) => tool.name);
   };
@@ -143,5 +145,47 @@ describeEachBackend('learned examples through the MCP gateway (issue #13)', (bac
     // Not "never": deleting examples keeps the bandit's posterior of org a, which the successful
     // calls above raised for this tool (outcomes are not examples), and its draws are random.
     assert.ok((await firstOfFive(orgA)) <= 2, 'rank 1 for org a only by the bandit\'s chance');
+  });
+
+  // Issue #25: misses that teach (src/selection/learning/missed-requests.ts).
+  const texts = async (qualifiedName: string, orgId: string) =>
+    (await app.learning.list((await app.catalog.getToolByQualifiedName(qualifiedName)).id, orgId)).map((row) => row.text).sort();
+  const REWORDED = 'convert my dollars to yen at the exchange rate';
+
+  it('a search whose tools went unused, then a reworded one whose tool is called: both wordings teach it', async () => {
+    const before = app.learning.stats().missesTaught;
+    await inSession(orgC, async (client) => {
+      await search(client, PARAPHRASE, 3); // nothing called: the agent words it again
+      assert.ok((await search(client, REWORDED, 3)).includes(CONVERT), 'the reworded request finds convert_currency');
+      assert.equal(((await client.callTool({ name: CONVERT, arguments: { text: 'yen' } })) as CallToolResult).isError, undefined);
+      await search(client, 'send an email'); // reports the call (the gateway does so at the next search)
+    });
+    await app.selection.flush();
+    assert.deepEqual(await texts(CONVERT, 'org-c'), [REWORDED, PARAPHRASE].sort());
+    assert.equal(app.learning.stats().missesTaught, before + 1);
+    assert.deepEqual(await texts(CONVERT, 'org-b'), [], 'another organisation learns nothing');
+  });
+
+  it('a miss teaches neither an unrelated tool the session turned to, nor another session', async () => {
+    const before = app.learning.stats().missesTaught;
+    const missed = 'how many pesos will my pounds buy';
+    await inSession(orgC, async (client) => {
+      await search(client, missed, 3);
+      assert.ok((await search(client, 'weather forecast for Oslo', 3)).includes('kit__weather_forecast'));
+      await client.callTool({ name: 'kit__weather_forecast', arguments: { text: 'oslo' } });
+      await search(client, 'send an email');
+    });
+    await inSession(orgC, async (client) => {
+      await search(client, 'pounds into pesos please', 3);
+    });
+    await inSession(orgC, async (client) => {
+      assert.ok((await search(client, 'convert pounds to pesos at the exchange rate', 3)).includes(CONVERT));
+      await client.callTool({ name: CONVERT, arguments: { text: 'pesos' } });
+      await search(client, 'send an email');
+    });
+    await app.selection.flush();
+    assert.deepEqual(await texts('kit__weather_forecast', 'org-c'), ['weather forecast for Oslo']);
+    assert.ok(!(await texts(CONVERT, 'org-c')).some((text) => text.includes('please') || text === missed), 'misses of other sessions teach nothing');
+    assert.equal(app.learning.stats().missesTaught, before);
   });
 });

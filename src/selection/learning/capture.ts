@@ -9,6 +9,7 @@ import type { Database } from '../../store/database.ts';
 import { findEventRequest, isLearningBlocked, upsertLearnedExample, type LearnedExampleRow } from '../../store/repositories/learned-examples.ts';
 import type { OutcomeObservation } from '../engine/types.ts';
 import { redact, textKey } from './redact.ts';
+import type { MissedRequest } from './missed-requests.ts';
 import { orgScopeOf, perContributorCap, type LearningSettings } from './settings.ts';
 
 /** Why an observation taught nothing (counted in `Learning.stats`). */
@@ -25,6 +26,10 @@ export interface CaptureResult {
   /** Who taught, and the session the calls belong to (its user's when it has none), for "called after". */
   contributor?: string;
   sessionKey?: string;
+  /** The request's text as stored (redacted), when it taught. */
+  text?: string;
+  /** A request that called nothing, for a later request of its session to teach (missed-requests.ts). */
+  missed?: MissedRequest;
 }
 
 /** The tool quarantine check (issue #10); a tool it names teaches nothing. */
@@ -52,36 +57,78 @@ async function quarantined(check: QuarantineCheck | undefined, toolId: string): 
 
 const nothing = (reason: SkipReason): CaptureResult => ({ learned: [], skipped: [reason], written: [], removed: [] });
 
+type CaptureDeps = { db: Database; settings: LearningSettings; clock: () => Date; isQuarantined?: QuarantineCheck | undefined };
+
+/** The request's text as an example stores it (redacted, bounded) and its key; undefined when too short to teach. */
+function exampleText(query: string): { text: string; key: string } | undefined {
+  const text = redact(query.trim()).text.slice(0, 1000);
+  const key = textKey(text);
+  return key.replace(/<[a-z]+>/g, '').trim().length < 3 ? undefined : { text, key };
+}
+
 /** Learns from one observation; returns the tools that learned and why the others did not. */
-export async function captureObservation(
-  deps: { db: Database; settings: LearningSettings; clock: () => Date; isQuarantined?: QuarantineCheck | undefined },
-  observation: OutcomeObservation,
-): Promise<CaptureResult> {
+export async function captureObservation(deps: CaptureDeps, observation: OutcomeObservation): Promise<CaptureResult> {
   const { db, settings } = deps;
   if (!settings.enabled) return nothing('disabled');
+  if (observation.calledToolIds.length === 0) return missedRequest(deps, observation);
   if (!observation.success) return nothing('failed');
-  if (observation.calledToolIds.length === 0) return nothing('no_call');
   const request = observation.request ?? (await findEventRequest(db, observation.eventId));
   if (!request) return nothing('no_request');
-  const text = redact(request.query.trim()).text.slice(0, 1000);
-  const key = textKey(text);
-  if (key.replace(/<[a-z]+>/g, '').trim().length < 3) return nothing('too_short');
+  const example = exampleText(request.query);
+  if (!example) return nothing('too_short');
   const orgScope = orgScopeOf(request.orgId);
   const flagged = new Set(observation.flaggedToolIds);
   const contributor = contributorOf(request);
   const sessionKey = request.sessionId ? `session:${request.sessionId}` : contributor;
-  const result: CaptureResult = { orgScope, learned: [], skipped: [], written: [], removed: [], contributor, sessionKey };
+  const result: CaptureResult = { orgScope, learned: [], skipped: [], written: [], removed: [], contributor, sessionKey, text: example.text };
   for (const toolId of new Set(observation.calledToolIds)) {
     if (flagged.has(toolId)) result.skipped.push('flagged');
     else if (await quarantined(deps.isQuarantined, toolId)) result.skipped.push('quarantined');
     else if (await isLearningBlocked(db, orgScope, toolId)) result.skipped.push('blocked');
     else {
-      const write = { orgScope, toolId, text, textKey: key, contributor, source: observation.source, at: deps.clock() };
-      const { written, removed } = await db.transaction((tx) => upsertLearnedExample(tx, write, { perTool: settings.perToolCap, perContributor: perContributorCap(settings) }));
+      await writeExample(deps, result, { orgScope, toolId, text: example.text, textKey: example.key, contributor, source: observation.source, at: deps.clock() });
       result.learned.push(toolId);
-      result.written.push(written);
-      result.removed.push(...removed);
     }
   }
   return result;
+}
+
+/**
+ * A selection that called nothing: remembered (missed-requests.ts) when its session or user is
+ * known, so the request that later finds its tool can teach it this wording too.
+ */
+async function missedRequest(deps: CaptureDeps, observation: OutcomeObservation): Promise<CaptureResult> {
+  const skipped = nothing('no_call');
+  const request = observation.request ?? (await findEventRequest(deps.db, observation.eventId));
+  if (!request) return skipped;
+  const contributor = contributorOf(request);
+  if (contributor === 'anonymous') return skipped; // no session to follow
+  const example = exampleText(request.query);
+  if (!example) return skipped;
+  const sessionKey = request.sessionId ? `session:${request.sessionId}` : contributor;
+  return { ...skipped, orgScope: orgScopeOf(request.orgId), contributor, sessionKey, missed: { text: example.text, textKey: example.key, at: deps.clock().getTime() } };
+}
+
+/**
+ * Teaches the tools `found` learned (every guard already passed) the session's related earlier
+ * misses: written as that outcome's contributor, under the same caps.
+ */
+export async function teachMissed(deps: CaptureDeps, found: CaptureResult, source: OutcomeObservation['source'], misses: readonly MissedRequest[]): Promise<CaptureResult> {
+  const result: CaptureResult = { ...found, learned: [], skipped: [], written: [], removed: [] };
+  const { orgScope, contributor } = found;
+  if (orgScope === undefined || contributor === undefined) return result;
+  for (const miss of misses) {
+    for (const toolId of found.learned) {
+      await writeExample(deps, result, { orgScope, toolId, text: miss.text, textKey: miss.textKey, contributor, source, at: deps.clock() });
+      result.learned.push(toolId);
+    }
+  }
+  return result;
+}
+
+/** One example written with its caps applied, in one transaction; the rows recorded on `result`. */
+async function writeExample(deps: CaptureDeps, result: CaptureResult, write: Parameters<typeof upsertLearnedExample>[1]): Promise<void> {
+  const { written, removed } = await deps.db.transaction((tx) => upsertLearnedExample(tx, write, { perTool: deps.settings.perToolCap, perContributor: perContributorCap(deps.settings) }));
+  result.written.push(written);
+  result.removed.push(...removed);
 }

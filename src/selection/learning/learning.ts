@@ -20,7 +20,9 @@ import {
   type LearnedExampleRow,
 } from '../../store/repositories/learned-examples.ts';
 import type { OutcomeObservation, OutcomeObserver } from '../engine/types.ts';
-import { captureObservation, type QuarantineCheck, type SkipReason } from './capture.ts';
+import { captureObservation, teachMissed, type CaptureResult, type QuarantineCheck, type SkipReason } from './capture.ts';
+import { createMissedRequests, relatedRequests } from './missed-requests.ts';
+import { textKey } from './redact.ts';
 import { deleteExpiredTransitions, loadScopeTransitions, recordTransitions } from '../../store/repositories/learned-transitions.ts';
 import { buildCalledAfter, createSessionTrail, transitionsOf, type CalledAfterOverlay } from './called-after.ts';
 import { contentTerms, type ScopeOverlay } from './overlay.ts';
@@ -57,6 +59,8 @@ export interface LearningStats {
   examples: number;
   /** "Called after" transitions recorded since start. */
   transitions: number;
+  /** Requests that called nothing and were taught by a later request of their session (missed-requests.ts). */
+  missesTaught: number;
   /** The similarity floor in use (absent until calibrated). */
   minSimilarity?: number;
   /** How the floor was computed for this embedder (issue #25). */
@@ -98,7 +102,7 @@ export function createLearning(options: LearningOptions): Learning {
   const logger = options.logger ?? silentLogger;
   const clock = options.clock ?? (() => new Date());
   const { db, embedder } = options;
-  const counters = { observed: 0, learned: 0, errors: 0, transitions: 0, skipped: {} as Partial<Record<SkipReason, number>> };
+  const counters = { observed: 0, learned: 0, errors: 0, transitions: 0, missesTaught: 0, skipped: {} as Partial<Record<SkipReason, number>> };
 
   // One queue: captures and scope loads run one at a time, off every search's path.
   let tail: Promise<void> = Promise.resolve();
@@ -156,14 +160,47 @@ export function createLearning(options: LearningOptions): Learning {
   const scopes = createScopeOverlays({ db, embedder, scoring, refreshMs: settings.refreshMs, now: () => clock().getTime(), logger, schedule });
   const analysed = new Map<string, AnalysedQuery>();
 
+  async function analyse(query: string): Promise<AnalysedQuery> {
+    const cached = analysed.get(query);
+    if (cached) return cached;
+    const [vector] = await embedder.embed([query]);
+    const result = { vector: vector!, terms: contentTerms(query) };
+    if (analysed.size >= 512) analysed.delete(analysed.keys().next().value!);
+    analysed.set(query, result);
+    return result;
+  }
+
+  const captureDeps = { db, settings, clock, isQuarantined: options.isQuarantined };
   async function capture(observation: OutcomeObservation): Promise<void> {
-    const result = await captureObservation({ db, settings, clock, isQuarantined: options.isQuarantined }, observation);
+    const result = await captureObservation(captureDeps, observation);
     for (const reason of result.skipped) counters.skipped[reason] = (counters.skipped[reason] ?? 0) + 1;
     counters.learned += result.learned.length;
     if (result.learned.length > 0 && result.orgScope !== undefined) markChanged(result.orgScope, result.written, result.removed);
     if (result.learned.length > 0 && result.orgScope !== undefined && result.sessionKey !== undefined && result.contributor !== undefined) {
       await learnTransitions(result.orgScope, result.sessionKey, result.contributor, result.learned);
     }
+    await followMisses(observation, result);
+  }
+
+  // Misses that teach (missed-requests.ts): a session's requests that called nothing wait in
+  // memory for a later request of the session that teaches a tool; a call ends the episode.
+  const misses = createMissedRequests();
+  async function followMisses(observation: OutcomeObservation, result: CaptureResult): Promise<void> {
+    if (result.orgScope === undefined || result.sessionKey === undefined) return;
+    const key = `${result.orgScope}\u0000${result.sessionKey}`;
+    if (result.missed) return misses.remember(key, result.missed);
+    const earlier = misses.take(key, clock().getTime());
+    if (earlier.length === 0 || result.learned.length === 0 || result.text === undefined) return;
+    const found = await analyse(result.text);
+    const foundKey = textKey(result.text);
+    const related = [];
+    // The same words again are a repeat, not a reformulation: that request already taught.
+    for (const miss of earlier) if (miss.textKey !== foundKey && relatedRequests(await analyse(miss.text), found, scoring.minSimilarity)) related.push(miss);
+    if (related.length === 0) return;
+    const taught = await teachMissed(captureDeps, result, observation.source, related);
+    counters.learned += taught.learned.length;
+    counters.missesTaught += related.length;
+    markChanged(result.orgScope, taught.written, taught.removed);
   }
 
   // "Called after" (called-after.ts): only the tools capture let learn take part, so every guard
@@ -263,15 +300,7 @@ export function createLearning(options: LearningOptions): Learning {
       }
       return entry?.overlay;
     },
-    async analyseQuery(query) {
-      const cached = analysed.get(query);
-      if (cached) return cached;
-      const [vector] = await embedder.embed([query]);
-      const result = { vector: vector!, terms: contentTerms(query) };
-      if (analysed.size >= 512) analysed.delete(analysed.keys().next().value!);
-      analysed.set(query, result);
-      return result;
-    },
+    analyseQuery: analyse,
     async flush() {
       // Tasks may schedule more (a capture's reload); wait until the queue stands still.
       for (let seen: Promise<void> | undefined; seen !== tail; ) {
