@@ -70,3 +70,18 @@ describe('LruTtlCache', () => {
     assert.throws(() => new LruTtlCache({ maxEntries: 1, ttlMs: 0 }), RangeError);
   });
 });
+
+describe('LruTtlCache.getEvenExpired', () => {
+  it('returns an expired value with how long ago it expired, keeps it, and counts it as a miss', () => {
+    let now = 0;
+    const cache = new LruTtlCache<string>({ maxEntries: 2, ttlMs: 100, now: () => now });
+    assert.equal(cache.getEvenExpired('a'), undefined);
+    cache.set('a', 'A');
+    assert.deepEqual(cache.getEvenExpired('a'), { value: 'A' });
+    now = 150;
+    assert.deepEqual(cache.getEvenExpired('a'), { value: 'A', expiredForMs: 50 });
+    assert.equal(cache.size, 1, 'an expired entry stays for the caller that reloads it');
+    assert.equal(cache.get('a'), undefined, 'get still treats it as gone');
+    assert.deepEqual(cache.stats, { hits: 1, misses: 3, evictions: 0 });
+  });
+});

@@ -52,6 +52,28 @@ export class LruTtlCache<V> {
     return entry.value;
   }
 
+  /**
+   * The value for `key` even when it expired, and how long ago it did (`expiredForMs`, absent
+   * while live), for a caller that serves a stale value while it loads a fresh one; undefined
+   * when absent. Counts and orders like `get`, except that an expired entry is kept.
+   */
+  getEvenExpired(key: string): { value: V; expiredForMs?: number } | undefined {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) {
+      this.stats.misses++;
+      return undefined;
+    }
+    const late = this.#now() - entry.expires;
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    if (late < 0) {
+      this.stats.hits++;
+      return { value: entry.value };
+    }
+    this.stats.misses++;
+    return { value: entry.value, expiredForMs: late };
+  }
+
   /** Stores `value` under `key` for the cache's TTL, evicting the least recently used entry when full. */
   set(key: string, value: V): void {
     this.#entries.delete(key);

@@ -78,3 +78,112 @@ describe('bandit arms cache: the context outcomes running total (issue #28)', ()
     assert.deepEqual(context.outcomes(), { successes: 2, failures: 0 });
   });
 });
+
+/** A database whose reads of the arms wait until the test answers them, one answer per read. */
+function heldArms(): Database & { reads: number; answer(rows: Array<{ tool_id: string; alpha: number; beta_param: number }>): void; fail(error: Error): void } {
+  const waiting: Array<{ resolve: (value: unknown) => void; reject: (error: Error) => void }> = [];
+  const db = {
+    reads: 0,
+    query() {
+      db.reads++;
+      return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+    },
+    answer(rows: Array<{ tool_id: string; alpha: number; beta_param: number }>) {
+      waiting.shift()!.resolve({ rows: rows.map((row) => ({ ...row, total_selections: 0, total_successes: 0 })), affectedRows: 0 });
+    },
+    fail(error: Error) {
+      waiting.shift()!.reject(error);
+    },
+  };
+  return db as unknown as ReturnType<typeof heldArms>;
+}
+
+/** What `promise` settled to by the next turn of the event loop, or 'still waiting'. */
+async function settledByNextTurn<T>(promise: Promise<T>): Promise<T | 'still waiting'> {
+  return Promise.race([promise, new Promise<'still waiting'>((resolve) => setImmediate(() => resolve('still waiting')))]);
+}
+
+describe('bandit arms cache: expired arms are served while one read reloads them (issue #28)', () => {
+  it('hands out the expired arms at once, reads once for every selection meanwhile, then the reloaded ones', async () => {
+    let clock = 0;
+    const db = heldArms();
+    const arms = createBanditArms({ db, now: () => clock, banditMs: 5_000 });
+    const first = arms.get('ctx');
+    const second = arms.get('ctx');
+    assert.equal(db.reads, 1, 'concurrent misses of one context are one read');
+    db.answer([{ tool_id: 'a', alpha: 3, beta_param: 1 }]);
+    const loaded = await first;
+    assert.equal(await second, loaded);
+
+    clock = 6_000; // expired 1 s ago
+    const stale = await settledByNextTurn(arms.get('ctx'));
+    assert.equal(stale, loaded, 'the expired arms come back without waiting for the database');
+    arms.apply('ctx', [{ toolId: 'a', alpha: 1, beta: 0, selections: 1, successes: 1 }]);
+    assert.equal(loaded.arms.get('a')?.alpha, 4, 'expired arms in use still take increments');
+    assert.equal(await settledByNextTurn(arms.get('ctx')), loaded);
+    assert.equal(db.reads, 2, 'one reload for every selection while it runs');
+
+    db.answer([{ tool_id: 'a', alpha: 9, beta_param: 2 }]);
+    await new Promise((resolve) => setImmediate(resolve));
+    const reloaded = await settledByNextTurn(arms.get('ctx'));
+    assert.notEqual(reloaded, 'still waiting');
+    assert.equal((reloaded as Awaited<ReturnType<typeof arms.get>>).arms.get('a')?.alpha, 9);
+    assert.equal(db.reads, 2);
+  });
+
+  it('waits for the read when the arms expired more than banditMs ago, and after an invalidation', async () => {
+    let clock = 0;
+    const db = heldArms();
+    const arms = createBanditArms({ db, now: () => clock, banditMs: 5_000 });
+    const first = arms.get('ctx');
+    db.answer([{ tool_id: 'a', alpha: 3, beta_param: 1 }]);
+    await first;
+
+    clock = 10_000; // expired 5 s ago: too old to hand out
+    const late = arms.get('ctx');
+    assert.equal(await settledByNextTurn(late), 'still waiting');
+    db.answer([{ tool_id: 'a', alpha: 4, beta_param: 1 }]);
+    assert.equal((await late).arms.get('a')?.alpha, 4);
+
+    arms.invalidate('bandit');
+    const afterInvalidation = arms.get('ctx');
+    assert.equal(await settledByNextTurn(afterInvalidation), 'still waiting');
+    db.answer([{ tool_id: 'a', alpha: 5, beta_param: 1 }]);
+    assert.equal((await afterInvalidation).arms.get('a')?.alpha, 5);
+  });
+
+  it('does not store a reload begun before an invalidation', async () => {
+    let clock = 0;
+    const db = heldArms();
+    const arms = createBanditArms({ db, now: () => clock, banditMs: 5_000 });
+    const first = arms.get('ctx');
+    db.answer([{ tool_id: 'a', alpha: 3, beta_param: 1 }]);
+    await first;
+    clock = 6_000;
+    await arms.get('ctx'); // expired: served, reload running
+    arms.invalidate('all');
+    db.answer([{ tool_id: 'a', alpha: 7, beta_param: 1 }]); // the reload from before the invalidation
+    await new Promise((resolve) => setImmediate(resolve));
+    const next = arms.get('ctx');
+    assert.equal(await settledByNextTurn(next), 'still waiting', 'nothing cached: the reload from before was not stored');
+    db.answer([{ tool_id: 'a', alpha: 8, beta_param: 1 }]);
+    assert.equal((await next).arms.get('a')?.alpha, 8);
+  });
+
+  it('drops the expired arms when their reload fails, so the next selection reads and sees the failure', async () => {
+    let clock = 0;
+    const db = heldArms();
+    const arms = createBanditArms({ db, now: () => clock, banditMs: 5_000 });
+    const first = arms.get('ctx');
+    db.answer([{ tool_id: 'a', alpha: 3, beta_param: 1 }]);
+    const loaded = await first;
+    clock = 6_000;
+    assert.equal(await arms.get('ctx'), loaded);
+    db.fail(new Error('database gone'));
+    await new Promise((resolve) => setImmediate(resolve));
+    const next = arms.get('ctx');
+    assert.equal(await settledByNextTurn(next), 'still waiting');
+    db.fail(new Error('database gone'));
+    await assert.rejects(next, /database gone/);
+  });
+});

@@ -5,10 +5,18 @@
  * Each context also keeps its outcomes summed over every arm (the prior of the pool's rate,
  * `contextOutcomes`) as a running total changed with each arm, so a selection reads it
  * instead of walking every arm of the context (issue #28).
+ *
+ * Arms that expired are still handed out while one read reloads them (for up to another
+ * `banditMs`; issue #28): a selection never waits for the database on a TTL expiry. Under 150
+ * HTTP sessions a context's read queued behind the embedded store's batched writes for 50–300 ms,
+ * and every selection of that context waited for it (about 1.4 % of the searches, the p99).
+ * Concurrent reads of one context are one read. Increments committed while a read is in flight
+ * may be missing from what it returns until the next reload, as with a read after a miss.
  */
 import type { Database } from '../../store/database.ts';
 import { listContextArms, type BanditIncrement } from '../../store/repositories/bandit-stats.ts';
 import { LruTtlCache } from '../lru-cache.ts';
+import { createSingleFlight } from '../single-flight.ts';
 import { armOutcomes, type BanditArm } from '../bandit.ts';
 import type { CacheKind } from '../invalidation.ts';
 
@@ -66,17 +74,36 @@ export interface BanditArms {
 export function createBanditArms(options: { db: Database; now: () => number; banditMs: number }): BanditArms {
   const { db, now } = options;
   const banditCache = new LruTtlCache<ContextArmSet>({ maxEntries: 1024, ttlMs: options.banditMs, now });
+  // A read begun before an invalidation is not stored (single-flight's generation).
+  const reads = createSingleFlight<ContextArmSet>();
+  const read = (contextKey: string): Promise<ContextArmSet> =>
+    reads.run(
+      contextKey,
+      async () => {
+        const arms = new ContextArmSet();
+        for (const row of await listContextArms(db, contextKey)) arms.set(row.toolId, { alpha: row.alpha, beta: row.beta });
+        return arms;
+      },
+      (arms) => banditCache.set(contextKey, arms),
+    );
   return {
-    async get(contextKey) {
-      const cached = banditCache.get(contextKey);
-      if (cached) return cached;
-      const arms = new ContextArmSet();
-      for (const row of await listContextArms(db, contextKey)) arms.set(row.toolId, { alpha: row.alpha, beta: row.beta });
-      banditCache.set(contextKey, arms);
-      return arms;
+    get(contextKey) {
+      const cached = banditCache.getEvenExpired(contextKey);
+      const expiredForMs = cached?.expiredForMs;
+      if (cached && expiredForMs === undefined) return Promise.resolve(cached.value);
+      if (cached && expiredForMs !== undefined && expiredForMs < options.banditMs) {
+        const stale = cached.value;
+        // A failed reload drops the expired arms, so the next selection reads them itself and reports the failure.
+        read(contextKey).catch(() => {
+          if (banditCache.getEvenExpired(contextKey)?.value === stale) banditCache.delete(contextKey);
+        });
+        return Promise.resolve(stale);
+      }
+      return read(contextKey);
     },
     apply(contextKey, increments) {
-      const arms = banditCache.get(contextKey);
+      // Expired arms still serve selections until their reload lands: they take increments too.
+      const arms = banditCache.getEvenExpired(contextKey)?.value;
       if (!arms) return;
       for (const increment of increments) {
         if (increment.alpha === 0 && increment.beta === 0) continue;
@@ -85,7 +112,9 @@ export function createBanditArms(options: { db: Database; now: () => number; ban
       }
     },
     invalidate(kind) {
-      if (kind === 'bandit' || kind === 'all') banditCache.clear();
+      if (kind !== 'bandit' && kind !== 'all') return;
+      reads.invalidate();
+      banditCache.clear();
     },
     cache: banditCache,
   };
