@@ -16,7 +16,9 @@
 // simulation defaulted to the hashed one), SIM_CTX=0 (the bandit's former ½ prior instead of the
 // context's rate), NEG_W / NEG_MODE skip|miss|all / NEG_FLOOR (negative evidence, tried and not
 // kept: offered tools not called penalised for similar requests), SIM_TEACHMISS=1 (diagnostic: a
-// request whose gold tool was not offered teaches it anyway, as if a second search had found it).
+// request whose gold tool was not offered teaches it anyway, as if a second search had found it),
+// SIM_RETRY=1 (as `quiver eval --replay --retry-on-miss`: a miss searches again for 2k tools and
+// calls the gold among them), SIM_POOL (the bandit's pool factor, default 2).
 import { fileURLToPath } from 'node:url';
 const SRC = process.env.SRC ?? fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
 const imp = (p: string) => import(`${SRC}/src/${p}`);
@@ -120,10 +122,17 @@ const k = 5;
 const started = performance.now();
 let i = 0;
 for (const query of queries) {
-  const found = await searchWithNeg(query.query, 2 * k);
-  const picks = thompsonRerank(found.results, { k, sampler, arm: (id: string) => arms.get(id), poolFactor: 2, relevanceStrength: Number(process.env.SIM_C ?? 8), exploration: process.env.SIM_NOEXPLORE ? false : true, ...(process.env.SIM_CTX === '0' ? {} : { context: contextOutcomes(arms.values()) }) });
+  const POOL = Number(process.env.SIM_POOL ?? 2);
+  const found = await searchWithNeg(query.query, Math.ceil(POOL * k));
+  const picks = thompsonRerank(found.results, { k, sampler, arm: (id: string) => arms.get(id), poolFactor: POOL, relevanceStrength: Number(process.env.SIM_C ?? 8), exploration: process.env.SIM_NOEXPLORE ? false : true, ...(process.env.SIM_CTX === '0' ? {} : { context: contextOutcomes(arms.values()) }) });
   const offered = picks.map((p: any) => p.id);
   const outcome = simulateOutcome(offered, query.items, { k, noise, random });
+  if (process.env.SIM_RETRY && !outcome.noisy && outcome.called.length === 0) {
+    // The simulated agent, finding nothing it can use, asks again for twice as many tools.
+    const again = await searchWithNeg(query.query, Math.ceil(POOL * 2 * k));
+    const picks2 = thompsonRerank(again.results, { k: 2 * k, sampler, arm: (id: string) => arms.get(id), poolFactor: POOL, relevanceStrength: Number(process.env.SIM_C ?? 8), exploration: process.env.SIM_NOEXPLORE ? false : true, ...(process.env.SIM_CTX === '0' ? {} : { context: contextOutcomes(arms.values()) }) });
+    outcome.called = simulateOutcome(picks2.map((p: any) => p.id), query.items, { k: 2 * k, noise: 0, random }).called;
+  }
   if (process.env.SIM_TEACHMISS && !outcome.noisy && outcome.called.length === 0) outcome.called = query.items.map((item: string[]) => item[0]);
   if (feedback) {
     for (const id of outcome.called) {

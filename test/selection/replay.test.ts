@@ -96,6 +96,26 @@ describeEachBackend('quiver eval --replay through the real selection path', (bac
     assert.equal(Number(gold.alpha), 101);
   });
 
+  it('with retryOnMiss, a miss searches again in its session for 2k tools and what that finds is taught', async () => {
+    const topOne = (orgId: string, retryOnMiss: boolean) => ({ ...settings(orgId, true), k: 1, retryOnMiss });
+    const solo = await runReplay({ engine: app.selection, queries: stream, benchIdOf, settings: topOne('solo', false), cold: true });
+    const retry = await runReplay({ engine: app.selection, queries: stream, benchIdOf, settings: topOne('retry', true), cold: true });
+    assert.equal(retry.retryOnMiss, true);
+    assert.equal(solo.retryOnMiss, false);
+    const events = await db.query<{ org_id: string; n: number; sessions: number }>(
+      `SELECT org_id, count(*)::int AS n, count(DISTINCT session_id)::int AS sessions FROM tool_selection_events WHERE org_id IN ('solo', 'retry') GROUP BY org_id ORDER BY org_id`,
+    );
+    const misses = (report: ReplayReport) => Math.round((1 - report.overall.called) * report.overall.n);
+    assert.ok(misses(retry) > 0, 'the first search missed at least once');
+    // One more selection per miss, in the miss's own session.
+    assert.deepEqual(events.rows.map((r) => [r.org_id, Number(r.n), Number(r.sessions)]), [['retry', 100 + misses(retry), 100], ['solo', 100, 100]]);
+    const successes = await db.query<{ context_key: string; total_successes: number }>(
+      `SELECT s.context_key, s.total_successes FROM tool_bandit_stats s JOIN tools t ON t.id = s.tool_id WHERE t.name = 'scan_reader' AND s.context_key LIKE '%org=solo' OR t.name = 'scan_reader' AND s.context_key LIKE '%org=retry' ORDER BY s.context_key`,
+    );
+    const [retryGold, soloGold] = successes.rows.map((r) => Number(r.total_successes));
+    assert.ok((retryGold ?? 0) > (soloGold ?? 0), `gold called ${retryGold} times with retries, ${soloGold} without`);
+  });
+
   it('keeps another organisation cold: globex after acme ranks like the static control', () => {
     assert.ok(globex.overall['recall@1'] < 0.3, `globex R@1 ${globex.overall['recall@1']} (acme's ${acme.overall['recall@1']})`);
     assert.ok(Math.abs(globex.overall['recall@1'] - control.overall['recall@1']) <= 0.15);
@@ -130,6 +150,10 @@ describe('quiver eval --replay (CLI)', () => {
     assert.ok(report.overall.noisy > 0.1 && report.overall.noisy < 0.45, `noise share ${report.overall.noisy}`);
     const again = await runInProcess(argv, env);
     assert.deepEqual((JSON.parse(again.stdout) as ReplayReport).windows, report.windows, 'same seed, same windows');
+    assert.equal(report.retryOnMiss, false);
+    const retried = await runInProcess([...argv, '--retry-on-miss'], env);
+    assert.equal(retried.code, 0, retried.stderr);
+    assert.equal((JSON.parse(retried.stdout) as ReplayReport).retryOnMiss, true);
   });
 
   it('refuses bad replay options with exit 2', async () => {

@@ -24,6 +24,7 @@ export const replayOptions = {
   org: { type: 'string' },
   shuffle: { type: 'boolean', default: false },
   'no-feedback': { type: 'boolean', default: false },
+  'retry-on-miss': { type: 'boolean', default: false },
 } as const;
 
 /** Parses an integer option within bounds. */
@@ -50,7 +51,7 @@ export function replayTable(report: ReplayReport): string {
   const rows = [header, ...report.windows.map((w) => row(`${w.from}-${w.to}`, w)), row('all', report.overall)];
   const widths = header.map((_, column) => Math.max(...rows.map((r) => r[column]!.length)));
   const lines = rows.map((r) => r.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  '));
-  const title = `replay of ${report.queries} queries over ${report.tools} tools, top ${report.k}, ${report.cold ? 'cold (no written examples)' : 'with written examples'}, ${report.shuffled ? 'shuffled' : 'in file order'}, ${report.feedback ? `feedback noise ${report.noise}` : 'no feedback (static ranking)'}, seed ${report.seed}, ${report.durationMs} ms`;
+  const title = `replay of ${report.queries} queries over ${report.tools} tools, top ${report.k}, ${report.cold ? 'cold (no written examples)' : 'with written examples'}, ${report.shuffled ? 'shuffled' : 'in file order'}, ${report.feedback ? `feedback noise ${report.noise}${report.retryOnMiss ? ', a miss asks again for twice as many' : ''}` : 'no feedback (static ranking)'}, seed ${report.seed}, ${report.durationMs} ms`;
   return [title, ...lines].join('\n');
 }
 
@@ -86,6 +87,7 @@ export async function executeReplay(context: CliContext): Promise<number> {
     orgId: value('org') ?? 'replay',
     shuffle: context.args.values.shuffle === true,
     feedback: context.args.values['no-feedback'] !== true,
+    retryOnMiss: context.args.values['retry-on-miss'] === true,
   };
   const examples = value('examples');
   // Loaded when it runs (issue #28: the command list stays light).

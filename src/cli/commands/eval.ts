@@ -15,7 +15,7 @@ export const evalCommand: CommandSpec = {
   summary: 'Measure retrieval (Recall@k, Comp@k, nDCG@10, MRR, latency) on tools.jsonl + queries.jsonl, fully offline.',
   usage:
     '--tools tools.jsonl --queries queries.jsonl [--examples examples.jsonl] [--k 1,3,5,10] [--embedder NAME] [--json]\n' +
-    '       quiver eval --replay --tools tools.jsonl --queries queries.jsonl [--examples examples.jsonl | --cold] [--top-k 5] [--window 500] [--feedback-noise P] [--seed N] [--org ID] [--shuffle] [--no-feedback] [--embedder NAME] [--json]',
+    '       quiver eval --replay --tools tools.jsonl --queries queries.jsonl [--examples examples.jsonl | --cold] [--top-k 5] [--window 500] [--feedback-noise P] [--seed N] [--org ID] [--shuffle] [--no-feedback] [--retry-on-miss] [--embedder NAME] [--json]',
   options: {
     ...describeOptions(evalOptions, {
     tools: { valueName: 'FILE', description: 'the catalog: one tool per line (id, name, description, parameters?)' },
@@ -34,6 +34,7 @@ export const evalCommand: CommandSpec = {
     org: { valueName: 'ID', description: 'replay: the organisation the stream runs as', defaultHelp: 'replay' },
       shuffle: 'replay: in a seeded random order instead of the file order, so windows hold alike queries',
       'no-feedback': 'replay: report no outcomes (the static ranking, to compare windows against)',
+      'retry-on-miss': 'replay: a simulated model offered nothing it calls searches again, in the same session, for twice as many tools and calls the gold one among them (scored on the first search)',
     }),
   },
   storeless: true,

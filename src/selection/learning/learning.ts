@@ -26,16 +26,16 @@ import { textKey } from './redact.ts';
 import { deleteExpiredTransitions, loadScopeTransitions, recordTransitions } from '../../store/repositories/learned-transitions.ts';
 import { buildCalledAfter, createSessionTrail, transitionsOf, type CalledAfterOverlay } from './called-after.ts';
 import { contentTerms, type ScopeOverlay } from './overlay.ts';
+import { createScopeOverlays } from './scopes.ts';
+import { defaultLearningSettings, orgScopeOf, type LearningSettings } from './settings.ts';
+import { calibrateFloor, shippedCalibrationGroups, type FloorCalibration } from '../../retrieval/calibration.ts';
+import { calibrateAgreementFloor, type AgreementCalibration } from './agreement.ts';
 
 /** A request as the overlays score it. */
 export interface AnalysedQuery {
   vector: Float32Array;
   terms: readonly string[];
 }
-import { createScopeOverlays } from './scopes.ts';
-import { defaultLearningSettings, orgScopeOf, type LearningSettings } from './settings.ts';
-import { calibrateFloor, shippedCalibrationGroups, type FloorCalibration } from '../../retrieval/calibration.ts';
-import { calibrateAgreementFloor, type AgreementCalibration } from './agreement.ts';
 
 /** Options of `createLearning`. */
 export interface LearningOptions {

@@ -37,6 +37,12 @@ export interface ReplaySettings {
   feedback?: boolean;
   /** Replay in a seeded random order instead of the file's (windows then hold like queries). */
   shuffle?: boolean;
+  /**
+   * A simulated model offered nothing it calls searches again in the same session, for 2k
+   * tools, and calls the gold tools among them (no noise on the retry). Scored on the first
+   * search; what the retry teaches reaches later requests.
+   */
+  retryOnMiss?: boolean;
 }
 
 /** What a replay reports. */
@@ -51,6 +57,7 @@ export interface ReplayReport {
   cold: boolean;
   feedback: boolean;
   shuffled: boolean;
+  retryOnMiss: boolean;
   windows: ReplayWindow[];
   overall: ReplayWindow;
   /** The multi-tool requests alone (absent when the stream has none): where plan steps and "called after" act. */
@@ -100,32 +107,48 @@ export function shuffled<T>(items: readonly T[], random: () => number): T[] {
   return copy;
 }
 
-/** One interaction: select, score, report the simulated outcome, wait until it has landed. */
-async function interact(
-  engine: Pick<SelectionEngine, 'selectTools' | 'queueOutcome' | 'flush'>,
-  query: EvalQuery,
-  index: number,
-  input: { settings: ReplaySettings; benchIdOf: ReadonlyMap<string, string>; random: () => number; settle?: (() => Promise<void>) | undefined },
-): Promise<ScoredInteraction> {
-  const { settings, benchIdOf } = input;
+type ReplayEngine = Pick<SelectionEngine, 'selectTools' | 'queueOutcome' | 'flush'>;
+
+/** One simulated search of the interaction's session: what it offered (bench ids, pins left out) and its event. */
+async function search(engine: ReplayEngine, query: EvalQuery, index: number, k: number, input: { settings: ReplaySettings; benchIdOf: ReadonlyMap<string, string> }) {
   // Each query is its own session and user: a stream of different people, so per-contributor
   // caps see what they would in production, not one user asking 1,700 questions.
   const result = await engine.selectTools({
     query: query.query,
-    k: settings.k,
-    context: { orgId: settings.orgId, sessionId: `replay-session-${index}`, userId: `replay-user-${index}` },
+    k,
+    context: { orgId: input.settings.orgId, sessionId: `replay-session-${index}`, userId: `replay-user-${index}` },
   });
   const offered = result.tools.filter((tool) => tool.reason !== 'pinned');
-  const offeredIds = offered.map((tool) => benchIdOf.get(tool.name) ?? `unknown:${tool.qualifiedName}`);
-  const outcome = simulateOutcome(offeredIds, query.items, { k: settings.k, noise: settings.noise, random: input.random });
-  const eventId = result.metadata.eventId;
-  if (eventId !== undefined && settings.feedback !== false) {
-    const called = outcome.called.map((id) => offered[offeredIds.indexOf(id)]!.qualifiedName);
-    engine.queueOutcome(eventId, { toolsCalled: called, success: outcome.success });
+  const ids = offered.map((tool) => input.benchIdOf.get(tool.name) ?? `unknown:${tool.qualifiedName}`);
+  const report = (called: readonly string[], success: boolean) => {
+    if (result.metadata.eventId === undefined) return;
+    engine.queueOutcome(result.metadata.eventId, { toolsCalled: called.map((id) => offered[ids.indexOf(id)]!.qualifiedName), success });
+  };
+  return { ids, report };
+}
+
+/** One interaction: select, score, report the simulated outcome (and a retry's), wait until it has landed. */
+async function interact(
+  engine: ReplayEngine,
+  query: EvalQuery,
+  index: number,
+  input: { settings: ReplaySettings; benchIdOf: ReadonlyMap<string, string>; random: () => number; settle?: (() => Promise<void>) | undefined },
+): Promise<ScoredInteraction> {
+  const { settings } = input;
+  const first = await search(engine, query, index, settings.k, input);
+  const outcome = simulateOutcome(first.ids, query.items, { k: settings.k, noise: settings.noise, random: input.random });
+  if (settings.feedback !== false) {
+    first.report(outcome.called, outcome.success);
+    if (settings.retryOnMiss === true && outcome.called.length === 0) {
+      // The model found nothing it could use and asks again (the gateway reports the first search's empty outcome at this one).
+      const again = await search(engine, query, index, 2 * settings.k, input);
+      const retried = simulateOutcome(again.ids, query.items, { k: 2 * settings.k, noise: 0, random: input.random });
+      again.report(retried.called, retried.success);
+    }
     await engine.flush();
     await input.settle?.();
   }
-  return scoreInteraction(offeredIds, query.items, { calledGold: outcome.called.length > 0 && !outcome.noisy, noisy: outcome.noisy });
+  return scoreInteraction(first.ids, query.items, { calledGold: outcome.called.length > 0 && !outcome.noisy, noisy: outcome.noisy });
 }
 
 /**
@@ -134,7 +157,7 @@ async function interact(
  * windows do not depend on timing. `onWindow` hears each window as it completes.
  */
 export async function runReplay(input: {
-  engine: Pick<SelectionEngine, 'selectTools' | 'queueOutcome' | 'flush'>;
+  engine: ReplayEngine;
   queries: readonly EvalQuery[];
   benchIdOf: ReadonlyMap<string, string>;
   settings: ReplaySettings;
@@ -164,6 +187,7 @@ export async function runReplay(input: {
     cold: input.cold,
     feedback: settings.feedback !== false,
     shuffled: settings.shuffle === true,
+    retryOnMiss: settings.retryOnMiss === true,
     windows: windowsOf(scored, settings.window),
     overall: summarizeWindow(scored, 1),
     ...(scored.some((s) => s.multi) ? { multiTool: summarizeWindow(scored.filter((s) => s.multi), 1) } : {}),
