@@ -75,4 +75,33 @@ describeEachBackend('selection catalog snapshot', (backend) => {
     assert.deepEqual(changed.parameters, { type: 'object' });
     assert.ok(Object.isFrozen(changed.parameters));
   });
+  it('past toolsMs with no invalidation, the snapshot serves at once while one re-check reads, and a change it finds serves after (issue #28)', async () => {
+    let clock = 0;
+    const slow = slowAnswers(db, 2); // the first load's signature and tool list pass; the re-check's signature is held
+    const state = createCatalogState({ db: slow.db, retrieval: createLexicalRetrieval(), toolsMs: 60_000, now: () => clock, onReload: () => {} });
+    const before = await state.get();
+    await addTool(db, { name: 'another_replica_tool', description: 'Written where no invalidation reaches this process.' });
+    clock = 61_000;
+    const during = await Promise.race([state.get(), new Promise<'waited'>((resolve) => setImmediate(() => resolve('waited')))]);
+    assert.equal(during, before, 'a due re-check made the selection wait for the database');
+    await slow.answered;
+    assert.equal(await state.get(), before, 'callers during the re-check share it and keep the snapshot');
+    slow.release();
+    // Whether the re-check has landed or still runs, a caller now gets what it read: it either
+    // replaced the snapshot, or the snapshot from before is too old to serve and the caller joins it.
+    clock = 121_000;
+    const after = await state.get();
+    assert.ok(after.tools.some((tool) => tool.name === 'another_replica_tool'), 'the re-check found the change and the next caller got it');
+  });
+
+  it('a snapshot unchecked for more than twice toolsMs is not served: the caller waits for the re-check', async () => {
+    let clock = 0;
+    const state = createCatalogState({ db, retrieval: createLexicalRetrieval(), toolsMs: 60_000, now: () => clock, onReload: () => {} });
+    const before = await state.get();
+    await addTool(db, { name: 'long_unchecked_tool', description: 'Written while nobody selected for two minutes.' });
+    clock = 121_000;
+    const after = await state.get();
+    assert.notEqual(after, before);
+    assert.ok(after.tools.some((tool) => tool.name === 'long_unchecked_tool'));
+  });
 });

@@ -155,19 +155,35 @@ export function createCatalogState(options: {
     indexedVersion = current.version;
   }
 
+  /** The load running for the latest invalidation, or a new one queued after any other. */
+  function load(): Promise<CatalogSnapshot> {
+    if (snapshotLoad !== undefined && snapshotLoad.startedAt === invalidations) return snapshotLoad.promise;
+    // No load, or one that began before the latest invalidation: start one after the one running.
+    const previous = snapshotLoad?.promise.catch(() => undefined);
+    const basis = invalidations;
+    const started = { startedAt: basis, promise: (previous ?? Promise.resolve()).then(() => loadSnapshot(basis)) };
+    snapshotLoad = started;
+    void started.promise.finally(() => {
+      if (snapshotLoad === started) snapshotLoad = undefined;
+    }).catch(() => undefined);
+    return started.promise;
+  }
+
   return {
     async get() {
-      if (snapshot && snapshotBasis === invalidations && now() - snapshot.checkedAt < toolsMs) return snapshot;
-      if (snapshotLoad !== undefined && snapshotLoad.startedAt === invalidations) return snapshotLoad.promise;
-      // No load, or one that began before the latest invalidation: start one after the one running.
-      const previous = snapshotLoad?.promise.catch(() => undefined);
-      const basis = invalidations;
-      const load = { startedAt: basis, promise: (previous ?? Promise.resolve()).then(() => loadSnapshot(basis)) };
-      snapshotLoad = load;
-      void load.promise.finally(() => {
-        if (snapshotLoad === load) snapshotLoad = undefined;
-      }).catch(() => undefined);
-      return load.promise;
+      if (snapshot && snapshotBasis === invalidations) {
+        const age = now() - snapshot.checkedAt;
+        if (age < toolsMs) return snapshot;
+        // Issue #28: the periodic re-check against the signature (a backstop: this process's own
+        // writes invalidate at once, other replicas' arrive by NOTIFY) runs behind while the
+        // snapshot serves, for up to another toolsMs. Every selection used to wait for that read,
+        // which on the embedded store queues behind the batched writes of the load it serves.
+        if (age < 2 * toolsMs) {
+          void load().catch(() => undefined);
+          return snapshot;
+        }
+      }
+      return load();
     },
     async ensureIndex(current) {
       while (indexedVersion !== current.version) {
