@@ -13,6 +13,8 @@ import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { StdioServerTransport as ModernStdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { SessionIdentity } from './backend.ts';
 import { JsonLinesServerTransport } from './stdio-server-transport.ts';
+import { installStdioCallLane, type StdioCallLane } from './stdio-call-lane.ts';
+import { SessionState } from './session-state.ts';
 import { observeMcpTransport, type McpRequestObserver } from '../telemetry/index.ts';
 import type { Gateway, GatewaySession } from './gateway.ts';
 import type { Server as ModernServer } from '@modelcontextprotocol/server';
@@ -32,6 +34,8 @@ export interface StdioGateway {
   readonly session: GatewaySession | undefined;
   /** Which era the opening message chose; undefined until it came. */
   readonly era: 'legacy' | 'modern' | undefined;
+  /** Plain plugin calls the 2025-era session answered past the SDK's dispatch (stdio-call-lane.ts). */
+  readonly laneCalls: number;
   /** Resolves when the client disconnects or `close()` is called. */
   closed: Promise<void>;
   close(): Promise<void>;
@@ -82,6 +86,7 @@ export async function runStdioGateway(options: RunStdioGatewayOptions): Promise<
   let session: GatewaySession | undefined;
   let era: 'legacy' | 'modern' | undefined;
   let closeConnection: (() => Promise<void>) | undefined;
+  let lane: StdioCallLane | undefined;
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
   let closing = false;
@@ -135,10 +140,16 @@ export async function runStdioGateway(options: RunStdioGatewayOptions): Promise<
     session = opened;
     // Issue #28: JSON per line without the SDK reader's second schema parse (stdio-server-transport.ts).
     const transport = new JsonLinesServerTransport(stdin, stdout);
-    if (options.observer) observeMcpTransport(transport, options.observer, opened.id);
     closeConnection = () => opened.close();
-    void opened.closed.then(() => void close());
     await opened.connect(transport);
+    // Issue #28: plain plugin calls skip the SDK's dispatch (stdio-call-lane.ts); installed on the
+    // connected server's reader and under telemetry's wrapper, so its calls are measured as any.
+    lane = opened instanceof SessionState ? installStdioCallLane(opened, transport) : undefined;
+    if (options.observer) observeMcpTransport(transport, options.observer, opened.id);
+    void opened.closed.then(() => {
+      lane?.close();
+      void close();
+    });
     stdin.resume();
   }
 
@@ -158,6 +169,9 @@ export async function runStdioGateway(options: RunStdioGatewayOptions): Promise<
     },
     get era() {
       return era;
+    },
+    get laneCalls() {
+      return lane?.taken ?? 0;
     },
     closed,
     close,
