@@ -59,12 +59,14 @@ describe('stdio server transport: reading the client (issue #28)', () => {
   });
 
   it('unterminated input past the bound is reported and ends the connection, as with the SDK transport', async () => {
-    const { stdin, errors, closed, messages } = await open({ maxBufferSize: 64 });
+    const { stdin, errors, closed, messages, transport } = await open({ maxBufferSize: 64 });
     stdin.write('x'.repeat(100));
     await settle();
     assert.equal(errors.length, 1);
     assert.match(errors[0]!.message, /exceeded maximum size of 64 bytes/);
     assert.equal(closed(), 1);
+    await transport.close();
+    assert.equal(closed(), 1, 'closing again reports nothing more');
     stdin.write(`${JSON.stringify(ping(5))}\n`);
     await settle();
     assert.deepEqual(messages, [], 'nothing is read after the close');

@@ -26,6 +26,7 @@ export class JsonLinesServerTransport implements Transport {
   readonly #stdout: Writable;
   readonly #lines: JsonLineReader;
   #started = false;
+  #closed = false;
 
   constructor(stdin: Readable, stdout: Writable, options: { maxBufferSize?: number } = {}) {
     this.#stdin = stdin;
@@ -59,8 +60,11 @@ export class JsonLinesServerTransport implements Transport {
     this.#stdin.on('error', this.#onStreamError);
   }
 
-  /** Stops reading (stdin is paused when nothing else reads it) and reports the close. */
+  /** Stops reading (stdin is paused when nothing else reads it) and reports the close, once. */
   async close(): Promise<void> {
+    // Once: the overflow closes it and the protocol closes it again on its way out.
+    if (this.#closed) return;
+    this.#closed = true;
     this.#stdin.off('data', this.#onData);
     this.#stdin.off('error', this.#onStreamError);
     if (this.#stdin.listenerCount('data') === 0) this.#stdin.pause();
