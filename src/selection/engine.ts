@@ -85,7 +85,7 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
     typeof options.retrieval === 'function' ? options.retrieval() : (options.retrieval ?? createLexicalRetrieval());
 
   // A new snapshot rebuilds the lists derived from it (both parts are created just below).
-  const catalog = createCatalogState({ db, retrieval, toolsMs: ttl.toolsMs, now, onReload: () => (visibility.onCatalogReload(), pageSets.onCatalogReload()) });
+  const catalog = createCatalogState({ db, retrieval, toolsMs: ttl.toolsMs, now, logger, onReload: () => (visibility.onCatalogReload(), pageSets.onCatalogReload()) });
   const visibility = createVisibility({ db, catalog, logger, now, ttl, tierOrder: options.tierOrder ?? DEFAULT_TIER_ORDER, defaultWorkspace: options.defaultWorkspace ?? 'default' });
   const pageSets = createPageSets({ db, logger, now, ttl });
   const formatting = createFormatting(now);

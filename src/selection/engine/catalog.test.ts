@@ -104,4 +104,28 @@ describeEachBackend('selection catalog snapshot', (backend) => {
     assert.notEqual(after, before);
     assert.ok(after.tools.some((tool) => tool.name === 'long_unchecked_tool'));
   });
+
+  it('a background re-check that fails is logged and the snapshot keeps serving until twice toolsMs', async () => {
+    let clock = 0;
+    let failing = false;
+    // The database as the catalog reads it, failing every statement once `failing` is set.
+    const flaky = new Proxy(db, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver) as unknown;
+        if (key !== 'query' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+        return (...args: unknown[]) => (failing ? Promise.reject(new Error('database gone')) : (value as (...a: unknown[]) => unknown).apply(target, args));
+      },
+    });
+    const warnings: string[] = [];
+    const logger = { warn: (_fields: unknown, message: string) => void warnings.push(message) };
+    const state = createCatalogState({ db: flaky, retrieval: createLexicalRetrieval(), toolsMs: 60_000, now: () => clock, onReload: () => {}, logger: logger as never });
+    const before = await state.get();
+    failing = true;
+    clock = 61_000;
+    assert.equal(await state.get(), before, 'served while the re-check runs');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(warnings, ['selection: re-checking the catalog failed; serving the last snapshot']);
+    clock = 121_000;
+    await assert.rejects(state.get(), /database gone/, 'past twice toolsMs the caller waits for the read and sees it fail');
+  });
 });

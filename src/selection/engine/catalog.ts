@@ -6,6 +6,7 @@
  */
 import { catalogSignature, listActiveCandidates, type SelectionCandidate } from '../../store/repositories/candidates.ts';
 import type { Database } from '../../store/database.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { CacheKind } from '../invalidation.ts';
 import type { RetrievalDocument, SelectionRetrieval } from '../retrieval.ts';
 import type { CatalogSnapshot } from './types.ts';
@@ -98,6 +99,8 @@ export function createCatalogState(options: {
   toolsMs: number;
   now: () => number;
   onReload: () => void;
+  /** Hears a background re-check that failed (the snapshot keeps serving until 2 x toolsMs). */
+  logger?: Pick<Logger, 'warn'>;
 }): CatalogState {
   const { db, retrieval, toolsMs, now, onReload } = options;
   let snapshot: CatalogSnapshot | undefined;
@@ -179,7 +182,7 @@ export function createCatalogState(options: {
         // snapshot serves, for up to another toolsMs. Every selection used to wait for that read,
         // which on the embedded store queues behind the batched writes of the load it serves.
         if (age < 2 * toolsMs) {
-          void load().catch(() => undefined);
+          void load().catch((error: unknown) => options.logger?.warn({ err: error }, 'selection: re-checking the catalog failed; serving the last snapshot'));
           return snapshot;
         }
       }
