@@ -138,6 +138,12 @@ export function internalError(error: unknown, logger: Logger, context: object): 
   return new McpError(ErrorCode.InternalError, `Internal error in the Quiver gateway (reference ${reference})`);
 }
 
+/** An McpError with the SDK's "MCP error N:" prefix taken off its message (in place); anything else as it is. */
+export function withBareMessage(error: unknown): unknown {
+  if (error instanceof McpError) Object.defineProperty(error, 'message', { value: withoutMcpErrorPrefix(error.message), configurable: true, writable: true });
+  return error;
+}
+
 /**
  * Makes a session's server send an McpError's own text on the wire. The SDK writes
  * `MCP error <code>: ` into `Error.message` and sends that; the client's McpError adds the
@@ -152,8 +158,7 @@ export function sendBareErrorMessages(server: Server): void {
       try {
         return await handler(...args);
       } catch (error) {
-        if (error instanceof McpError) Object.defineProperty(error, 'message', { value: withoutMcpErrorPrefix(error.message), configurable: true, writable: true });
-        throw error;
+        throw withBareMessage(error);
       }
     });
 }

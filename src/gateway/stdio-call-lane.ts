@@ -17,8 +17,8 @@
  * its signal (and goes on to the SDK, which finds nothing of its own); closing aborts every one.
  */
 import { CallToolResultSchema, ErrorCode, McpError, RELATED_TASK_META_KEY, type CallToolResult, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { withoutMcpErrorPrefix } from '../core/mcp-error-text.ts';
 import { forwardingFor } from './client-forwarding.ts';
+import { withBareMessage } from './errors.ts';
 import { META_TOOL_NAMES } from './meta-tools.ts';
 import { answerCallTool } from './request-handlers.ts';
 import type { SessionState } from './session-state.ts';
@@ -115,8 +115,7 @@ export function installStdioCallLane(state: SessionState, transport: LaneTranspo
         },
         (error: unknown) => {
           if (signal.aborted) return undefined;
-          if (error instanceof McpError) Object.defineProperty(error, 'message', { value: withoutMcpErrorPrefix(error.message), configurable: true, writable: true });
-          return sendError(id, error);
+          return sendError(id, withBareMessage(error));
         },
       )
       .catch((error: unknown) => server.onerror?.(new Error(`Failed to send response: ${String(error)}`)))

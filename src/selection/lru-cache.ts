@@ -35,21 +35,10 @@ export class LruTtlCache<V> {
 
   /** The live value for `key`, or undefined (an expired entry is dropped). */
   get(key: string): V | undefined {
-    const entry = this.#entries.get(key);
-    if (entry === undefined) {
-      this.stats.misses++;
-      return undefined;
-    }
-    if (entry.expires <= this.#now()) {
-      this.#entries.delete(key);
-      this.stats.misses++;
-      return undefined;
-    }
-    // Re-insert so the key becomes the most recently used.
+    const found = this.getEvenExpired(key);
+    if (found?.expiredForMs === undefined) return found?.value;
     this.#entries.delete(key);
-    this.#entries.set(key, entry);
-    this.stats.hits++;
-    return entry.value;
+    return undefined;
   }
 
   /**
@@ -64,6 +53,7 @@ export class LruTtlCache<V> {
       return undefined;
     }
     const late = this.#now() - entry.expires;
+    // Re-insert so the key becomes the most recently used.
     this.#entries.delete(key);
     this.#entries.set(key, entry);
     if (late < 0) {

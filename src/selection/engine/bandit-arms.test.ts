@@ -103,6 +103,16 @@ async function settledByNextTurn<T>(promise: Promise<T>): Promise<T | 'still wai
   return Promise.race([promise, new Promise<'still waiting'>((resolve) => setImmediate(() => resolve('still waiting')))]);
 }
 
+/** A context's arms read once (tool a, alpha 3) from a held database, with a clock the test moves. */
+async function loadedContext() {
+  const clock = { now: 0 };
+  const db = heldArms();
+  const arms = createBanditArms({ db, now: () => clock.now, banditMs: 5_000 });
+  const first = arms.get('ctx');
+  db.answer([{ tool_id: 'a', alpha: 3, beta_param: 1 }]);
+  return { clock, db, arms, loaded: await first };
+}
+
 describe('bandit arms cache: expired arms are served while one read reloads them (issue #28)', () => {
   it('hands out the expired arms at once, reads once for every selection meanwhile, then the reloaded ones', async () => {
     let clock = 0;
@@ -132,14 +142,9 @@ describe('bandit arms cache: expired arms are served while one read reloads them
   });
 
   it('waits for the read when the arms expired more than banditMs ago, and after an invalidation', async () => {
-    let clock = 0;
-    const db = heldArms();
-    const arms = createBanditArms({ db, now: () => clock, banditMs: 5_000 });
-    const first = arms.get('ctx');
-    db.answer([{ tool_id: 'a', alpha: 3, beta_param: 1 }]);
-    await first;
+    const { clock, db, arms } = await loadedContext();
 
-    clock = 10_000; // expired 5 s ago: too old to hand out
+    clock.now = 10_000; // expired 5 s ago: too old to hand out
     const late = arms.get('ctx');
     assert.equal(await settledByNextTurn(late), 'still waiting');
     db.answer([{ tool_id: 'a', alpha: 4, beta_param: 1 }]);
@@ -153,13 +158,8 @@ describe('bandit arms cache: expired arms are served while one read reloads them
   });
 
   it('does not store a reload begun before an invalidation', async () => {
-    let clock = 0;
-    const db = heldArms();
-    const arms = createBanditArms({ db, now: () => clock, banditMs: 5_000 });
-    const first = arms.get('ctx');
-    db.answer([{ tool_id: 'a', alpha: 3, beta_param: 1 }]);
-    await first;
-    clock = 6_000;
+    const { clock, db, arms } = await loadedContext();
+    clock.now = 6_000;
     await arms.get('ctx'); // expired: served, reload running
     arms.invalidate('all');
     db.answer([{ tool_id: 'a', alpha: 7, beta_param: 1 }]); // the reload from before the invalidation
@@ -171,13 +171,8 @@ describe('bandit arms cache: expired arms are served while one read reloads them
   });
 
   it('drops the expired arms when their reload fails, so the next selection reads and sees the failure', async () => {
-    let clock = 0;
-    const db = heldArms();
-    const arms = createBanditArms({ db, now: () => clock, banditMs: 5_000 });
-    const first = arms.get('ctx');
-    db.answer([{ tool_id: 'a', alpha: 3, beta_param: 1 }]);
-    const loaded = await first;
-    clock = 6_000;
+    const { clock, db, arms, loaded } = await loadedContext();
+    clock.now = 6_000;
     assert.equal(await arms.get('ctx'), loaded);
     db.fail(new Error('database gone'));
     await new Promise((resolve) => setImmediate(resolve));
