@@ -122,6 +122,26 @@ describe('batch writer', () => {
     assert.deepEqual(written.at(-1), { batch: [999], at: lone + 200 });
   });
 
+  it('with maxWaitMs, a burst of pushes does not set a timer per push, and still writes flushMs after the last (issue #28)', async (t) => {
+    const clock = mockClock(t);
+    const armed = t.mock.method(globalThis, 'setTimeout');
+    const written: Array<{ batch: number[]; at: number }> = [];
+    const writer = createBatchWriter<number>({ write: async (batch) => void written.push({ batch, at: Date.now() }), flushMs: 50, maxWaitMs: 1_000, batchSize: 1_000, maxQueue: 10_000 });
+    // 200 pushes, 1 ms apart: one quiet period that keeps moving on.
+    for (let n = 0; n < 200; n += 1) {
+      writer.push(n);
+      await clock.advance(1);
+    }
+    // The timer re-arms once per flushMs at most (the old writer cleared and set one per push: 200).
+    assert.ok(armed.mock.callCount() <= 200 / 50 + 1, `timers set: ${armed.mock.callCount()}`);
+    assert.equal(written.length, 0, 'no pause yet');
+    // The write comes flushMs after the last push (at 199), not earlier.
+    await clock.advance(48);
+    assert.equal(written.length, 0);
+    await clock.advance(2);
+    assert.deepEqual(written.map((w) => ({ n: w.batch.length, at: w.at })), [{ n: 200, at: 249 }]);
+  });
+
   it('writes a full batch in chunks of chunkSize, and the event loop runs between the chunks (issue #28)', async () => {
     const written: number[][] = [];
     // What ran between writes: a timer-free I/O stand-in (setImmediate) queued while each write runs.

@@ -133,6 +133,8 @@ export function createBatchWriter<T>(options: BatchWriterOptions<T>): BatchWrite
   let flushing: Promise<void> | undefined;
   // When the oldest item still queued arrived (for `maxWaitMs`); reset when the queue empties.
   let oldestAt: number | undefined;
+  // When the last item was pushed (the quiet period of `maxWaitMs` writers runs from it).
+  let lastPushAt: number | undefined;
 
   // Bisection: a batch of n with one bad item costs about 2·log2(n) extra writes, not n.
   async function writeIsolating(items: T[]): Promise<void> {
@@ -180,7 +182,12 @@ export function createBatchWriter<T>(options: BatchWriterOptions<T>): BatchWrite
     armTimer();
   }
 
-  /** Arms the write of a partial batch; `pushed` (a new item) moves a quiet-period write later. */
+  /**
+   * Arms the write of a partial batch. A push during a quiet period only notes its time: the
+   * armed timer, when it fires, re-arms itself for what is left of the new quiet period instead
+   * of every push clearing and setting a timer (issue #28: one timer pair per `tools/call` on
+   * the stdio call path; now at most one timer per `flushMs` during a burst).
+   */
   function armTimer(pushed = false): void {
     if (queue.length === 0) {
       oldestAt = undefined;
@@ -188,15 +195,30 @@ export function createBatchWriter<T>(options: BatchWriterOptions<T>): BatchWrite
     }
     const now = Date.now();
     oldestAt ??= now;
-    if (timer !== undefined) {
-      if (!pushed || options.maxWaitMs === undefined) return;
-      clearTimeout(timer);
-    }
-    const delay = options.maxWaitMs === undefined ? options.flushMs : Math.max(0, Math.min(options.flushMs, oldestAt + options.maxWaitMs - now));
+    if (pushed) lastPushAt = now;
+    if (timer !== undefined) return;
+    // Arming starts a quiet period, as a push does (after a drain: the rest waits `flushMs`).
+    lastPushAt = now;
+    schedule(dueAt(now) - now);
+  }
+
+  /** When the queued partial batch is to be written: `flushMs` after the last push, capped at `maxWaitMs` after the oldest item. */
+  function dueAt(now: number): number {
+    if (options.maxWaitMs === undefined) return now + options.flushMs;
+    return Math.min((lastPushAt ?? now) + options.flushMs, (oldestAt ?? now) + options.maxWaitMs);
+  }
+
+  function schedule(delay: number): void {
+    const armedAt = Date.now();
     timer = setTimeout(() => {
       timer = undefined;
+      // Pushes since arming moved the quiet period on: wait out the rest of it.
+      if (options.maxWaitMs !== undefined && queue.length > 0 && lastPushAt !== undefined && lastPushAt > armedAt) {
+        const left = dueAt(Date.now()) - Date.now();
+        if (left > 0) return schedule(left);
+      }
       void flush();
-    }, delay);
+    }, Math.max(0, delay));
     timer.unref?.();
   }
 
