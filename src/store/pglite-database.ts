@@ -97,26 +97,34 @@ interface EngineArtifacts {
   initdbWasmModule: WebAssembly.Module;
   fsBundle: Blob;
 }
-let artifacts: Promise<EngineArtifacts> | undefined;
+type CompiledEngine = Pick<EngineArtifacts, 'wasmModule' | 'initdbWasmModule'>;
+let compiled: Promise<CompiledEngine> | undefined;
 
 /**
  * PGlite's WebAssembly, compiled once per process and handed to every store's thread (a
  * compiled module crosses to a worker without recompiling), with its file-system bundle. Each
  * thread compiling its own copy made a process that opens many stores (the test suite, the
- * benches) pay the compile per store. A failure is not kept: the next open tries again.
+ * benches) pay the compile per store. The bundle (6 MB) is read for each open instead of kept:
+ * a server opens one store, and a kept copy stayed resident in it for nothing (seen in an idle
+ * server's heap snapshot). A failed compile is not kept: the next open tries again.
  */
-function engineArtifacts(): Promise<EngineArtifacts> {
-  artifacts ??= (async () => {
-    const dist = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
-    const [wasmModule, initdbWasmModule, fsBundle] = await Promise.all([
-      readFile(join(dist, 'pglite.wasm')).then((bytes) => WebAssembly.compile(bytes)),
-      readFile(join(dist, 'initdb.wasm')).then((bytes) => WebAssembly.compile(bytes)),
-      readFile(join(dist, 'pglite.data')).then((bytes) => new Blob([bytes])),
-    ]);
-    return { wasmModule, initdbWasmModule, fsBundle };
-  })();
-  artifacts.catch(() => (artifacts = undefined));
-  return artifacts;
+async function engineArtifacts(): Promise<EngineArtifacts> {
+  const dist = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+  if (!compiled) {
+    const compiling = (async () => {
+      const [wasmModule, initdbWasmModule] = await Promise.all([
+        readFile(join(dist, 'pglite.wasm')).then((bytes) => WebAssembly.compile(bytes)),
+        readFile(join(dist, 'initdb.wasm')).then((bytes) => WebAssembly.compile(bytes)),
+      ]);
+      return { wasmModule, initdbWasmModule };
+    })();
+    compiled = compiling;
+    compiling.catch(() => {
+      if (compiled === compiling) compiled = undefined;
+    });
+  }
+  const [engine, fsBundle] = await Promise.all([compiled, readFile(join(dist, 'pglite.data')).then((bytes) => new Blob([bytes]))]);
+  return { ...engine, fsBundle };
 }
 
 /**
