@@ -108,8 +108,11 @@ let compiled: Promise<CompiledEngine> | undefined;
  * a server opens one store, and a kept copy stayed resident in it for nothing (seen in an idle
  * server's heap snapshot). A failed compile is not kept: the next open tries again.
  */
+let pgliteDist: string | undefined;
+
 async function engineArtifacts(): Promise<EngineArtifacts> {
-  const dist = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+  // Resolved once: the package's folder does not move while the process runs.
+  const dist = (pgliteDist ??= dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')));
   if (!compiled) {
     const compiling = (async () => {
       const [wasmModule, initdbWasmModule] = await Promise.all([
