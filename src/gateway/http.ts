@@ -39,6 +39,7 @@ import { OVERLOADED_ERROR_CODE } from './errors.ts';
 import { CALL_TOOL } from './meta-tools.ts';
 import type { SessionOwner } from './session-registry.ts';
 import type { SessionStore } from '../sessions/index.ts';
+import { DEFAULT_ANSWER_HOLD_MS, SessionPostLane } from './session-post-lane.ts';
 import { StoredSessions, declaredClient, type HttpSession } from './stored-sessions.ts';
 import { DEFAULT_TURN_GATE, TurnGate, type TurnGateOptions } from './turn-gate.ts';
 import { observeMcpExchange, observeMcpTransport, type McpRequestObserver } from '../telemetry/index.ts';
@@ -70,6 +71,12 @@ export interface McpHttpHandlerOptions<P> {
   maxBodyBytes?: number;
   /** Answer POSTs with plain JSON instead of SSE streams (default false). */
   enableJsonResponse?: boolean;
+  /**
+   * Longest a 2025-era session POST's answer is held to be sent whole instead of through the
+   * SDK's per-POST stream (issue #28, `session-post-lane`), ms; 0: always the SDK's stream
+   * (default `DEFAULT_ANSWER_HOLD_MS`).
+   */
+  answerHoldMs?: number;
   /** POSTs started per event-loop turn and most waiting for one (see `TurnGate`). */
   pacing?: Partial<TurnGateOptions>;
   /** Sessions in the database, servable by any replica (issue #16); none: in this process only. */
@@ -210,6 +217,8 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
   const stored = options.sessionStore ? new StoredSessions(options.sessionStore, gateway, logger) : undefined;
   // Concurrent first requests of one stored session on this replica share one restore.
   const restoring = new Map<string, Promise<HttpSession | undefined>>();
+  // JSON answers are already whole: the lane is for SSE answers only.
+  const answerHoldMs = options.enableJsonResponse ? 0 : (options.answerHoldMs ?? DEFAULT_ANSWER_HOLD_MS);
   const transportOptions = { enableJsonResponse: options.enableJsonResponse ?? false, maxRequestBodySize: maxBodyBytes };
   // The identity travels to the per-request factory through the entry's pass-through authInfo.
   const modern: ModernHttpHandler = createMcpHandler(
@@ -303,7 +312,9 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
     // Stored sessions keep their SSE events, so a stream can be resumed on any replica.
     const eventStore = stored?.store.events.forSession(id);
     const transport = new WebStandardStreamableHTTPServerTransport({ ...transportOptions, eventStore, sessionIdGenerator: () => id });
-    const entry: HttpSession = { session, transport, identityKey, version: 0, savedState: '', saving: Promise.resolve() };
+    // Before anything else wraps the transport's `send` (stored sessions, telemetry): they see every message first.
+    const lane = new SessionPostLane(transport, { eventStore, holdMs: answerHoldMs });
+    const entry: HttpSession = { session, transport, identityKey, version: 0, savedState: '', saving: Promise.resolve(), lane };
     if (stored) {
       const refusedForMs = await stored.start(entry, identity, owner, declaredClient(body), dropLocal);
       if (refusedForMs !== undefined) {
@@ -333,7 +344,7 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
     if (!stored) return undefined;
     let pending = restoring.get(sessionId);
     if (!pending) {
-      pending = stored.restore(sessionId, identity, identityKey, transportOptions).finally(() => restoring.delete(sessionId));
+      pending = stored.restore(sessionId, identity, identityKey, transportOptions, answerHoldMs).finally(() => restoring.delete(sessionId));
       restoring.set(sessionId, pending);
     }
     const entry = await pending;
@@ -363,7 +374,8 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
     if (request.method === 'POST') {
       const post = await readSessionPost(request, maxBodyBytes);
       if (post.response) return post.response;
-      response = await existing.transport.handleRequest(post.request, post.parsedBody === undefined ? undefined : { parsedBody: post.parsedBody });
+      const whole = post.parsedBody === undefined ? undefined : existing.lane?.serve(post.request, post.parsedBody);
+      response = await (whole ?? existing.transport.handleRequest(post.request, post.parsedBody === undefined ? undefined : { parsedBody: post.parsedBody }));
     } else response = await existing.transport.handleRequest(request);
     if (stored && request.method === 'DELETE' && response.ok) await stored.end(sessionId);
     return response;

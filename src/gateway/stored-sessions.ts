@@ -23,6 +23,7 @@ import type { Logger } from '../core/logger.ts';
 import type { SessionStore, StoredSession } from '../sessions/index.ts';
 import type { SessionIdentity } from './backend.ts';
 import type { Gateway, GatewaySession } from './gateway.ts';
+import { SessionPostLane } from './session-post-lane.ts';
 import { FORWARDING_EXTENSION, applyForwardingState, forwardingStateOf } from './session-forwarding-state.ts';
 import type { SessionOwner } from './session-registry.ts';
 
@@ -39,6 +40,8 @@ export interface HttpSession {
   saving: Promise<void>;
   /** The forwarding state (log level, subscriptions) as last written (JSON; default 'null'). */
   savedForwarding?: string;
+  /** Answers a POST of one request whole when it is ready soon (issue #28, `session-post-lane`). */
+  lane?: SessionPostLane;
 }
 
 /** What the client declared at initialize (stored with the session). */
@@ -122,14 +125,23 @@ export class StoredSessions {
   }
 
   /** A session another replica (or an earlier run of this one) started, rebuilt here; undefined when unknown. */
-  async restore(id: string, identity: SessionIdentity, identityKey: string, transportOptions: ConstructorParameters<typeof WebStandardStreamableHTTPServerTransport>[0]): Promise<HttpSession | undefined> {
+  async restore(
+    id: string,
+    identity: SessionIdentity,
+    identityKey: string,
+    transportOptions: ConstructorParameters<typeof WebStandardStreamableHTTPServerTransport>[0],
+    answerHoldMs?: number,
+  ): Promise<HttpSession | undefined> {
     const row = await this.store.load(id);
     // Another identity's session is as good as none.
     if (!row || row.identityKey !== identityKey) return undefined;
     const session = await this.#gateway.openSession(identity, { sessionId: id, owner: row.owner, restore: row.state });
-    const transport = new WebStandardStreamableHTTPServerTransport({ ...transportOptions, eventStore: this.store.events.forSession(id), sessionIdGenerator: () => id });
+    const eventStore = this.store.events.forSession(id);
+    const transport = new WebStandardStreamableHTTPServerTransport({ ...transportOptions, eventStore, sessionIdGenerator: () => id });
     adoptSessionId(transport, id);
-    const entry: HttpSession = { session, transport, identityKey, version: row.version, savedState: JSON.stringify(row.state), saving: Promise.resolve() };
+    // Before persistBeforeResponses wraps `send`, so a held answer's state is written as the SDK's would be.
+    const lane = new SessionPostLane(transport, { eventStore, holdMs: answerHoldMs });
+    const entry: HttpSession = { session, transport, identityKey, version: row.version, savedState: JSON.stringify(row.state), saving: Promise.resolve(), lane };
     this.persistBeforeResponses(entry);
     await session.connect(transport);
     adoptClient(session.server, row.client);
