@@ -24,6 +24,18 @@ export interface Queryable {
   query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>>;
 }
 
+/** One statement of `Database.batch`. */
+export interface BatchStatement {
+  sql: string;
+  params?: readonly unknown[];
+  /**
+   * When this statement returns no rows, the statements after it do not run (what ran is
+   * committed): a write guarded in SQL (`INSERT … SELECT … WHERE NOT EXISTS …`) whose follow-up
+   * only makes sense once it wrote.
+   */
+  stopIfEmpty?: boolean;
+}
+
 /** A notification received through LISTEN. */
 export type NotificationHandler = (payload: string) => void;
 
@@ -35,6 +47,14 @@ export interface Database extends Queryable {
   exec(sql: string): Promise<void>;
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs `statements` in order in one transaction: committed when every one ran (or the batch
+   * stopped at a `stopIfEmpty` statement), rolled back when one fails. Resolves to one result per
+   * statement run. Where the engine allows it the batch is one request (the embedded store's
+   * thread: one message, where `transaction` costs a message per statement plus begin and end,
+   * issue #28); on PostgreSQL it is an ordinary transaction.
+   */
+  batch(statements: readonly BatchStatement[]): Promise<QueryResult<Record<string, unknown>>[]>;
   /**
    * Subscribes to a channel; resolves to a function that unsubscribes. When the listening
    * connection is lost (and again once it is back), every handler receives an empty payload,
@@ -52,4 +72,15 @@ export function assertChannelName(channel: string): void {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) {
     throw new Error(`invalid notification channel name '${channel}'`);
   }
+}
+
+/** `statements` one after the other on `tx` (an open transaction), as `Database.batch` runs them. */
+export async function runBatch(tx: Queryable, statements: readonly BatchStatement[]): Promise<QueryResult<Record<string, unknown>>[]> {
+  const results: QueryResult<Record<string, unknown>>[] = [];
+  for (const statement of statements) {
+    const result = await tx.query(statement.sql, statement.params ?? []);
+    results.push(result);
+    if (statement.stopIfEmpty && result.rows.length === 0) break;
+  }
+  return results;
 }

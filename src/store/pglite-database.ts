@@ -159,7 +159,7 @@ export async function pgliteMemory(db: Database): Promise<PGliteThreadMemory | u
   return thread ? thread.request<PGliteThreadMemory>({ op: 'memory' }) : undefined;
 }
 
-/** The Database over a PGlite worker thread: every call is one request (a transaction, a few). */
+/** The Database over a PGlite worker thread: every call is one request (a transaction, a few; a batch, one). */
 function threadDatabase(thread: PGliteThread, onClose?: () => void): Database {
   let closed = false;
   let nextTransaction = 1;
@@ -185,6 +185,14 @@ function threadDatabase(thread: PGliteThread, onClose?: () => void): Database {
       }
       await thread.request({ op: 'end', tx, commit: true });
       return result;
+    },
+    // One message: the worker runs the statements in one PGlite transaction (pglite-worker.mjs).
+    async batch(statements) {
+      if (statements.length === 0) return [];
+      return thread.request<QueryResult<Record<string, unknown>>[]>({
+        op: 'batch',
+        statements: statements.map((statement) => ({ sql: statement.sql, params: statement.params ?? [], ...(statement.stopIfEmpty ? { stopIfEmpty: true } : {}) })),
+      });
     },
     async listen(channel: string, handler: NotificationHandler) {
       assertChannelName(channel);

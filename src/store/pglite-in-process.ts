@@ -5,7 +5,7 @@
  * run PGlite in a worker thread (pglite-database.ts, issue #28).
  */
 import type { PGlite } from '@electric-sql/pglite';
-import type { Database, Queryable, QueryResult } from './database.ts';
+import { runBatch, type Database, type Queryable, type QueryResult } from './database.ts';
 import { mapDatabaseError } from './database-errors.ts';
 
 interface PGliteLike {
@@ -36,6 +36,10 @@ export function inProcessDatabase(pg: PGlite): Database {
     },
     async transaction(work) {
       return pg.transaction(async (tx) => work(wrap(tx)));
+    },
+    async batch(statements) {
+      if (statements.length === 0) return [];
+      return pg.transaction(async (tx) => runBatch(wrap(tx), statements));
     },
     async listen(_channel, handler) {
       const unsubscribe = await pg.listen(_channel, handler);

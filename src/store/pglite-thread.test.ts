@@ -104,6 +104,32 @@ describe('PGlite in a worker thread', () => {
     }
   });
 
+  it('runs a batch in order with everything else: after an open transaction, before what is sent after it', async () => {
+    const db = await openPGlite();
+    try {
+      await db.query('CREATE TABLE t (n int)');
+      const order: string[] = [];
+      let batched: Promise<unknown> | undefined;
+      let after: Promise<unknown> | undefined;
+      await db.transaction(async (tx) => {
+        await tx.query('INSERT INTO t VALUES (1)');
+        batched = db
+          .batch([{ sql: 'INSERT INTO t VALUES ($1)', params: [2] }, { sql: 'SELECT count(*)::int AS n FROM t' }])
+          .then((results) => order.push(`batch saw ${(results[1]!.rows[0] as { n: number }).n}`));
+        after = db.query('SELECT count(*)::int AS n FROM t').then((result) => order.push(`after saw ${(result.rows[0] as { n: number }).n}`));
+        await tx.query('INSERT INTO t VALUES (3)');
+        order.push('transaction done');
+      });
+      await Promise.all([batched, after]);
+      assert.deepEqual(order, ['transaction done', 'batch saw 3', 'after saw 3']);
+      // A parameter that cannot be cloned: a TypeError, and nothing of the batch ran.
+      await assert.rejects(db.batch([{ sql: 'INSERT INTO t VALUES (4)' }, { sql: 'SELECT $1', params: [() => 1] }]), TypeError);
+      assert.deepEqual((await db.query('SELECT count(*)::int AS n FROM t')).rows, [{ n: 3 }]);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('delivers notifications and stops after unlisten', async () => {
     const db = await openPGlite();
     try {

@@ -16,6 +16,7 @@ export type PGliteRequest =
   | { op: 'open'; dataDir?: string; template?: Uint8Array; wasmModule?: WebAssembly.Module; initdbWasmModule?: WebAssembly.Module; fsBundle?: Blob; settings: string[] }
   | { op: 'query'; sql: string; params: readonly unknown[]; tx?: number }
   | { op: 'exec'; sql: string }
+  | { op: 'batch'; statements: { sql: string; params: readonly unknown[]; stopIfEmpty?: boolean }[] }
   | { op: 'begin'; tx: number }
   | { op: 'end'; tx: number; commit: boolean }
   | { op: 'listen'; subscription: number; channel: string }

@@ -11,6 +11,7 @@
  * Order: requests arrive in the order the main thread sent them, and each is handed to PGlite
  * before the next message is read, so PGlite's own queue keeps that order (as in one thread).
  * A transaction holds PGlite's lock from `begin` until its `end`; statements outside it wait.
+ * A `batch` is a transaction in one message: its statements, then commit, before the next.
  */
 import { getHeapStatistics } from 'node:v8';
 import { parentPort } from 'node:worker_threads';
@@ -70,6 +71,8 @@ function run(request) {
       return query(request);
     case 'exec':
       return database().exec(request.sql).then(() => undefined);
+    case 'batch':
+      return batch(request.statements);
     case 'begin':
       begin(request.tx);
       return Promise.resolve(undefined);
@@ -127,6 +130,26 @@ async function query(request) {
   const transaction = transactions.get(request.tx);
   if (!transaction) throw new Error('this transaction is over');
   return run(request.sql, request.params, await transaction.ready);
+}
+
+/**
+ * A batch (Database.batch): its statements in order in one PGlite transaction, answered once;
+ * a failing statement rolls the whole batch back, a `stopIfEmpty` statement that returns no
+ * rows ends it (committed). PGlite's transaction is asked for synchronously, like `begin`'s.
+ * @param {{ sql: string, params: readonly unknown[], stopIfEmpty?: boolean }[]} list
+ */
+function batch(list) {
+  const db = database();
+  const run = /** @type {ReturnType<typeof createStatements>} */ (statements).query;
+  return db.transaction(async (tx) => {
+    const results = [];
+    for (const statement of list) {
+      const result = await run(statement.sql, statement.params, tx);
+      results.push(result);
+      if (statement.stopIfEmpty && result.rows.length === 0) break;
+    }
+    return results;
+  });
 }
 
 function begin(id) {

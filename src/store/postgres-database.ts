@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import type { Database, NotificationHandler, QueryResult, Queryable } from './database.ts';
-import { assertChannelName } from './database.ts';
+import { assertChannelName, runBatch } from './database.ts';
 import { mapDatabaseError } from './database-errors.ts';
 
 const INT8_OID = 20;
@@ -95,25 +95,32 @@ export async function openPostgres(url: string, options: { poolSize?: number } =
     }
   }
 
+  async function transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work(wrap(client));
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
   return {
     engine: 'postgres',
     query: base.query,
     async exec(sql) {
       await pool.query(sql);
     },
-    async transaction(work) {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        const result = await work(wrap(client));
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      } finally {
-        client.release();
-      }
+    transaction,
+    // An ordinary transaction: each statement is a round trip to the server either way.
+    async batch(statements) {
+      if (statements.length === 0) return [];
+      return transaction((tx) => runBatch(tx, statements));
     },
     async listen(channel, handler) {
       assertChannelName(channel);

@@ -71,6 +71,10 @@ describeEachBackend('store', (backend) => {
     assert.ok(Math.abs(rows[0]!.distance) < 1e-6);
   });
 
+  it('runs a batch in one transaction: results per statement, a stop at an empty guarded statement, all or nothing (issue #28)', async () => {
+    await batchContract(db);
+  });
+
   it('delivers notifications to listeners', async () => {
     const received: string[] = [];
     const unlisten = await db.listen('quiver_test_channel', (payload) => received.push(payload));
@@ -78,6 +82,63 @@ describeEachBackend('store', (backend) => {
     for (let i = 0; i < 50 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
     await unlisten();
     assert.deepEqual(received, ['hello']);
+  });
+});
+
+/**
+ * Database.batch on any engine: `workspaces` (name unique) as the table written. Used by the
+ * store suite on both backends and by the in-process PGlite below.
+ */
+async function batchContract(db: Database): Promise<void> {
+  const names = async () => (await db.query<{ name: string }>("SELECT name FROM workspaces WHERE name LIKE 'batch-%' ORDER BY name")).rows.map((row) => row.name);
+  assert.deepEqual(await db.batch([]), []);
+  const results = await db.batch([
+    { sql: 'INSERT INTO workspaces (name) VALUES ($1) RETURNING name', params: ['batch-a'] },
+    { sql: "INSERT INTO workspaces (name) VALUES ('batch-b')" },
+    { sql: "SELECT count(*)::int AS n FROM workspaces WHERE name LIKE 'batch-%'" },
+  ]);
+  assert.deepEqual(results.map((result) => result.rows), [[{ name: 'batch-a' }], [], [{ n: 2 }]], 'each statement sees the ones before it');
+  assert.deepEqual(results.slice(0, 2).map((result) => result.affectedRows), [1, 1]);
+  // A guarded statement that returns nothing ends the batch; what ran before it is committed.
+  const stopped = await db.batch([
+    { sql: 'INSERT INTO workspaces (name) VALUES ($1)', params: ['batch-c'] },
+    { sql: 'SELECT name FROM workspaces WHERE name = $1', params: ['batch-none'], stopIfEmpty: true },
+    { sql: 'INSERT INTO workspaces (name) VALUES ($1)', params: ['batch-d'] },
+  ]);
+  assert.equal(stopped.length, 2);
+  assert.deepEqual(await names(), ['batch-a', 'batch-b', 'batch-c']);
+  // A guarded statement that returns rows does not stop it.
+  const went = await db.batch([
+    { sql: 'SELECT name FROM workspaces WHERE name = $1', params: ['batch-a'], stopIfEmpty: true },
+    { sql: 'INSERT INTO workspaces (name) VALUES ($1)', params: ['batch-e'] },
+  ]);
+  assert.equal(went.length, 2);
+  // A failing statement (unique violation, in the middle) rolls the whole batch back, with its SQLSTATE.
+  await assert.rejects(
+    db.batch([
+      { sql: 'INSERT INTO workspaces (name) VALUES ($1)', params: ['batch-f'] },
+      { sql: 'INSERT INTO workspaces (name) VALUES ($1)', params: ['batch-a'] },
+      { sql: 'INSERT INTO workspaces (name) VALUES ($1)', params: ['batch-g'] },
+    ]),
+    (error: Error & { code?: string }) => error.code === '23505',
+  );
+  assert.deepEqual(await names(), ['batch-a', 'batch-b', 'batch-c', 'batch-e']);
+  // The store works on after a failed batch: statements, transactions and batches alike.
+  await db.transaction(async (tx) => tx.query("INSERT INTO workspaces (name) VALUES ('batch-h')"));
+  await db.batch([{ sql: "DELETE FROM workspaces WHERE name LIKE 'batch-%'" }]);
+  assert.deepEqual(await names(), []);
+}
+
+describe('PGlite in this thread (the build-time template)', () => {
+  it('runs a batch as the other engines do', async () => {
+    const [{ PGlite }, { inProcessDatabase }] = await Promise.all([import('@electric-sql/pglite'), import('./pglite-in-process.ts')]);
+    const db = inProcessDatabase(await PGlite.create());
+    try {
+      await db.exec('CREATE TABLE workspaces (id serial PRIMARY KEY, name text NOT NULL UNIQUE)');
+      await batchContract(db);
+    } finally {
+      await db.close();
+    }
   });
 });
 

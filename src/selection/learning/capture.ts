@@ -3,10 +3,11 @@
  * Turns a committed outcome into learned examples (DESIGN §3.10, issue #13). Only a successful
  * outcome teaches, and only its called tools that the loop guard did not flag, that are not
  * quarantined and whose learning an admin has not switched off. The request is redacted
- * before anything is written; the caps are applied in the same transaction.
+ * before anything is written; the block check, the write and the caps are one transaction (one
+ * `Database.batch`: with the quarantine check, two round trips per learned tool, issue #28).
  */
 import type { Database } from '../../store/database.ts';
-import { findEventRequest, isLearningBlocked, upsertLearnedExample, type LearnedExampleRow } from '../../store/repositories/learned-examples.ts';
+import { findEventRequest, writeLearnedExample, type LearnedExampleRow, type LearnedExampleWrite } from '../../store/repositories/learned-examples.ts';
 import type { OutcomeObservation } from '../engine/types.ts';
 import { redact, textKey } from './redact.ts';
 import type { MissedRequest } from './missed-requests.ts';
@@ -84,11 +85,10 @@ export async function captureObservation(deps: CaptureDeps, observation: Outcome
   for (const toolId of new Set(observation.calledToolIds)) {
     if (flagged.has(toolId)) result.skipped.push('flagged');
     else if (await quarantined(deps.isQuarantined, toolId)) result.skipped.push('quarantined');
-    else if (await isLearningBlocked(db, orgScope, toolId)) result.skipped.push('blocked');
-    else {
-      await writeExample(deps, result, { orgScope, toolId, text: example.text, textKey: example.key, contributor, source: observation.source, at: deps.clock() });
+    // The block is checked by the write itself (issue #28: one message, not a read and then a transaction).
+    else if (await writeExample(deps, result, { orgScope, toolId, text: example.text, textKey: example.key, contributor, source: observation.source, at: deps.clock() }, { unlessBlocked: true })) {
       result.learned.push(toolId);
-    }
+    } else result.skipped.push('blocked');
   }
   return result;
 }
@@ -126,9 +126,14 @@ export async function teachMissed(deps: CaptureDeps, found: CaptureResult, sourc
   return result;
 }
 
-/** One example written with its caps applied, in one transaction; the rows recorded on `result`. */
-async function writeExample(deps: CaptureDeps, result: CaptureResult, write: Parameters<typeof upsertLearnedExample>[1]): Promise<void> {
-  const { written, removed } = await deps.db.transaction((tx) => upsertLearnedExample(tx, write, { perTool: deps.settings.perToolCap, perContributor: perContributorCap(deps.settings) }));
-  result.written.push(written);
-  result.removed.push(...removed);
+/**
+ * One example written with its caps applied, in one transaction (one batch); the rows recorded
+ * on `result`. With `unlessBlocked`, false when the tool's learning is off (nothing written).
+ */
+async function writeExample(deps: CaptureDeps, result: CaptureResult, write: LearnedExampleWrite, options: { unlessBlocked?: boolean } = {}): Promise<boolean> {
+  const outcome = await writeLearnedExample(deps.db, write, { perTool: deps.settings.perToolCap, perContributor: perContributorCap(deps.settings) }, options);
+  if (outcome === undefined) return false;
+  result.written.push(outcome.written);
+  result.removed.push(...outcome.removed);
+  return true;
 }

@@ -227,9 +227,7 @@ export function createLearning(options: LearningOptions): Learning {
     trail.remember(key, [...trail.previous(key, now), ...called], now);
     if (pairs.length === 0) return;
     const at = clock();
-    await db.transaction((tx) =>
-      recordTransitions(tx, pairs.map(([fromTool, toTool]) => ({ orgScope, fromTool, toTool, contributor, at })), { perTool: settings.perToolCap }),
-    );
+    await recordTransitions(db, pairs.map(([fromTool, toTool]) => ({ orgScope, fromTool, toTool, contributor, at })), { perTool: settings.perToolCap });
     counters.transitions += pairs.length;
     // A scope held in memory is re-read (counts are per distinct contributor, which the database knows).
     if (transitionScopes.has(orgScope)) await reloadTransitions(orgScope);

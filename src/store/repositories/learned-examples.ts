@@ -4,7 +4,7 @@
  * tool, contributor, normalised text), written already redacted by selection/learning, with
  * the per-contributor and per-tool caps applied in the same transaction as the write.
  */
-import type { Queryable } from '../database.ts';
+import type { Database, Queryable } from '../database.ts';
 import { notFound } from '../../core/errors.ts';
 import { isForeignKeyViolation, isUuid, timeParam, toDate } from './mapping.ts';
 
@@ -50,29 +50,22 @@ function toRow(row: Row): LearnedExampleRow {
 
 const COLUMNS = 'id, org_scope, tool_id, text, contributor, source, hits, created_at, last_seen_at';
 
-/**
- * Writes one example (a repeat of the same normalised text by the same contributor only bumps
- * `hits` and `last_seen_at`), then trims by recency: the contributor keeps at most
- * `perContributor` examples of the tool, the tool at most `perTool` in the scope.
- * Returns the written row and the ids removed by the trims (it may be among them).
- */
-export async function upsertLearnedExample(
-  tx: Queryable,
-  write: LearnedExampleWrite,
-  caps: { perTool: number; perContributor: number },
-): Promise<{ written: LearnedExampleRow; removed: string[] }> {
-  const { rows } = await tx.query<Row>(
-    `INSERT INTO learned_examples (org_scope, tool_id, text, text_key, contributor, source, created_at, last_seen_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::timestamptz, $7::timestamptz)
-     ON CONFLICT (org_scope, tool_id, contributor, text_key)
+const UPSERT_COLUMNS = 'org_scope, tool_id, text, text_key, contributor, source, created_at, last_seen_at';
+const ON_CONFLICT = `ON CONFLICT (org_scope, tool_id, contributor, text_key)
      DO UPDATE SET hits = learned_examples.hits + 1, last_seen_at = EXCLUDED.last_seen_at, text = EXCLUDED.text
-     RETURNING ${COLUMNS}`,
-    [write.orgScope, write.toolId, write.text, write.textKey, write.contributor, write.source, timeParam(write.at)],
-  );
-  // Both trims in one statement (issue #28: one statement fewer per learned call): the
-  // contributor's cap first, then the tool's over what that leaves, as two DELETEs in a row did.
-  const trimmed = await tx.query<{ id: string }>(
-    `WITH by_contributor AS (
+     RETURNING ${COLUMNS}`;
+const UPSERT = `INSERT INTO learned_examples (${UPSERT_COLUMNS})
+     VALUES ($1, $2, $3, $4, $5, $6, $7::timestamptz, $7::timestamptz)
+     ${ON_CONFLICT}`;
+// The same write, unless an admin switched the tool's learning off in this scope or in every
+// scope (asked in a statement of its own before, issue #28): then no row comes back.
+const UPSERT_UNLESS_BLOCKED = `INSERT INTO learned_examples (${UPSERT_COLUMNS})
+     SELECT $1::text, $2::uuid, $3::text, $4::text, $5::text, $6::text, $7::timestamptz, $7::timestamptz
+      WHERE NOT EXISTS (SELECT 1 FROM learned_example_blocks b WHERE b.tool_id = $2::uuid AND (b.org_scope IS NULL OR b.org_scope = $1::text))
+     ${ON_CONFLICT}`;
+// Both trims in one statement (issue #28: one statement fewer per learned call): the
+// contributor's cap first, then the tool's over what that leaves, as two DELETEs in a row did.
+const TRIM = `WITH by_contributor AS (
        SELECT id FROM learned_examples WHERE org_scope = $1 AND tool_id = $2 AND contributor = $3
         ORDER BY last_seen_at DESC, id DESC OFFSET $4
      ), by_tool AS (
@@ -80,19 +73,34 @@ export async function upsertLearnedExample(
         ORDER BY last_seen_at DESC, id DESC OFFSET $5
      )
      DELETE FROM learned_examples WHERE id IN (SELECT id FROM by_contributor UNION ALL SELECT id FROM by_tool)
-     RETURNING id`,
-    [write.orgScope, write.toolId, write.contributor, caps.perContributor, caps.perTool],
-  );
-  return { written: toRow(rows[0]!), removed: trimmed.rows.map((row) => row.id) };
-}
+     RETURNING id`;
 
-/** True when learning is switched off for the tool in this scope or in every scope. */
-export async function isLearningBlocked(db: Queryable, orgScope: string, toolId: string): Promise<boolean> {
-  const { rows } = await db.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM learned_example_blocks WHERE tool_id = $1 AND (org_scope IS NULL OR org_scope = $2)',
-    [toolId, orgScope],
-  );
-  return Number(rows[0]?.n ?? 0) > 0;
+/**
+ * Writes one example (a repeat of the same normalised text by the same contributor only bumps
+ * `hits` and `last_seen_at`), then trims by recency: the contributor keeps at most
+ * `perContributor` examples of the tool, the tool at most `perTool` in the scope. Write and
+ * trims are one `Database.batch` (one transaction; one message to the embedded store's thread,
+ * issue #28: it was begin, write, trim and commit). With `unlessBlocked`, nothing is written
+ * (and nothing trimmed) when the tool's learning is off in the scope or everywhere: undefined.
+ * Returns the written row and the ids removed by the trims (it may be among them).
+ */
+export async function writeLearnedExample(
+  db: Database,
+  write: LearnedExampleWrite,
+  caps: { perTool: number; perContributor: number },
+  options: { unlessBlocked?: boolean } = {},
+): Promise<{ written: LearnedExampleRow; removed: string[] } | undefined> {
+  const [upserted, trimmed] = await db.batch([
+    {
+      sql: options.unlessBlocked ? UPSERT_UNLESS_BLOCKED : UPSERT,
+      params: [write.orgScope, write.toolId, write.text, write.textKey, write.contributor, write.source, timeParam(write.at)],
+      stopIfEmpty: true,
+    },
+    { sql: TRIM, params: [write.orgScope, write.toolId, write.contributor, caps.perContributor, caps.perTool] },
+  ]);
+  const row = upserted?.rows[0] as Row | undefined;
+  if (row === undefined) return undefined;
+  return { written: toRow(row), removed: (trimmed?.rows ?? []).map((removed) => String(removed.id)) };
 }
 
 /** The examples of one scope that may rank (blocked tools left out), oldest first. */

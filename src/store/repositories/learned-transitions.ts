@@ -4,7 +4,7 @@
  * tool, to tool, contributor), written by selection/learning from guarded successful calls, with
  * the per-tool cap applied in the same transaction as the write.
  */
-import type { Queryable } from '../database.ts';
+import type { BatchStatement, Database, Queryable } from '../database.ts';
 import { timeParam } from './mapping.ts';
 
 /** A transition to record. */
@@ -25,28 +25,32 @@ export interface TransitionCount {
 
 /**
  * Records transitions (a contributor's repeat bumps `hits` and `last_seen_at`), then keeps at
- * most `perTool` rows per (scope, from tool), the least recently seen going first.
+ * most `perTool` rows per (scope, from tool), the least recently seen going first: every write
+ * and trim in one `Database.batch` (one transaction; one message to the embedded store's thread
+ * instead of begin, a statement each and commit, issue #28).
  */
-export async function recordTransitions(tx: Queryable, writes: readonly TransitionWrite[], caps: { perTool: number }): Promise<void> {
+export async function recordTransitions(db: Database, writes: readonly TransitionWrite[], caps: { perTool: number }): Promise<void> {
+  const statements: BatchStatement[] = [];
   for (const write of writes) {
     if (write.fromTool === write.toTool) continue;
-    await tx.query(
-      `INSERT INTO learned_transitions (org_scope, from_tool, to_tool, contributor, created_at, last_seen_at)
+    statements.push({
+      sql: `INSERT INTO learned_transitions (org_scope, from_tool, to_tool, contributor, created_at, last_seen_at)
        VALUES ($1, $2, $3, $4, $5::timestamptz, $5::timestamptz)
        ON CONFLICT (org_scope, from_tool, to_tool, contributor)
        DO UPDATE SET hits = learned_transitions.hits + 1, last_seen_at = EXCLUDED.last_seen_at`,
-      [write.orgScope, write.fromTool, write.toTool, write.contributor, timeParam(write.at)],
-    );
+      params: [write.orgScope, write.fromTool, write.toTool, write.contributor, timeParam(write.at)],
+    });
   }
   for (const key of new Set(writes.map((write) => `${write.orgScope}\u0000${write.fromTool}`))) {
     const [orgScope, fromTool] = key.split('\u0000') as [string, string];
-    await tx.query(
-      `DELETE FROM learned_transitions WHERE (org_scope, from_tool, to_tool, contributor) IN (
+    statements.push({
+      sql: `DELETE FROM learned_transitions WHERE (org_scope, from_tool, to_tool, contributor) IN (
          SELECT org_scope, from_tool, to_tool, contributor FROM learned_transitions WHERE org_scope = $1 AND from_tool = $2
           ORDER BY last_seen_at DESC, to_tool DESC, contributor DESC OFFSET $3)`,
-      [orgScope, fromTool, caps.perTool],
-    );
+      params: [orgScope, fromTool, caps.perTool],
+    });
   }
+  await db.batch(statements);
 }
 
 /** The transitions of one scope that may rank (tools whose learning is off on either side left out). */
