@@ -125,4 +125,30 @@ describe('the OpenAPI document', () => {
     await api.request('/openapi.json');
     assert.equal(reads, 1);
   });
+
+  it('sets x-request-id on a route\'s own response without copying it (issue #28: a copy turns the answer into a web stream)', async () => {
+    const whole = new Response('{"ok":true}', { headers: { 'content-type': 'application/json' } });
+    const frozen = Response.redirect('http://127.0.0.1/elsewhere', 302);
+    const raw = createApi({
+      apiKeys: { authenticate: () => Promise.reject(new Error('no keys here')) },
+      modules: [
+        {
+          register: (app) => {
+            app.get('/whole', () => whole);
+            app.get('/frozen', () => frozen);
+          },
+          openapi: {},
+          publicPaths: ['/whole', '/frozen'],
+        },
+      ],
+    });
+    const answered = await raw.request('/whole', { headers: { 'x-request-id': 'req-1' } });
+    assert.equal(answered, whole, 'the response the route returned');
+    assert.equal(answered.headers.get('x-request-id'), 'req-1');
+    assert.deepEqual(await answered.json(), { ok: true });
+    // Immutable headers (a redirect's): Hono's copy still carries the id.
+    const copied = await raw.request('/frozen', { headers: { 'x-request-id': 'req-2' } });
+    assert.notEqual(copied, frozen);
+    assert.equal(copied.headers.get('x-request-id'), 'req-2');
+  });
 });
