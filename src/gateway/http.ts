@@ -374,7 +374,7 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
     if (request.method === 'POST') {
       const post = await readSessionPost(request, maxBodyBytes);
       if (post.response) return post.response;
-      const whole = post.parsedBody === undefined ? undefined : existing.lane?.serve(post.request, post.parsedBody);
+      const whole = post.parsedBody === undefined ? undefined : existing.lane.serve(post.request, post.parsedBody);
       response = await (whole ?? existing.transport.handleRequest(post.request, post.parsedBody === undefined ? undefined : { parsedBody: post.parsedBody }));
     } else response = await existing.transport.handleRequest(request);
     if (stored && request.method === 'DELETE' && response.ok) await stored.end(sessionId);

@@ -41,7 +41,7 @@ export interface HttpSession {
   /** The forwarding state (log level, subscriptions) as last written (JSON; default 'null'). */
   savedForwarding?: string;
   /** Answers a POST of one request whole when it is ready soon (issue #28, `session-post-lane`). */
-  lane?: SessionPostLane;
+  lane: SessionPostLane;
 }
 
 /** What the client declared at initialize (stored with the session). */
