@@ -59,7 +59,8 @@ interface HeldAnswer {
   resolve(response: Response): void;
 }
 
-function isResponse(message: JSONRPCMessage): boolean {
+/** A JSON-RPC result or error (what ends a request), as the session's `send` wrappers tell them apart. */
+export function isResponse(message: JSONRPCMessage): boolean {
   return 'id' in message && ('result' in message || 'error' in message);
 }
 
@@ -256,13 +257,19 @@ export class SessionPostLane {
   #answerWhole(held: HeldAnswer): void {
     clearTimeout(held.timer);
     this.#held.delete(held.message.id);
+    this.#resolveWhole(held);
+  }
+
+  /** Resolves a held request with what it collected, as one SSE body. */
+  #resolveWhole(held: HeldAnswer): void {
     void this.#sseBody(held).then((body) => held.resolve(new Response(body, { status: 200, headers: this.#sseHeaders() })));
   }
 
   /** The SSE events of a held answer, stored in the event store as the SDK stores them. */
   async #sseBody(held: HeldAnswer): Promise<string> {
     const store = this.#eventStore;
-    if (!store) return held.events.map((message) => `event: message\ndata: ${JSON.stringify(message)}\n\n`).join('');
+    const withoutIds = () => held.events.map((message) => `event: message\ndata: ${JSON.stringify(message)}\n\n`).join('');
+    if (!store) return withoutIds();
     try {
       const streamId = randomUUID();
       let body = '';
@@ -271,7 +278,7 @@ export class SessionPostLane {
       return body;
     } catch {
       // The answer still goes out (as the event stores fail open), without ids to resume from.
-      return held.events.map((message) => `event: message\ndata: ${JSON.stringify(message)}\n\n`).join('');
+      return withoutIds();
     }
   }
 
@@ -321,7 +328,7 @@ export class SessionPostLane {
     for (const held of this.#held.values()) {
       if (held.handingOver) continue; // the SDK closes its stream
       clearTimeout(held.timer);
-      void this.#sseBody(held).then((body) => held.resolve(new Response(body, { status: 200, headers: this.#sseHeaders() })));
+      this.#resolveWhole(held);
     }
     this.#held.clear();
   }

@@ -18,12 +18,11 @@
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../core/logger.ts';
 import type { SessionStore, StoredSession } from '../sessions/index.ts';
 import type { SessionIdentity } from './backend.ts';
 import type { Gateway, GatewaySession } from './gateway.ts';
-import { SessionPostLane } from './session-post-lane.ts';
+import { SessionPostLane, isResponse } from './session-post-lane.ts';
 import { FORWARDING_EXTENSION, applyForwardingState, forwardingStateOf } from './session-forwarding-state.ts';
 import type { SessionOwner } from './session-registry.ts';
 
@@ -79,9 +78,6 @@ function adoptClient(server: Server, client: Record<string, unknown>): void {
   fields._clientVersion = client.clientInfo ?? undefined;
 }
 
-function isResponse(message: JSONRPCMessage): boolean {
-  return 'id' in message && ('result' in message || 'error' in message);
-}
 
 /** Stored-session support of the HTTP front. */
 export class StoredSessions {
