@@ -5,6 +5,11 @@
  * `refreshMs` (other replicas' learning). Updates are differential: a capture's written rows
  * and trimmed ids are applied to the scope's rows in memory (no re-read), only texts not seen
  * before are embedded (vectors cached by example id and text), then the matrix is rebuilt.
+ * An overlay depends only on its rows' id, tool, contributor and text, so a capture that only
+ * refreshed an example (a repeat bumps its hit count and recency) and a periodic re-read that
+ * found the same rows keep the overlay as built (issue #28: under a steady stream of repeated
+ * requests nearly every capture is a refresh, and each rebuilt the scope's matrix and agreement
+ * weights, ~5 % of the server's allocation under the 150-session bench).
  */
 import type { Logger } from '../../core/logger.ts';
 import type { Database } from '../../store/database.ts';
@@ -59,8 +64,13 @@ export function createScopeOverlays(deps: {
   }
 
   async function reload(orgScope: string): Promise<void> {
-    const rows = await loadScopeExamples(deps.db, orgScope);
-    await build(orgScope, new Map(rows.map((row) => [row.id, row])), deps.now());
+    const rows = new Map((await loadScopeExamples(deps.db, orgScope)).map((row) => [row.id, row] as const));
+    const entry = held.get(orgScope);
+    if (entry && sameRows(entry.rows, rows)) {
+      held.set(orgScope, { ...entry, at: deps.now() });
+      return;
+    }
+    await build(orgScope, rows, deps.now());
   }
 
   function totalExamples(): number {
@@ -98,7 +108,7 @@ export function createScopeOverlays(deps: {
     reload,
     async apply(orgScope, written, removed) {
       const entry = held.get(orgScope);
-      if (!entry) return;
+      if (!entry || !changesRows(entry.rows, written, removed)) return;
       const rows = new Map(entry.rows);
       for (const row of written) rows.set(row.id, { id: row.id, toolId: row.toolId, contributor: row.contributor, text: row.text });
       for (const id of removed) rows.delete(id);
@@ -109,4 +119,22 @@ export function createScopeOverlays(deps: {
     },
     stats: () => ({ scopes: held.size, examples: totalExamples(), vectorsCached: vectors.size }),
   };
+}
+
+/** Whether a row holds what an overlay is built from (id, tool, contributor, text) the same as another. */
+function sameRow(a: ScopeRow | undefined, b: ScopeRow): boolean {
+  return a !== undefined && a.id === b.id && a.toolId === b.toolId && a.contributor === b.contributor && a.text === b.text;
+}
+
+/** Whether two scopes' rows build the same overlay. */
+function sameRows(held: ReadonlyMap<string, ScopeRow>, loaded: ReadonlyMap<string, ScopeRow>): boolean {
+  if (held.size !== loaded.size) return false;
+  for (const row of loaded.values()) if (!sameRow(held.get(row.id), row)) return false;
+  return true;
+}
+
+/** Whether applying written rows and removed ids to a scope's rows changes what its overlay is built from. */
+function changesRows(rows: ReadonlyMap<string, ScopeRow>, written: readonly ScopeRow[], removed: ReadonlySet<string>): boolean {
+  for (const id of removed) if (rows.has(id)) return true;
+  return written.some((row) => !sameRow(rows.get(row.id), row));
 }
