@@ -17,6 +17,7 @@ import { createApi } from '../api/app.ts';
 import { createBuiltInAuthorizationServer } from './authorization-server.ts';
 import type { ExposureMode, SessionIdentity } from '../gateway/backend.ts';
 import { createGateway, type Gateway } from '../gateway/gateway.ts';
+import { TurnGate } from '../gateway/turn-gate.ts';
 import { runStdioGateway, type StdioGateway } from '../gateway/stdio.ts';
 import { identityFromFlags } from '../gateway/identity.ts';
 import { controlSocketPath, startControlSocket, type ControlSocket, type ForwardedRunner, type StdioSessionOpener } from '../store/control-socket.ts';
@@ -24,6 +25,7 @@ import { createGatewayBackend } from './gateway-backend.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { createResourceServer } from './resource-server.ts';
 import { createHttpGuard } from './http-limits.ts';
+import { pacedServerFactory } from './front-pacing.ts';
 import { META_TOOL_NAMES, SEARCH_TOOLS } from '../gateway/meta-tools.ts';
 import { createAppSessionStore, registerSessionJobs } from './stored-sessions.ts';
 import { loadSecretKey } from '../plugins/secret-box.ts';
@@ -187,6 +189,8 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
     ownerOf: (principal) => ({ key: principal.keyId, org: principal.orgId }),
     allowedHosts,
     challenge: resourceServer.challenge,
+    // Issue #28: MCP POSTs wait for their turn before the API app builds anything for them.
+    pacing: 'external',
   });
   const api = createApi({
     apiKeys: app.apiKeys,
@@ -200,7 +204,7 @@ export async function serveHttp(app: App, options: ServeOptions & { host: string
   const guard = createHttpGuard(app.config.http, (request: Request, env: { incoming?: unknown }) =>
     authorizationServer?.server.handles(request) ? authorizationServer.server.fetch(request, env as never) : api.fetch(request, env),
   );
-  const server = serve({ fetch: guard.fetch, hostname: host, port, serverOptions: guard.serverOptions });
+  const server = serve({ fetch: guard.fetch, hostname: host, port, serverOptions: guard.serverOptions, createServer: pacedServerFactory(new TurnGate()) });
   guard.attach(server as HttpServerType);
   authorizationServer?.attach(server as HttpServerType);
   const unwatch = app.telemetry.watch({ sessions: [() => mcp.handler.sessionCount] });

@@ -77,8 +77,11 @@ export interface McpHttpHandlerOptions<P> {
    * (default `DEFAULT_ANSWER_HOLD_MS`).
    */
   answerHoldMs?: number;
-  /** POSTs started per event-loop turn and most waiting for one (see `TurnGate`). */
-  pacing?: Partial<TurnGateOptions>;
+  /**
+   * POSTs started per event-loop turn and most waiting for one (see `TurnGate`); `'external'`:
+   * the host paces them before this handler (`composition/front-pacing.ts`), which starts them at once.
+   */
+  pacing?: Partial<TurnGateOptions> | 'external';
   /** Sessions in the database, servable by any replica (issue #16); none: in this process only. */
   sessionStore?: SessionStore;
   /** Times and traces each session's MCP requests at its transport (issue #16). */
@@ -105,9 +108,14 @@ function jsonRpcError(status: number, code: number, message: string, headers: Re
   });
 }
 
+/** The JSON-RPC body of an overload refusal (also written by the host's front pacing). */
+export function overloadedBody(message: string): string {
+  return JSON.stringify({ jsonrpc: '2.0', error: { code: OVERLOADED_ERROR_CODE, message }, id: null });
+}
+
 /** 503 with Retry-After: the gateway is full or overloaded; the client should come back later. */
 function overloadedResponse(message: string, retryAfterSeconds: number): Response {
-  return jsonRpcError(503, OVERLOADED_ERROR_CODE, message, { 'retry-after': String(retryAfterSeconds) });
+  return new Response(overloadedBody(message), { status: 503, headers: { 'content-type': 'application/json', 'retry-after': String(retryAfterSeconds) } });
 }
 
 function hostnameOf(hostHeader: string): string | undefined {
@@ -213,7 +221,7 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
   const allowedHosts = options.allowedHosts ?? LOOPBACK_HOSTS;
   const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
   const sessions = new Map<string, HttpSession>();
-  const gate = new TurnGate({ ...DEFAULT_TURN_GATE, ...options.pacing });
+  const gate = options.pacing === 'external' ? undefined : new TurnGate({ ...DEFAULT_TURN_GATE, ...options.pacing });
   const stored = options.sessionStore ? new StoredSessions(options.sessionStore, gateway, logger) : undefined;
   // Concurrent first requests of one stored session on this replica share one restore.
   const restoring = new Map<string, Promise<HttpSession | undefined>>();
@@ -272,6 +280,7 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
 
   /** Waits for this request's turn; a refusal when too many wait. */
   async function turn(): Promise<Response | undefined> {
+    if (!gate) return undefined;
     try {
       await gate.enter();
       return undefined;
