@@ -33,11 +33,14 @@ import { benchModernReplicas } from './replicas-modern.ts';
 
 /**
  * The load bench's size (full length by default, shorter for iterations) and, with
- * QUIVER_BENCH_GATEWAY_LOAD_CPU_PROF set to a folder, a CPU profile of the server written there.
+ * QUIVER_BENCH_GATEWAY_LOAD_CPU_PROF set to a folder, a CPU profile of the server written there;
+ * QUIVER_BENCH_GATEWAY_LOAD_STAGGER_MS (0 or more) spreads the sessions' first requests.
  */
-function gatewayLoadSize(): { sessions: number; durationMs: number; serverNodeArgs: string[] } {
+function gatewayLoadSize(): { sessions: number; durationMs: number; serverNodeArgs: string[]; staggerMs?: number } {
   const profileDir = process.env.QUIVER_BENCH_GATEWAY_LOAD_CPU_PROF;
+  const stagger = Number(process.env.QUIVER_BENCH_GATEWAY_LOAD_STAGGER_MS);
   return {
+    ...(process.env.QUIVER_BENCH_GATEWAY_LOAD_STAGGER_MS !== undefined && Number.isInteger(stagger) && stagger >= 0 ? { staggerMs: stagger } : {}),
     sessions: envCount('QUIVER_BENCH_GATEWAY_LOAD_SESSIONS', 150),
     durationMs: envCount('QUIVER_BENCH_GATEWAY_LOAD_MS', 60_000),
     serverNodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
@@ -138,7 +141,7 @@ export const benchSections: BenchSection[] = [
   },
   {
     name: 'gatewayLoad',
-    target: 'issue #28: 150 MCP sessions, search + call over HTTP for 60 s on the embedded default: 0 errors, search p99 ≤ 250 ms, ≥ 2× the searches per server CPU-second measured at filing (QUIVER_BENCH_GATEWAY_LOAD_SESSIONS, default 150; QUIVER_BENCH_GATEWAY_LOAD_MS, default 60000; QUIVER_BENCH_GATEWAY_LOAD_CPU_PROF, a folder for a CPU profile of the server)',
+    target: 'issue #28: 150 MCP sessions, search + call over HTTP for 60 s on the embedded default: 0 errors, search p99 ≤ 250 ms, ≥ 2× the searches per server CPU-second measured at filing (QUIVER_BENCH_GATEWAY_LOAD_SESSIONS, default 150; QUIVER_BENCH_GATEWAY_LOAD_MS, default 60000; QUIVER_BENCH_GATEWAY_LOAD_CPU_PROF, a folder for a CPU profile of the server; QUIVER_BENCH_GATEWAY_LOAD_STAGGER_MS, default 250: the first requests of the sessions spread over it, 0 all at once)',
     run: () => benchGatewayLoad(gatewayLoadSize()),
   },
   {
