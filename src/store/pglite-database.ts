@@ -70,8 +70,14 @@ export async function openPGlite(options: OpenPGliteOptions = {}): Promise<Datab
     }
   }
   const thread = new PGliteThread();
-  const open = async (template: Uint8Array | undefined) =>
-    thread.request({ op: 'open', ...(dataDir === undefined ? {} : { dataDir }), ...(template === undefined ? {} : { template }), ...(await engineArtifacts()), settings: PGLITE_SETTINGS });
+  const open = async (template: Uint8Array | undefined) => {
+    const artifacts = await readEngineArtifacts();
+    // The bundle is moved to the thread, not copied: this thread keeps no 6 MB copy of it.
+    return thread.request(
+      { op: 'open', ...(dataDir === undefined ? {} : { dataDir }), ...(template === undefined ? {} : { template }), ...artifacts, settings: PGLITE_SETTINGS },
+      [artifacts.fsBundle],
+    );
+  };
   try {
     try {
       await open(loadDataDir);
@@ -92,10 +98,11 @@ export async function openPGlite(options: OpenPGliteOptions = {}): Promise<Datab
   return db;
 }
 
-interface EngineArtifacts {
+export interface EngineArtifacts {
   wasmModule: WebAssembly.Module;
   initdbWasmModule: WebAssembly.Module;
-  fsBundle: Blob;
+  /** pglite.data, PGlite's file-system bundle, as read from disk: transferred to the thread. */
+  fsBundle: ArrayBuffer;
 }
 type CompiledEngine = Pick<EngineArtifacts, 'wasmModule' | 'initdbWasmModule'>;
 let compiled: Promise<CompiledEngine> | undefined;
@@ -106,11 +113,14 @@ let compiled: Promise<CompiledEngine> | undefined;
  * thread compiling its own copy made a process that opens many stores (the test suite, the
  * benches) pay the compile per store. The bundle (6 MB) is read for each open instead of kept:
  * a server opens one store, and a kept copy stayed resident in it for nothing (seen in an idle
- * server's heap snapshot). A failed compile is not kept: the next open tries again.
+ * server's heap snapshot). It crosses as a transferred ArrayBuffer, which PGlite's file system
+ * then owns (its files are views of it): as a Blob it was a second 6 MB copy, and PGlite's
+ * options, which its module's callbacks keep, held that Blob for the life of the store
+ * (issue #28). A failed compile is not kept: the next open tries again.
  */
 let pgliteDist: string | undefined;
 
-async function engineArtifacts(): Promise<EngineArtifacts> {
+export async function readEngineArtifacts(): Promise<EngineArtifacts> {
   // Resolved once: the package's folder does not move while the process runs.
   const dist = (pgliteDist ??= dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')));
   if (!compiled) {
@@ -126,8 +136,10 @@ async function engineArtifacts(): Promise<EngineArtifacts> {
       if (compiled === compiling) compiled = undefined;
     });
   }
-  const [engine, fsBundle] = await Promise.all([compiled, readFile(join(dist, 'pglite.data')).then((bytes) => new Blob([bytes]))]);
-  return { ...engine, fsBundle };
+  const [engine, bytes] = await Promise.all([compiled, readFile(join(dist, 'pglite.data'))]);
+  // A file read whole gets a buffer of its own (not Node's shared pool); copied if it ever did not.
+  const fsBundle = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+  return { ...engine, fsBundle: fsBundle as ArrayBuffer };
 }
 
 /**

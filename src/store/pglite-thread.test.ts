@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { sqlStateOf } from './database-errors.ts';
-import { openPGlite, pgliteMemory } from './pglite-database.ts';
+import { openPGlite, PGLITE_SETTINGS, pgliteMemory, readEngineArtifacts } from './pglite-database.ts';
+import { PGliteThread } from './pglite-thread.ts';
 
 /** How many 5 ms timer turns the event loop ran while `work` was pending. */
 async function turnsDuring(work: Promise<unknown>): Promise<number> {
@@ -143,6 +144,24 @@ describe('PGlite in a worker thread', () => {
       assert.deepEqual(heard, ['one']);
     } finally {
       await db.close();
+    }
+  });
+
+  // Issue #28: PGlite's file-system bundle (6 MB) was sent as a Blob, a copy PGlite's options
+  // then held for the store's life beside the buffer its files are views of.
+  it('moves the file-system bundle to the thread: no copy stays here, PGlite opens from it', async () => {
+    const artifacts = await readEngineArtifacts();
+    const bundle = artifacts.fsBundle;
+    assert.ok(bundle instanceof ArrayBuffer && bundle.byteLength > 1_000_000, 'the bundle is read as one ArrayBuffer');
+    const thread = new PGliteThread();
+    try {
+      await thread.request({ op: 'open', ...artifacts, settings: PGLITE_SETTINGS }, [bundle]);
+      assert.equal(bundle.byteLength, 0, 'the bundle was moved (detached here), not copied');
+      const result = await thread.request<{ rows: { answer: number }[] }>({ op: 'query', sql: 'SELECT 6 * 7 AS answer', params: [] });
+      assert.deepEqual(result.rows, [{ answer: 42 }]);
+    } finally {
+      await thread.request({ op: 'close' }).catch(() => {});
+      await thread.terminate();
     }
   });
 

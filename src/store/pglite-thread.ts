@@ -13,7 +13,7 @@ import { mapDatabaseError } from './database-errors.ts';
 
 /** What the worker is asked to do (pglite-worker.mjs implements each). */
 export type PGliteRequest =
-  | { op: 'open'; dataDir?: string; template?: Uint8Array; wasmModule?: WebAssembly.Module; initdbWasmModule?: WebAssembly.Module; fsBundle?: Blob; settings: string[] }
+  | { op: 'open'; dataDir?: string; template?: Uint8Array; wasmModule?: WebAssembly.Module; initdbWasmModule?: WebAssembly.Module; fsBundle?: ArrayBuffer; settings: string[] }
   | { op: 'query'; sql: string; params: readonly unknown[]; tx?: number }
   | { op: 'exec'; sql: string }
   | { op: 'batch'; statements: { sql: string; params: readonly unknown[]; stopIfEmpty?: boolean }[] }
@@ -73,14 +73,17 @@ export class PGliteThread {
     this.#worker.on('exit', (code) => this.#stop(new Error(`the embedded database thread exited (code ${code})`)));
   }
 
-  /** Sends one request; resolves to its result or rejects with the engine's error (mapped as in-thread). */
-  request<Result = unknown>(request: PGliteRequest): Promise<Result> {
+  /**
+   * Sends one request; resolves to its result or rejects with the engine's error (mapped as
+   * in-thread). Buffers in `transfer` are moved to the thread (detached here), not copied.
+   */
+  request<Result = unknown>(request: PGliteRequest, transfer: ArrayBuffer[] = []): Promise<Result> {
     if (this.#stopped) return Promise.reject(this.#stopped);
     const id = this.#nextId++;
     return new Promise<Result>((resolve, reject) => {
       this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
       try {
-        this.#worker.postMessage({ ...request, id });
+        this.#worker.postMessage({ ...request, id }, transfer);
       } catch (error) {
         // A parameter that cannot be cloned (a function, a symbol): the caller's mistake, said plainly.
         this.#settle(id);

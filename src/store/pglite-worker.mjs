@@ -107,18 +107,49 @@ function database() {
   return pg;
 }
 
+/**
+ * Opens PGlite. Its options object stays reachable for the life of the store (its Emscripten
+ * module's callbacks close over it), so what is only needed to start (the template's tar) is
+ * removed from it once PGlite is up. The file-system bundle arrives as a transferred ArrayBuffer
+ * and is handed over as is: PGlite asks for `fsBundle.arrayBuffer()` and its file system keeps
+ * views of that buffer, so a Blob would have been a second copy held beside it (issue #28).
+ */
+/**
+ * The bundle as the Blob-like PGlite reads: the buffer itself the first time, a copy after (a
+ * new store's initdb starts a second PGlite from the same options; its files must not be views
+ * of the buffer the first one's files are).
+ * @param {ArrayBuffer} bundle
+ */
+function bundleOnce(bundle) {
+  let given = false;
+  const arrayBuffer = async () => {
+    if (given) return bundle.slice(0);
+    given = true;
+    return bundle;
+  };
+  return /** @type {Blob} */ (/** @type {unknown} */ ({ arrayBuffer }));
+}
+
 async function open(request) {
   if (pg) throw new Error('the embedded database is already open');
-  pg = await PGlite.create({
+  /** @type {ArrayBuffer | undefined} */
+  const bundle = request.fsBundle;
+  /** @type {import('@electric-sql/pglite').PGliteOptions} */
+  const options = {
     ...(request.dataDir === undefined ? {} : { dataDir: request.dataDir }),
     ...(request.template === undefined ? {} : { loadDataDir: new Blob([request.template], { type: 'application/x-tar' }) }),
     ...(request.wasmModule === undefined ? {} : { pgliteWasmModule: request.wasmModule }),
     ...(request.initdbWasmModule === undefined ? {} : { initdbWasmModule: request.initdbWasmModule }),
-    ...(request.fsBundle === undefined ? {} : { fsBundle: request.fsBundle }),
+    ...(bundle === undefined ? {} : { fsBundle: bundleOnce(bundle) }),
     extensions: { vector },
     parsers,
     postgresqlconf: request.settings,
-  });
+  };
+  request.template = undefined;
+  request.fsBundle = undefined;
+  pg = await PGlite.create(options);
+  delete options.loadDataDir;
+  delete options.fsBundle;
   statements = createStatements(pg);
   return undefined;
 }
