@@ -1,5 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { IterationGuard, hashArguments, loopGuidance, normalizeArguments, normalizeUrl } from './iteration-guard.ts';
 
 function setup(overrides: Partial<ConstructorParameters<typeof IterationGuard>[0]> = {}) {
@@ -12,6 +13,10 @@ describe('argument normalisation (seed 004 §7.2)', () => {
   test('key order, whitespace and undefined members do not change the hash', () => {
     assert.equal(hashArguments({ a: 1, b: ' x  y ' }), hashArguments({ b: 'x y', a: 1, c: undefined }));
     assert.equal(hashArguments(undefined), hashArguments({}));
+  });
+  test('the hash is the first 16 hex digits of the SHA-256 of the canonical normalised JSON (unchanged by the one-shot digest)', () => {
+    assert.equal(hashArguments({ b: ' x  y ', a: 1 }), createHash('sha256').update('{"a":1,"b":"x y"}').digest('hex').slice(0, 16));
+    assert.equal(hashArguments({ b: ' x  y ', a: 1 }), '6636d05d410fb2fe');
   });
   test('case is significant', () => {
     assert.notEqual(hashArguments({ file: 'Report.pdf' }), hashArguments({ file: 'report.pdf' }));

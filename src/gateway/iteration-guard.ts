@@ -7,7 +7,7 @@
  * append guidance to its result (§7.3). Exempt tools are never counted (§7.4). A new search
  * resets the counters of what it re-discovers (§7.5). Pure: time comes from an injected clock.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { canonicalJson } from '../core/hash.ts';
 
 export interface IterationGuardOptions {
@@ -87,9 +87,13 @@ export function normalizeArguments(value: unknown): unknown {
   return value;
 }
 
-/** A short stable hash of normalised arguments. */
+/**
+ * A short stable hash of normalised arguments: the first 16 hex digits of the SHA-256 of their
+ * canonical JSON. One-shot `crypto.hash`, not a `Hash` object per call (issue #28: it runs on
+ * every gateway call; same digest).
+ */
 export function hashArguments(args: unknown): string {
-  return createHash('sha256').update(canonicalJson(normalizeArguments(args ?? {}))).digest('hex').slice(0, 16);
+  return hash('sha256', canonicalJson(normalizeArguments(args ?? {})), 'hex').slice(0, 16);
 }
 
 /** The guard's counters as plain data. */
@@ -143,9 +147,12 @@ export class IterationGuard {
     this.#window.push(key);
     while (this.#window.length > this.#options.slidingWindowSize) this.#window.shift();
 
-    const inTime = times.filter((at) => now - at <= this.#options.windowMs).length;
+    // Counted in place, not by filtering into new arrays (this runs on every gateway call).
+    let inTime = 0;
+    for (const at of times) if (now - at <= this.#options.windowMs) inTime += 1;
     if (inTime > this.#options.maxCallsInWindow) return { loop: true, reason: 'time-window', count: inTime, argumentHash };
-    const inWindow = this.#window.filter((entry) => entry === key).length;
+    let inWindow = 0;
+    for (const entry of this.#window) if (entry === key) inWindow += 1;
     if (inWindow > this.#options.maxInSlidingWindow) return { loop: true, reason: 'sliding-window', count: inWindow, argumentHash };
     return { loop: false, count: Math.max(inTime, inWindow) };
   }
