@@ -141,7 +141,7 @@ export const benchSections: BenchSection[] = [
   },
   {
     name: 'gatewayLoad',
-    target: 'issue #28: 150 MCP sessions, search + call over HTTP for 60 s on the embedded default: 0 errors, search p99 ≤ 250 ms, ≥ 2× the searches per server CPU-second measured at filing (QUIVER_BENCH_GATEWAY_LOAD_SESSIONS, default 150; QUIVER_BENCH_GATEWAY_LOAD_MS, default 60000; QUIVER_BENCH_GATEWAY_LOAD_CPU_PROF, a folder for a CPU profile of the server; QUIVER_BENCH_GATEWAY_LOAD_STAGGER_MS, default 250: the first requests of the sessions spread over it, 0 all at once)',
+    target: 'issue #28: 150 MCP sessions, search + call over HTTP for 60 s on the embedded default: 0 errors, search p99 ≤ 250 ms, ≥ 2× the searches per server CPU-second measured at filing (QUIVER_BENCH_GATEWAY_LOAD_SESSIONS, default 150; QUIVER_BENCH_GATEWAY_LOAD_MS, default 60000; QUIVER_BENCH_GATEWAY_LOAD_CPU_PROF, a folder for a CPU profile of the server; QUIVER_BENCH_GATEWAY_LOAD_STAGGER_MS, default 0: the first requests of the sessions spread over that many ms)',
     run: () => benchGatewayLoad(gatewayLoadSize()),
   },
   {
