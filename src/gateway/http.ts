@@ -101,8 +101,13 @@ export interface McpHttpHandler<P> {
   close(): Promise<void>;
 }
 
+/** A JSON-RPC error body without a request id (an HTTP-level refusal). */
+function jsonRpcErrorBody(code: number, message: string): string {
+  return JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
 function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+  return new Response(jsonRpcErrorBody(code, message), {
     status,
     headers: { 'content-type': 'application/json', ...headers },
   });
@@ -110,12 +115,12 @@ function jsonRpcError(status: number, code: number, message: string, headers: Re
 
 /** The JSON-RPC body of an overload refusal (also written by the host's front pacing). */
 export function overloadedBody(message: string): string {
-  return JSON.stringify({ jsonrpc: '2.0', error: { code: OVERLOADED_ERROR_CODE, message }, id: null });
+  return jsonRpcErrorBody(OVERLOADED_ERROR_CODE, message);
 }
 
 /** 503 with Retry-After: the gateway is full or overloaded; the client should come back later. */
 function overloadedResponse(message: string, retryAfterSeconds: number): Response {
-  return new Response(overloadedBody(message), { status: 503, headers: { 'content-type': 'application/json', 'retry-after': String(retryAfterSeconds) } });
+  return jsonRpcError(503, OVERLOADED_ERROR_CODE, message, { 'retry-after': String(retryAfterSeconds) });
 }
 
 function hostnameOf(hostHeader: string): string | undefined {

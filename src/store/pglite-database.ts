@@ -98,7 +98,7 @@ export async function openPGlite(options: OpenPGliteOptions = {}): Promise<Datab
   return db;
 }
 
-export interface EngineArtifacts {
+interface EngineArtifacts {
   wasmModule: WebAssembly.Module;
   initdbWasmModule: WebAssembly.Module;
   /** pglite.data, PGlite's file-system bundle, as read from disk: transferred to the thread. */

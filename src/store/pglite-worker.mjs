@@ -108,13 +108,6 @@ function database() {
 }
 
 /**
- * Opens PGlite. Its options object stays reachable for the life of the store (its Emscripten
- * module's callbacks close over it), so what is only needed to start (the template's tar) is
- * removed from it once PGlite is up. The file-system bundle arrives as a transferred ArrayBuffer
- * and is handed over as is: PGlite asks for `fsBundle.arrayBuffer()` and its file system keeps
- * views of that buffer, so a Blob would have been a second copy held beside it (issue #28).
- */
-/**
  * The bundle as the Blob-like PGlite reads: the buffer itself the first time, a copy after (a
  * new store's initdb starts a second PGlite from the same options; its files must not be views
  * of the buffer the first one's files are).
@@ -130,6 +123,13 @@ function bundleOnce(bundle) {
   return /** @type {Blob} */ (/** @type {unknown} */ ({ arrayBuffer }));
 }
 
+/**
+ * Opens PGlite. Its options object stays reachable for the life of the store (its Emscripten
+ * module's callbacks close over it), so what is only needed to start (the template's tar) is
+ * removed from it once PGlite is up. The file-system bundle arrives as a transferred ArrayBuffer
+ * and is handed over as is: PGlite asks for `fsBundle.arrayBuffer()` and its file system keeps
+ * views of that buffer, so a Blob would have been a second copy held beside it (issue #28).
+ */
 async function open(request) {
   if (pg) throw new Error('the embedded database is already open');
   /** @type {ArrayBuffer | undefined} */

@@ -38,13 +38,20 @@ import { benchModernReplicas } from './replicas-modern.ts';
  */
 function gatewayLoadSize(): { sessions: number; durationMs: number; serverNodeArgs: string[]; staggerMs?: number } {
   const profileDir = process.env.QUIVER_BENCH_GATEWAY_LOAD_CPU_PROF;
-  const stagger = Number(process.env.QUIVER_BENCH_GATEWAY_LOAD_STAGGER_MS);
+  const staggerMs = envWhole('QUIVER_BENCH_GATEWAY_LOAD_STAGGER_MS');
   return {
-    ...(process.env.QUIVER_BENCH_GATEWAY_LOAD_STAGGER_MS !== undefined && Number.isInteger(stagger) && stagger >= 0 ? { staggerMs: stagger } : {}),
+    ...(staggerMs === undefined ? {} : { staggerMs }),
     sessions: envCount('QUIVER_BENCH_GATEWAY_LOAD_SESSIONS', 150),
     durationMs: envCount('QUIVER_BENCH_GATEWAY_LOAD_MS', 60_000),
     serverNodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
   };
+}
+
+/** A whole number (0 or more) from the environment, else undefined. */
+function envWhole(name: string): number | undefined {
+  const raw = process.env[name];
+  const value = Number(raw);
+  return raw !== undefined && raw.trim() !== '' && Number.isInteger(value) && value >= 0 ? value : undefined;
 }
 
 /** A positive integer from the environment (short configurable runs), else `fallback`. */
