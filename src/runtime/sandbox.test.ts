@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
@@ -7,6 +8,7 @@ import { isolationPolicyFor } from './isolation-policy.ts';
 import { buildLaunch, detectHost, detectHostAsync, type HostCapabilities, type LaunchContext } from './sandbox.ts';
 import { overlayLayout, unsafeOverlayPath } from './code-overlay.ts';
 import { parseUpstreamSpec, type StdioSpec } from './types.ts';
+import { skipUnless } from '../../test/helpers/requirements.ts';
 
 const tools = { unshare: '/usr/bin/unshare', mount: '/usr/bin/mount', find: '/usr/bin/find', xargs: '/usr/bin/xargs', mkdir: '/usr/bin/mkdir' };
 
@@ -240,5 +242,39 @@ describe('detectHost and detectHostAsync: one probe, two ways to wait for it', (
     // A missing bwrap is reported the same way by both.
     const missing = { bubblewrapPath: '/nonexistent/bwrap' };
     assert.deepEqual(comparable(await detectHostAsync(missing)), comparable(detectHost(missing)));
+  });
+});
+
+describe('buildLaunch: a program under /tmp, which the sandbox replaces with its own tmpfs', () => {
+  it('binds the folder of a program under /tmp read-only (a Node unpacked there, say)', () => {
+    const launch = buildLaunch(spec({ command: '/tmp/tools/node-v22/bin/node', args: ['server.js'] }), context());
+    assert.ok(binds(launch.args, '--ro-bind').includes('/tmp/tools/node-v22/bin'), launch.args.join(' '));
+    // Programs under the folders the sandbox shows whole get no bind of their own.
+    const usual = buildLaunch(spec({ command: '/usr/bin/env', args: ['node'] }), context());
+    assert.ok(!binds(usual.args, '--ro-bind').includes('/usr/bin'), usual.args.join(' '));
+  });
+
+  const realHost = detectHost();
+  it('runs it in a real sandbox', { skip: skipUnless(!realHost.bubblewrap && `bubblewrap is unusable: ${realHost.bubblewrapProblem}`) }, () => {
+    const folder = mkdtempSync(join(tmpdir(), 'quiver-program-'));
+    const state = mkdtempSync(join(tmpdir(), 'quiver-program-state-'));
+    try {
+      chmodSync(folder, 0o755);
+      chmodSync(state, 0o777);
+      const program = join(folder, 'server.sh');
+      writeFileSync(program, '#!/bin/sh\necho "started from $0"\n', { mode: 0o755 });
+      const launch = buildLaunch(spec({ command: program, args: [], cwd: undefined, readOnlyPaths: [], codeDir: undefined, trustLevel: 'COMMUNITY' }), {
+        ...context({ host: realHost, stateDir: state }),
+        policy: isolationPolicyFor('COMMUNITY'),
+      });
+      assert.equal(launch.description.sandboxed, true);
+      const run = spawnSync(launch.command, launch.args, { env: launch.env, cwd: launch.cwd, encoding: 'utf8', timeout: 20_000 });
+      assert.equal(run.stderr, '');
+      assert.equal(run.stdout, `started from ${program}\n`);
+      assert.equal(run.status, 0);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+      rmSync(state, { recursive: true, force: true });
+    }
   });
 });

@@ -422,13 +422,15 @@ export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
     for (const path of [...etcAlways, ...etc]) args.push('--ro-bind-try', path, path);
     if (egress !== undefined) args.push('--ro-bind', egress.hostsFile, '/etc/hosts', '--ro-bind', egress.resolvFile, '/etc/resolv.conf');
     args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
-    const bound = ['/usr', '/tmp', '/proc', '/dev', '/etc', ...rootLinks];
+    // Host folders the sandbox shows whole. /tmp, /proc and /dev are the sandbox's own (a tmpfs
+    // and fresh mounts), so a program under them, e.g. a Node unpacked in /tmp, needs its own bind.
+    const shownWhole = ['/usr', ...rootLinks];
     const readOnly = [...(spec.cwd ? [cwd] : []), ...spec.readOnlyPaths.map((path) => resolve(path))];
     if (egress !== undefined) readOnly.push(egress.folder, egress.socketFolder);
     for (const program of egress !== undefined ? [executable, bridgeNode] : [executable]) {
       const real = realOrSelf(program);
-      if (!isUnder(real, [...bound, ...readOnly])) readOnly.push(dirname(real));
-      if (!isUnder(program, [...bound, ...readOnly])) readOnly.push(dirname(program));
+      if (!isUnder(real, [...shownWhole, ...readOnly])) readOnly.push(dirname(real));
+      if (!isUnder(program, [...shownWhole, ...readOnly])) readOnly.push(dirname(program));
     }
     const overlay = spec.codeDir === undefined ? undefined : overlayFor(resolve(spec.codeDir), context, warnings);
     const mounts: Mount[] = [];
