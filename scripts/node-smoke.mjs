@@ -6,8 +6,8 @@
 // $TMPDIR/quiver-node-cache); the tests run with it through tsx, as `npm test` runs them.
 // The subset is short on purpose (a minute or two per line): the layer and cycle rule, the
 // pure core, the CLI in process, a real `quiver serve` and a forwarded command
-// (light-start), and the session store on PGlite (and PostgreSQL when
-// QUIVER_TEST_DATABASE_URL is set).
+// (light-start), the session store on PGlite (and PostgreSQL when
+// QUIVER_TEST_DATABASE_URL is set), and sandboxed Node processes (bubblewrap).
 // Usage: node scripts/node-smoke.mjs [--line 22] [--line 24]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
@@ -27,6 +27,10 @@ const SMOKE_TESTS = [
   // The launcher's re-exec with glibc allocator settings happens only where process.execve exists.
   'test/package/malloc-tuning.test.ts',
   'test/sessions/embedded-events.test.ts',
+  // Sandboxed Node processes run by this Node, from its cache folder under $TMPDIR: a program
+  // under /tmp must be bound into the sandbox's own /tmp (it was not, until 2026-11-29).
+  'src/runtime/sandbox.test.ts',
+  'src/runtime/sandbox-egress.test.ts',
 ];
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
