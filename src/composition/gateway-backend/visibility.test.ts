@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
 import type { BackendSession } from '../../gateway/backend.ts';
 import type { SelectionCandidate } from '../../store/repositories/candidates.ts';
 import { createSessionVisibility } from './visibility.ts';
@@ -33,5 +34,20 @@ describe('session visibility index (issue #28)', () => {
     assert.deepEqual([...(await visibility.index(session())).byName.keys()], ['a__one', 'a__two']);
     assert.deepEqual([...(await visibility.index(session(['a__one']))).byName.keys()], ['a__one']);
     assert.deepEqual([...(await visibility.visiblePlugins(session(['a__one']))).get('a')!.map((t) => t.name)], ['one']);
+  });
+
+  it("counts a tool's tokens on the first read, not when a call builds its view: a plugin call never loads the tokenizer", async () => {
+    // Each test file runs in its own process: nothing here loaded the tokenizer before.
+    const tokenizerLoaded = () => Object.keys(createRequire(import.meta.url).cache).some((path) => path.includes('o200k_base'));
+    const candidate = { ...tool('a__one'), description: 'Echoes a message back', parameters: { properties: { message: { type: 'string' } } } } as SelectionCandidate;
+    const visibility = createSessionVisibility({ visibleTools: async () => ({ tools: [candidate], pins: [], warnings: [] }) } as never);
+    const view = visibility.toGatewayTool(candidate);
+    assert.equal(view.qualifiedName, 'a__one');
+    assert.equal(tokenizerLoaded(), false, 'building the view (as tools/call does) counted tokens');
+    const tokens = view.tokens;
+    assert.ok(tokens > 5, `a definition costs tokens (got ${tokens})`);
+    assert.equal(tokenizerLoaded(), true);
+    assert.equal(visibility.toGatewayTool(candidate, 0.5).tokens, tokens, 'a scored copy carries the same count');
+    assert.equal(JSON.parse(JSON.stringify(view)).tokens, tokens, 'the count is an enumerable field');
   });
 });

@@ -146,10 +146,16 @@ function mcpFieldsOf(candidate: SelectionCandidate): Pick<GatewayTool, 'icons' |
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Builds the gateway's view of a candidate, with the tokens its definition costs. */
+/**
+ * Builds the gateway's view of a candidate, with the tokens its definition costs. The count is
+ * taken on the first read of `tokens` (a search result, `list_capabilities`, a session's token
+ * sum), not here: `tools/call` builds this view too, and counting there loaded the o200k
+ * tokenizer (~0.3 s) on a session's first plugin call, and a BPE pass over every schema it calls
+ * (issue #28).
+ */
 function gatewayToolOf(candidate: SelectionCandidate): GatewayTool {
   const inputSchema = { type: 'object' as const, ...candidate.parameters };
-  const tool: GatewayTool = {
+  const tool: Omit<GatewayTool, 'tokens'> = {
     qualifiedName: candidate.qualifiedName,
     pluginName: candidate.pluginName ?? '',
     ...(candidate.displayName ? { title: candidate.displayName } : {}),
@@ -161,9 +167,12 @@ function gatewayToolOf(candidate: SelectionCandidate): GatewayTool {
     ...(candidate.clientRequirements !== undefined && candidate.clientRequirements.length > 0 ? { requiresClientCapabilities: candidate.clientRequirements } : {}),
     visibility: candidate.visibility,
     pinned: candidate.isAlwaysPinned,
-    tokens: 0,
   };
-  const definition: Tool = { name: tool.qualifiedName, description: tool.description, inputSchema };
-  tool.tokens = toolDefinitionTokens(definition);
-  return tool;
+  let tokens: number | undefined;
+  // Enumerable, so a spread (`{ ...tool, score }`) or JSON carries the count like a plain field.
+  Object.defineProperty(tool, 'tokens', {
+    enumerable: true,
+    get: () => (tokens ??= toolDefinitionTokens({ name: tool.qualifiedName, description: tool.description, inputSchema } satisfies Tool)),
+  });
+  return tool as GatewayTool;
 }
