@@ -131,7 +131,8 @@ export class SessionState implements GatewaySession {
     this.#core = core;
     this.id = id;
     this.identity = Object.freeze({ ...identity });
-    this.backendSession = Object.freeze({ ...identity, sessionId: id });
+    // Frozen down to its roles: the selection engine then checks its context once, not on every call (issue #28).
+    this.backendSession = Object.freeze({ ...identity, roles: Object.freeze([...identity.roles]), sessionId: id });
     this.mode = mode;
     this.context = new ToolContext<GatewayTool>({ capacity: settings.capacity, ttlMs: settings.ttlMs, now });
     this.guard = new IterationGuard({ ...settings.guardOptions, now });

@@ -68,6 +68,27 @@ describeEachBackend('selection engine', (backend) => {
   });
 
   describe('pipeline', () => {
+    it('checks a frozen visibleTools context once, and a mutable one on every call (issue #28)', async () => {
+      const selection = engine();
+      let reads = 0;
+      // The schema reads each field of the context it checks: a counting getter shows each check.
+      const frozen = Object.freeze(
+        Object.defineProperty({ workspace: 'default', roles: Object.freeze(['dev']) as string[] }, 'sessionId', { enumerable: true, get: () => (reads++, 'session-1') }),
+      );
+      const first = await selection.visibleTools(frozen);
+      const checks = reads;
+      assert.ok(checks > 0, 'the first call checks the context');
+      const ids = (visible: { tools: readonly { id: string }[] }) => visible.tools.map((tool) => tool.id);
+      assert.deepEqual(ids(await selection.visibleTools(frozen)), ids(first));
+      assert.equal(reads, checks, 'a frozen context is not checked again');
+      // A context that can change is checked every time: a bad value is refused, never served from an earlier check.
+      const mutable: { workspace: string; sessionId?: string } = { workspace: 'default' };
+      await selection.visibleTools(mutable);
+      mutable.sessionId = '';
+      await assert.rejects(selection.visibleTools(mutable), (error: unknown) => isQuiverError(error) && error.code === 'invalid_input');
+      await assert.rejects(selection.visibleTools(Object.freeze({ workspace: 'default', sessionId: '' })), (error: unknown) => isQuiverError(error) && error.code === 'invalid_input');
+    });
+
     it('retrieves relevant tools, prepends pins by weight and reports tokens', async () => {
       const result = await engine().selectTools({ query: 'open a new github issue for this bug', k: 3 });
       assert.deepEqual(names(result).slice(0, 2), ['search_tools', 'health']);

@@ -31,9 +31,11 @@ import { createBanditArms } from './engine/bandit-arms.ts';
 import { createEventLog } from './engine/event-log.ts';
 import { createOutcomes } from './engine/outcomes.ts';
 import { createPipeline } from './engine/pipeline.ts';
+import type { z } from 'zod';
 import { parseOrThrow } from '../core/validation.ts';
 import {
   selectionContextSchema,
+  type SelectionContext,
   type SelectionEngine,
   type SelectionEngineOptions,
   type SelectionResult,
@@ -134,10 +136,21 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
     ['tokens', formatting.caches.tokens],
   ];
 
+  // A frozen context cannot change after its check: its parse is kept (a gateway session asks
+  // `visibleTools` with the same frozen context on every plugin call, issue #28).
+  const parsedContexts = new WeakMap<object, z.output<typeof selectionContextSchema>>();
+  function parseContext(input: SelectionContext): z.output<typeof selectionContextSchema> {
+    const known = parsedContexts.get(input);
+    if (known !== undefined) return known;
+    const context = parseOrThrow(selectionContextSchema, input, 'selection context');
+    if (Object.isFrozen(input) && (input.roles === undefined || input.roles === null || Object.isFrozen(input.roles))) parsedContexts.set(input, context);
+    return context;
+  }
+
   return {
     selectTools,
     async visibleTools(input, selectOptions = {}) {
-      const context = parseOrThrow(selectionContextSchema, input, 'selection context');
+      const context = parseContext(input);
       const warnings: string[] = [];
       const { visible } = await visibility.resolve(context, selectOptions.binding, warnings);
       return { tools: visible.set.tools, pins: visible.set.pins, warnings };

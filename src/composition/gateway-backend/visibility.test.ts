@@ -50,4 +50,19 @@ describe('session visibility index (issue #28)', () => {
     assert.equal(visibility.toGatewayTool(candidate, 0.5).tokens, tokens, 'a scored copy carries the same count');
     assert.equal(JSON.parse(JSON.stringify(view)).tokens, tokens, 'the count is an enumerable field');
   });
+
+  it('hands the engine one frozen context per frozen session (the engine keeps its check), and a fresh one otherwise', async () => {
+    const seen: object[] = [];
+    const visibility = createSessionVisibility({ visibleTools: async (context: object) => (seen.push(context), { tools: [tool('a__one')], pins: [], warnings: [] }) } as never);
+    const frozen = Object.freeze({ sessionId: 's', workspace: 'default', roles: Object.freeze(['dev']) }) as unknown as BackendSession;
+    await visibility.index(frozen);
+    await visibility.index(frozen);
+    assert.equal(seen[0], seen[1], 'the same context object on every call');
+    assert.ok(Object.isFrozen(seen[0]) && Object.isFrozen((seen[0] as { roles: string[] }).roles));
+    assert.deepEqual(seen[0], { workspace: 'default', roles: ['dev'], sessionId: 's' });
+    const open = session();
+    await visibility.index(open);
+    await visibility.index(open);
+    assert.notEqual(seen[2], seen[3], 'a session that can change gets its context built on each call');
+  });
 });

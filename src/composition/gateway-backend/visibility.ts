@@ -78,8 +78,22 @@ export function createSessionVisibility(selection: Pick<SelectionEngine, 'visibl
     return session.expertAllowList === undefined || session.expertAllowList.includes(qualifiedName);
   }
 
+  // A frozen session's context, built and frozen once: the engine keeps the parse of a frozen
+  // context, so a plugin call no longer runs the context schema (issue #28).
+  const contexts = new WeakMap<BackendSession, ReturnType<typeof contextOf>>();
+  function sessionContext(session: BackendSession): ReturnType<typeof contextOf> {
+    if (!Object.isFrozen(session) || !Object.isFrozen(session.roles)) return contextOf(session);
+    let context = contexts.get(session);
+    if (context === undefined) {
+      const built = contextOf(session);
+      if (built.roles) Object.freeze(built.roles);
+      contexts.set(session, (context = Object.freeze(built)));
+    }
+    return context;
+  }
+
   async function index(session: BackendSession): Promise<VisibleIndex> {
-    const { tools } = await selection.visibleTools(contextOf(session));
+    const { tools } = await selection.visibleTools(sessionContext(session));
     const listKey: object = session.expertAllowList ?? NO_LIST;
     let byList = indexes.get(tools);
     if (byList === undefined) indexes.set(tools, (byList = new WeakMap()));
