@@ -5,23 +5,18 @@
  * the closest public proxy and is what the savings figures are measured with.
  */
 import { canonicalJson } from './hash.ts';
-import { idleRequire } from './idle-require.ts';
+import { lazyRequire } from './lazy-require.ts';
 
-/**
- * The encoder's tables load on the first count, not at import (issue #28): most processes
- * (`quiver --help`, a forwarded command) never count a token. They are let go after a minute
- * without a count (~20 MB of heap): the selection caches keep every count by content, so a
- * server that counted its catalog needs the tables again only for new tools or a new provider.
- */
-export const TOKENIZER_IDLE_MS = 60_000;
-const tokenizer = idleRequire<typeof import('gpt-tokenizer/encoding/o200k_base')>('gpt-tokenizer/encoding/o200k_base', { idleMs: TOKENIZER_IDLE_MS });
+// The encoder's tables load on the first count, not at import (issue #28): most processes
+// (`quiver --help`, a forwarded command) never count a token.
+const tokenizer = lazyRequire<typeof import('gpt-tokenizer/encoding/o200k_base')>('gpt-tokenizer/encoding/o200k_base');
 
 /** The tokenizer used for every count Quiver reports. */
 export const TOKENIZER_NAME = 'o200k_base';
 
 /** Number of tokens in `text`. */
 export function countTokens(text: string): number {
-  return tokenizer.get().encode(text).length;
+  return tokenizer.encode(text).length;
 }
 
 /** Tokens a JSON value costs when sent as compact JSON (as tool schemas are). */
