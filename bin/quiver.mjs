@@ -9,14 +9,18 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { resolveEntry } from './entry.mjs';
-import { mallocTuningEnv } from './malloc-tuning.mjs';
+import { serveTuning } from './serve-tuning.mjs';
 
 const argv = process.argv.slice(2);
 
-// `quiver serve` re-executes itself with glibc allocator settings before loading anything else
-// (issue #28: about 40 MB less idle RSS on Node 22); execve keeps the pid and every open fd.
-const tuned = mallocTuningEnv(argv, process.env, { canExecve: typeof process.execve === 'function', platform: process.platform });
-if (tuned !== undefined) process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], tuned);
+// `quiver serve` re-executes itself with allocator settings and a one-thread V8 worker pool
+// before loading anything else (issue #28: idle RSS; bin/serve-tuning.mjs); execve keeps the
+// pid and every open fd.
+const tuned = serveTuning(argv, process.env, process.execArgv, { canExecve: typeof process.execve === 'function', platform: process.platform });
+if (tuned !== undefined) {
+  if (tuned.warning) process.stderr.write(`quiver: ${tuned.warning}\n`);
+  process.execve(process.execPath, [process.execPath, ...tuned.execArgv, ...process.argv.slice(1)], tuned.env);
+}
 
 // Node 22.1+ keeps the code it compiled for Quiver's modules (and their packages) in a cache
 // folder between runs (issue #28: loading modules is most of a start). The cache follows

@@ -25,7 +25,7 @@ const SMOKE_TESTS = [
   'test/cli/help.test.ts',
   'test/cli/light-start.test.ts',
   // The launcher's re-exec with glibc allocator settings happens only where process.execve exists.
-  'test/package/malloc-tuning.test.ts',
+  'test/package/serve-tuning.test.ts',
   'test/sessions/embedded-events.test.ts',
   // Sandboxed Node processes run by this Node, from its cache folder under $TMPDIR: a program
   // under /tmp must be bound into the sandbox's own /tmp (it was not, until 2026-11-29).
