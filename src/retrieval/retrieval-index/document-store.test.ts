@@ -43,7 +43,8 @@ describe('retrieval document store', () => {
     const store = createDocumentStore(embedder, 0.25);
     const given = new Float32Array(embedder.dimensions).fill(0.5);
     await store.replace(documents, { vectors: new Map([['a', given], ['b', new Float32Array(3)]]) });
-    assert.equal(store.vectorOf('a'), given);
+    // Held quantised (int8 and a scale): a constant row comes back within float rounding.
+    assert.ok(store.vectorOf('a')!.every((value) => Math.abs(value - 0.5) < 1e-6));
     assert.equal(embedder.embedded, 1, 'only b (wrong size) is embedded');
     assert.equal(store.vectorRows()?.dimensions, embedder.dimensions);
     embedder.embedded = 0;
@@ -52,6 +53,19 @@ describe('retrieval document store', () => {
     assert.equal(store.remove(['c', 'unknown']), true);
     assert.equal(store.remove(['unknown']), false);
     assert.equal(store.vectorOf('c'), undefined);
+  });
+
+  it('holds one copy of the codes once a snapshot shares its rows', async () => {
+    const embedder = countingEmbedder();
+    const store = createDocumentStore(embedder, 0.25);
+    await store.replace(documents, {});
+    const before = documents.map((d) => store.vectorOf(d.id)!);
+    const { dimensions, vectors } = store.vectorRows()!;
+    const codes = new Int8Array(documents.length * dimensions);
+    documents.forEach((d, i) => codes.set(vectors.get(d.id)!.codes, i * dimensions));
+    store.shareRows(documents, codes, Uint8Array.from([1, 1]), dimensions);
+    assert.ok(documents.every((d) => vectors.get(d.id)!.codes.buffer === codes.buffer));
+    documents.forEach((d, i) => assert.deepEqual(store.vectorOf(d.id), before[i]));
   });
 
   it('fails open: an embedder failure drops every vector with a warning until the next replace', async () => {

@@ -4,12 +4,15 @@
  * vector of the right size are embedded (Tool2Vec), so an upsert embeds only what changed
  * and a build from persisted vectors embeds nothing. Relevance fails open (DESIGN §3.4,
  * seed 001 §10.1): when the embedder fails, vectors are dropped until the next build and the
- * failure becomes a warning; lexical ranking still works.
+ * failure becomes a warning; lexical ranking still works. Vectors are held quantised (int8 codes
+ * and a scale per row, `quantised-rows.ts`, issue #28): a float vector is quantised as it comes in
+ * and `vectorOf` gives a dequantised copy.
  */
 import { QuiverError } from '../../core/errors.ts';
 import type { RetrievalDocument } from '../document.ts';
 import type { Embedder } from '../embedders/embedder.ts';
 import { embedDocuments } from '../tool2vec.ts';
+import { dequantise, quantise, type QuantisedRow } from './quantised-rows.ts';
 import type { VectorRows } from './snapshot.ts';
 import type { BuildOptions } from './types.ts';
 
@@ -26,23 +29,24 @@ export interface DocumentStore {
   upsert(documents: readonly RetrievalDocument[], options: BuildOptions): Promise<void>;
   /** Removes documents by id; true when any was held. */
   remove(ids: readonly string[]): boolean;
+  /** The tool's vector as the index ranks with it: dequantised, a new array each call. */
   vectorOf(id: string): Float32Array | undefined;
   /** The documents in insertion order. */
   list(): RetrievalDocument[];
   /** The vectors to rank with, or undefined when there are none. */
   vectorRows(): VectorRows | undefined;
   /**
-   * Holds each vector as a view of `matrix` (the snapshot's row-major copy: row i is
+   * Holds each vector's codes as a view of `codes` (the snapshot's row-major copy: row i is
    * `documents[i]`, present where `hasVector[i]`), so the index keeps one copy of its vectors,
-   * not two (issue #28: 10,000 512-d vectors are 20 MB, each also its own small buffer).
+   * not two (issue #28: 10,000 512-d rows are 5 MB quantised, each also its own small buffer).
    */
-  shareRows(documents: readonly RetrievalDocument[], matrix: Float32Array, hasVector: Uint8Array, dimensions: number): void;
+  shareRows(documents: readonly RetrievalDocument[], codes: Int8Array, hasVector: Uint8Array, dimensions: number): void;
 }
 
 /** Creates an empty store; without an embedder it holds no vectors. */
 export function createDocumentStore(embedder: Embedder | undefined, textShare: number): DocumentStore {
   const documents = new Map<string, RetrievalDocument>();
-  const vectors = new Map<string, Float32Array>();
+  const vectors = new Map<string, QuantisedRow>();
   let warnings: string[] = [];
   let vectorsEnabled = embedder !== undefined;
   const hasVectors = (): boolean => embedder !== undefined && vectorsEnabled && vectors.size > 0;
@@ -52,13 +56,13 @@ export function createDocumentStore(embedder: Embedder | undefined, textShare: n
     const missing: RetrievalDocument[] = [];
     for (const document of batch) {
       const given = options.vectors?.get(document.id);
-      if (given && given.length === embedder.dimensions) vectors.set(document.id, given);
+      if (given && given.length === embedder.dimensions) vectors.set(document.id, quantise(given));
       else missing.push(document);
     }
     if (missing.length === 0 || options.embedMissing === false) return;
     try {
       const embedded = await embedDocuments(embedder, missing, { textShare, ...(options.signal ? { signal: options.signal } : {}) });
-      missing.forEach((document, i) => vectors.set(document.id, embedded[i]!));
+      missing.forEach((document, i) => vectors.set(document.id, quantise(embedded[i]!)));
     } catch (error) {
       vectorsEnabled = false;
       vectors.clear();
@@ -104,12 +108,16 @@ export function createDocumentStore(embedder: Embedder | undefined, textShare: n
       }
       return changed;
     },
-    vectorOf: (id) => vectors.get(id),
+    vectorOf: (id) => {
+      const row = vectors.get(id);
+      return row === undefined ? undefined : dequantise(row);
+    },
     list: () => [...documents.values()],
     vectorRows: () => (hasVectors() ? { dimensions: embedder!.dimensions, vectors } : undefined),
-    shareRows(list, matrix, hasVector, dimensions) {
+    shareRows(list, codes, hasVector, dimensions) {
       list.forEach((document, i) => {
-        if (hasVector[i] === 1 && vectors.has(document.id)) vectors.set(document.id, matrix.subarray(i * dimensions, (i + 1) * dimensions));
+        const row = vectors.get(document.id);
+        if (hasVector[i] === 1 && row !== undefined) row.codes = codes.subarray(i * dimensions, (i + 1) * dimensions);
       });
     },
   };

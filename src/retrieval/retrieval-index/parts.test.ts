@@ -162,11 +162,11 @@ describe('lexical pass, vector pass and fusion', () => {
     const rows = new Float32Array(size);
     scoreLexically(lexical, { texts: ['q'], terms: [weighted('weather')], ownTerms: [], wholeIsSum: false }, size, undefined, rows, undefined);
     const { lexicalScale, textMax } = lexicalScales(Float64Array.from([Math.max(...rows)]));
-    const matrix = Float32Array.from([1, 0, 0, 1, 0, 1]);
+    const matrix = Int8Array.from([1, 0, 0, 1, 0, 1]);
     const bonus = new Float32Array(size);
     const wholeSimilarities = new Map<number, number>();
     const pools = addVectorBonus({
-      size, matrix, hasVector: Uint8Array.from([1, 1, 1]), queryVectors: [Float32Array.from([0, 1])], mask: Uint8Array.from([1, 1, 0]),
+      size, matrix, scales: Float32Array.from([1, 1, 1]), hasVector: Uint8Array.from([1, 1, 1]), queryVectors: [Float32Array.from([0, 1])], mask: Uint8Array.from([1, 1, 0]),
       collectors: undefined, vectorWeight: 0.5, rows, lexicalScale, bonus, textMax, similarities: new Float32Array(size), wholeSimilarities,
     });
     assert.deepEqual(pools.map((pool) => [...Array.from(pool.documents)]), [[0, 1]]);

@@ -33,8 +33,8 @@ export function scoreQuery(
   const size = view.documents.length;
   const textCount = analysis.texts.length;
   const { rows, bonus, similarities, final, bestClause } = reserveRows(view.scratch, size, textCount);
-  const matrix = view.matrix;
-  const useVectors = queryVectors !== undefined && matrix !== undefined && settings.vectorWeight > 0;
+  const { matrix, scales } = view;
+  const useVectors = queryVectors !== undefined && matrix !== undefined && scales !== undefined && settings.vectorWeight > 0;
   // The vectors' pools (each text's best lexical hits) are picked during the lexical pass.
   const collectors =
     useVectors && Number.isFinite(settings.vectorDepth)
@@ -47,7 +47,7 @@ export function scoreQuery(
   let pools: VectorPool[] = [];
   if (useVectors) {
     pools = addVectorBonus({
-      size, matrix, hasVector: view.hasVector, queryVectors, mask, collectors, vectorWeight: settings.vectorWeight,
+      size, matrix, scales, hasVector: view.hasVector, queryVectors, mask, collectors, vectorWeight: settings.vectorWeight,
       rows, lexicalScale, bonus, textMax, similarities, wholeSimilarities: ranks.vector,
     });
   }

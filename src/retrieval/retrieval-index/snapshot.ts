@@ -11,6 +11,7 @@ import { terms } from '../tokenizer.ts';
 import { findRemovalTools } from './action-intent.ts';
 import { buildAntiPatterns, type AntiPatterns } from './anti-patterns.ts';
 import type { CandidateMasks } from './candidate-mask.ts';
+import type { QuantisedRow } from './quantised-rows.ts';
 import { buildPlanSteps, type PlanSteps } from './plan-steps.ts';
 import { createScratch, type ScoreScratch } from './scratch.ts';
 import type { RetrievalSettings } from './settings.ts';
@@ -22,8 +23,12 @@ export interface Snapshot {
   /** Each position's rank in id order: ties between equal scores break by id. */
   idOrder: Int32Array;
   lexical: LexicalIndex;
-  /** Row-major vectors (size × dimensions), rows of tools without a vector are zero. */
-  matrix: Float32Array | undefined;
+  /**
+   * Row-major quantised vectors (size × dimensions int8 codes, `quantised-rows.ts`) and each
+   * row's scale; rows of tools without a vector are zero.
+   */
+  matrix: Int8Array | undefined;
+  scales: Float32Array | undefined;
   hasVector: Uint8Array;
   antiPatterns: AntiPatterns | undefined;
   /** Positions of removal tools (`action-intent.ts`), undefined when there are none. */
@@ -38,7 +43,7 @@ export interface Snapshot {
 /** The tool vectors to rank with, when the index has any. */
 export interface VectorRows {
   dimensions: number;
-  vectors: ReadonlyMap<string, Float32Array>;
+  vectors: ReadonlyMap<string, QuantisedRow>;
 }
 
 /** Derives a snapshot from the documents (in their order) and, when given, their vectors. */
@@ -55,18 +60,22 @@ export function buildSnapshot(list: RetrievalDocument[], vectors: VectorRows | u
     settings.fields,
     settings.k1,
   );
-  let matrix: Float32Array | undefined;
+  let matrix: Int8Array | undefined;
+  let scales: Float32Array | undefined;
   const hasVector = new Uint8Array(list.length);
   if (vectors !== undefined) {
     const { dimensions } = vectors;
-    const rows = new Float32Array(list.length * dimensions);
+    const codes = new Int8Array(list.length * dimensions);
+    const rowScales = new Float32Array(list.length);
     list.forEach((document, i) => {
-      const vector = vectors.vectors.get(document.id);
-      if (!vector) return;
-      rows.set(vector, i * dimensions);
+      const row = vectors.vectors.get(document.id);
+      if (!row) return;
+      codes.set(row.codes, i * dimensions);
+      rowScales[i] = row.scale;
       hasVector[i] = 1;
     });
-    matrix = rows;
+    matrix = codes;
+    scales = rowScales;
   }
   return {
     documents: list,
@@ -74,6 +83,7 @@ export function buildSnapshot(list: RetrievalDocument[], vectors: VectorRows | u
     idOrder,
     lexical,
     matrix,
+    scales,
     hasVector,
     antiPatterns: buildAntiPatterns(list, settings.k1),
     removalTools: findRemovalTools(list),

@@ -6,6 +6,7 @@
  * rows stay zero elsewhere and are reset through the pools (`clearVectorBonus`).
  */
 import type { TopKCollector } from '../top-k.ts';
+import { quantisedDot } from './quantised-rows.ts';
 
 /** The documents of one text that received a vector bonus. */
 export interface VectorPool {
@@ -16,8 +17,9 @@ export interface VectorPool {
 /** What the vector pass reads and writes. */
 export interface VectorPassInput {
   size: number;
-  /** Row-major tool vectors and which rows hold one. */
-  matrix: Float32Array;
+  /** Row-major quantised tool vectors, their scales, and which rows hold one. */
+  matrix: Int8Array;
+  scales: Float32Array;
   hasVector: Uint8Array;
   /** One query vector per text. */
   queryVectors: readonly Float32Array[];
@@ -39,7 +41,7 @@ export interface VectorPassInput {
 
 /** Adds the vector bonus rows; returns the pools it wrote, for fusion and the reset. */
 export function addVectorBonus(input: VectorPassInput): VectorPool[] {
-  const { size, matrix, hasVector, queryVectors, mask, collectors, rows, lexicalScale, bonus, textMax, similarities } = input;
+  const { size, matrix, scales, hasVector, queryVectors, mask, collectors, rows, lexicalScale, bonus, textMax, similarities } = input;
   const pools: VectorPool[] = [];
   let everyCandidate: number[] | undefined;
   for (let t = 0; t < queryVectors.length; t++) {
@@ -62,7 +64,7 @@ export function addVectorBonus(input: VectorPassInput): VectorPool[] {
         similarities[p] = 0;
         continue;
       }
-      const similarity = rowDot(matrix, d * vector.length, vector);
+      const similarity = quantisedDot(matrix, d * vector.length, scales[d]!, vector);
       similarities[p] = similarity;
       ranks?.set(d, similarity);
       if (similarity > vectorMax) vectorMax = similarity;
@@ -89,18 +91,4 @@ export function clearVectorBonus(bonus: Float32Array, pools: readonly VectorPool
     const base = text * size;
     for (let p = 0; p < documents.length; p++) bonus[base + documents[p]!] = 0;
   }
-}
-
-/** Dot product of the matrix row at `offset` with `vector`, in two accumulators (their order of summation is part of the scores). */
-function rowDot(matrix: Float32Array, offset: number, vector: Float32Array): number {
-  const dimensions = vector.length;
-  let s0 = 0;
-  let s1 = 0;
-  let i = 0;
-  for (; i + 1 < dimensions; i += 2) {
-    s0 += matrix[offset + i]! * vector[i]!;
-    s1 += matrix[offset + i + 1]! * vector[i + 1]!;
-  }
-  if (i < dimensions) s0 += matrix[offset + i]! * vector[i]!;
-  return s0 + s1;
 }
