@@ -68,6 +68,6 @@ export interface RetrievalIndex {
   remove(ids: readonly string[]): void;
   /** Ranks tools for a query. */
   search(query: string, options?: SearchOptions): Promise<RetrievalSearchResult>;
-  /** The vector held for a tool, if any (for persistence). */
+  /** The vector held for a tool, if any: dequantised from the index's int8 row (a new array each call). */
   vectorOf(id: string): Float32Array | undefined;
 }
