@@ -39,6 +39,7 @@ import type { TenantVisibility } from './api/tenancy.ts';
 import { createChangeBroadcast, pluginServiceSettings, recoverInstalls, regenerateIntelligence, registerPeriodicWork, trustSettings, verifyAfterInstall, wireEmbeddings, wireSelectionGroup, wireSupervisor, wireVerification } from './composition/app-wiring.ts';
 import { createAwaitedEvents, createEvents } from './core/events.ts';
 import type { CacheKind } from './selection/invalidation.ts';
+import { storeToolTokenCounts } from './selection/token-counts.ts';
 import type { PluginChangeEvent } from './plugins/service/types.ts';
 import type { PluginEgressDecision } from './runtime/supervisor/api.ts';
 import type { Embedder } from './retrieval/embedders/embedder.ts';
@@ -161,6 +162,8 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     const catalog = createCatalogService({
       db,
       logger,
+      // Synced tools' token counts are stored, so selections need no tokenizer for them (issue #28).
+      afterSync: storeToolTokenCounts,
       onChange: (event) => {
         broadcast(event.kind, 'catalog');
         // New or changed tools get their vectors in the background (issue #15).

@@ -28,6 +28,13 @@ export interface CatalogServiceOptions {
   /** Called after each committed write. A throwing subscriber is logged, never undoes the write. */
   onChange?: (event: CatalogChangeEvent) => void;
   logger?: CatalogLogger;
+  /**
+   * Stores what a selection needs of the synced tools (new or changed), after the sync committed
+   * and before its change is announced: the app passes the selection's token counts (issue #28:
+   * a server then never loads the tokenizer for a tool it was synced with). A failure is logged;
+   * the sync stands.
+   */
+  afterSync?: (db: Database, toolIds: readonly string[]) => Promise<unknown>;
 }
 
 /** The shared internals handed to each part of the service. */
@@ -35,6 +42,8 @@ export interface CatalogContext {
   db: Database;
   now(): Date;
   emit(...events: CatalogChangeEvent[]): void;
+  afterSync?: CatalogServiceOptions['afterSync'];
+  logger?: CatalogLogger;
 }
 
 /** Builds the shared context from the service options. */
@@ -43,6 +52,8 @@ export function createCatalogContext(options: CatalogServiceOptions): CatalogCon
   return {
     db: options.db,
     now: clock,
+    afterSync: options.afterSync,
+    logger: options.logger,
     emit(...events) {
       if (options.onChange === undefined) return;
       for (const event of events) {

@@ -60,7 +60,7 @@ export function createSyncOperations(context: CatalogContext): SyncOperations {
       const payload = parseOrThrow(syncPayloadSchema, raw, 'plugin sync payload');
       const contentHashes = payloadContentHashes(payload);
       const now = context.now();
-      const { report, toolIds } = await context.db.transaction(async (tx) => {
+      const { report, toolIds, writtenIds } = await context.db.transaction(async (tx) => {
         const plugin = await upsertSyncPlugin(tx, payload.pluginId, payload.version, now);
         // A plugin that registers itself is usable at once, like one added with `quiver plugin add`.
         if (plugin.created) await enableInDefaultWorkspace(tx, plugin.id);
@@ -106,8 +106,15 @@ export function createSyncOperations(context: CatalogContext): SyncOperations {
           durationMs: 0,
         };
         const toolIds = [...plan.toolInserts.map((t) => t.id), ...plan.toolUpdates.map((t) => t.id), ...plan.deleteIds];
-        return { report, toolIds };
+        return { report, toolIds, writtenIds: [...plan.toolInserts.map((t) => t.id), ...plan.toolUpdates.map((t) => t.id)] };
       });
+      if (writtenIds.length > 0 && context.afterSync !== undefined) {
+        try {
+          await context.afterSync(context.db, writtenIds);
+        } catch (error) {
+          context.logger?.warn({ err: error, tools: writtenIds.length }, 'catalog: the after-sync step failed (token counts are made by the next selection)');
+        }
+      }
       report.durationMs = performance.now() - started;
       const events: CatalogChangeEvent[] = [];
       if (toolIds.length > 0) events.push({ kind: 'tools', ids: toolIds });

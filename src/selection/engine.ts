@@ -87,10 +87,11 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
     typeof options.retrieval === 'function' ? options.retrieval() : (options.retrieval ?? createLexicalRetrieval());
 
   // A new snapshot rebuilds the lists derived from it (both parts are created just below).
-  const catalog = createCatalogState({ db, retrieval, toolsMs: ttl.toolsMs, now, logger, onReload: () => (visibility.onCatalogReload(), pageSets.onCatalogReload()) });
+  // The stored token counts are read with each snapshot (issue #28), so counting stays synchronous.
+  const catalog = createCatalogState({ db, retrieval, toolsMs: ttl.toolsMs, now, logger, onReload: () => (visibility.onCatalogReload(), pageSets.onCatalogReload()), withSnapshot: () => formatting.loadCounts() });
   const visibility = createVisibility({ db, catalog, logger, now, ttl, tierOrder: options.tierOrder ?? DEFAULT_TIER_ORDER, defaultWorkspace: options.defaultWorkspace ?? 'default' });
   const pageSets = createPageSets({ db, logger, now, ttl });
-  const formatting = createFormatting(now);
+  const formatting = createFormatting(now, { db, logger });
   const arms = createBanditArms({ db, now, banditMs: ttl.banditMs });
   // Issue #23: an event id returned is durable; a server database takes the row before the answer.
   const durability = options.events?.durability ?? (db.engine === 'postgres' ? { kind: 'write-through' as const } : { kind: 'batched' as const });
@@ -158,8 +159,10 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
     recordOutcome: outcomes.record,
     queueOutcome: outcomes.queue,
     invalidate,
+    jsonTokens: formatting.jsonTokens,
     async flush() {
       await outcomes.flush();
+      await formatting.flush();
       // Then the observer's own work, so what was reported ranks (learned examples, issue #13).
       await options.outcomeObserver?.flush?.();
     },
@@ -174,6 +177,7 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
       await subscription;
       await outcomes.flush();
       await events.close();
+      await formatting.flush();
       if (unlisten) await unlisten().catch(() => {});
     },
   };

@@ -10,6 +10,7 @@ import { pgliteMemory } from '../../store/pglite-database.ts';
 import { createCatalogService } from '../../catalog/index.ts';
 import { createSelectionEngine } from '../../selection/index.ts';
 import { createPersistentRetrieval } from '../../selection/persistent-retrieval.ts';
+import { storeToolTokenCounts } from '../../selection/token-counts.ts';
 import { createOfflineEmbedder } from '../../retrieval/embedders/offline.ts';
 import { benchDataFile } from './bench-data.ts';
 
@@ -34,7 +35,8 @@ if (mode === 'seed') {
     .filter(Boolean)
     .map((line) => JSON.parse(line) as { name: string; description: string; parameters?: Record<string, unknown> | null })
     .filter((t) => /^[A-Za-z0-9_.-]{1,100}$/.test(t.name));
-  const catalog = createCatalogService({ db });
+  // Like the app: synced tools' token counts are stored (issue #28).
+  const catalog = createCatalogService({ db, afterSync: storeToolTokenCounts });
   const perPlugin = 1_000;
   for (let start = 0; start < count; start += perPlugin) {
     const tools = [];

@@ -67,7 +67,12 @@ export function contextOf(session: BackendSession) {
 }
 
 /** Creates the session visibility over the selection engine. */
-export function createSessionVisibility(selection: Pick<SelectionEngine, 'visibleTools'>): SessionVisibility {
+export function createSessionVisibility(selection: Pick<SelectionEngine, 'visibleTools' | 'jsonTokens'>): SessionVisibility {
+  // The engine's stored counts (an MCP definition is the `mcp` format it counted at sync), so a
+  // session's token figures load no tokenizer for synced tools (issue #28).
+  const definitionTokens = selection.jsonTokens === undefined
+    ? toolDefinitionTokens
+    : (tool: Tool) => selection.jsonTokens!({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema });
   const gatewayTools = new WeakMap<SelectionCandidate, GatewayTool>();
   // The engine's list → (expert allow-list, or NO_LIST) → its index. Both keys are the arrays
   // themselves: a new list from the engine (a catalog or policy change) is a new key.
@@ -108,7 +113,7 @@ export function createSessionVisibility(selection: Pick<SelectionEngine, 'visibl
   function toGatewayTool(candidate: SelectionCandidate, score?: number): GatewayTool {
     let tool = gatewayTools.get(candidate);
     if (!tool) {
-      tool = gatewayToolOf(candidate);
+      tool = gatewayToolOf(candidate, definitionTokens);
       gatewayTools.set(candidate, tool);
     }
     return score === undefined ? tool : { ...tool, score };
@@ -167,7 +172,7 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
  * tokenizer (~0.3 s) on a session's first plugin call, and a BPE pass over every schema it calls
  * (issue #28).
  */
-function gatewayToolOf(candidate: SelectionCandidate): GatewayTool {
+function gatewayToolOf(candidate: SelectionCandidate, definitionTokens: (tool: Tool) => number): GatewayTool {
   const inputSchema = { type: 'object' as const, ...candidate.parameters };
   const tool: Omit<GatewayTool, 'tokens'> = {
     qualifiedName: candidate.qualifiedName,
@@ -186,7 +191,7 @@ function gatewayToolOf(candidate: SelectionCandidate): GatewayTool {
   // Enumerable, so a spread (`{ ...tool, score }`) or JSON carries the count like a plain field.
   Object.defineProperty(tool, 'tokens', {
     enumerable: true,
-    get: () => (tokens ??= toolDefinitionTokens({ name: tool.qualifiedName, description: tool.description, inputSchema } satisfies Tool)),
+    get: () => (tokens ??= definitionTokens({ name: tool.qualifiedName, description: tool.description, inputSchema } satisfies Tool)),
   });
   return tool as GatewayTool;
 }

@@ -99,6 +99,8 @@ export function createCatalogState(options: {
   toolsMs: number;
   now: () => number;
   onReload: () => void;
+  /** Read beside each new snapshot's tools (the stored token counts); must not throw. */
+  withSnapshot?: () => Promise<void>;
   /** Hears a background re-check that failed (the snapshot keeps serving until 2 x toolsMs). */
   logger?: Pick<Logger, 'warn'>;
 }): CatalogState {
@@ -129,7 +131,8 @@ export function createCatalogState(options: {
       return snapshot;
     }
     const previous = snapshot?.byId;
-    const tools = (await listActiveCandidates(db)).map((tool) => shareUnchanged(tool, previous?.get(tool.id)));
+    const [candidates] = await Promise.all([listActiveCandidates(db), options.withSnapshot?.()]);
+    const tools = candidates.map((tool) => shareUnchanged(tool, previous?.get(tool.id)));
     snapshot = { version: ++snapshotVersion, signature, tools, byId: new Map(tools.map((tool) => [tool.id, tool])), checkedAt: now() };
     snapshotBasis = basis;
     onReload();

@@ -236,6 +236,12 @@ export interface SelectionEngine {
   queueOutcome(eventId: string, outcome: OutcomeInput): void;
   /** Drops cached data of one kind (local only; `notifyCatalogChanged` reaches every process). */
   invalidate(kind: CacheKind): void;
+  /**
+   * Tokens `value` costs as compact JSON: the stored count of that exact text when there is one
+   * (an MCP tool definition is the `mcp` provider format's text, counted at sync; issue #28),
+   * otherwise the tokenizer's.
+   */
+  jsonTokens?(value: unknown): number;
   /** Writes queued events and outcomes now, then waits for the outcome observer (learned examples rank after it). */
   flush(): Promise<void>;
   /** Resolves once the change subscription is active. */
