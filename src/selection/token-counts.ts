@@ -31,6 +31,19 @@ export function formattedJson(tool: SelectionCandidate, provider: SelectionProvi
   return canonicalJson(formatTool(tool, provider).schema);
 }
 
+/**
+ * The MCP tool definition a gateway session shows and counts for a tool: its qualified name,
+ * description and input schema as the plugin gave it (`$schema` and all; the `mcp` provider
+ * format drops `$schema`, so for the many SDK-built plugins whose schemas carry one the two
+ * texts differ and both are stored).
+ */
+export function mcpDefinition(tool: Pick<SelectionCandidate, 'qualifiedName' | 'description' | 'parameters'>): { name: string; description: string; inputSchema: { type: 'object' } & Record<string, unknown> } {
+  return { name: tool.qualifiedName, description: tool.description, inputSchema: { type: 'object' as const, ...tool.parameters } };
+}
+
+/** The `provider` of a stored count of `mcpDefinition`'s text (beside the provider formats). */
+export const MCP_DEFINITION = 'mcp-definition';
+
 /** Counts keyed by `tokenCountKey`: the loaded ones sorted in typed arrays, later ones in a map. */
 export class TokenCountTable {
   private keys = new Float64Array(0);
@@ -77,14 +90,13 @@ export class TokenCountTable {
   }
 }
 
-/** The counts of these tools in every provider format, counted with the tokenizer. */
+/** The counts of these tools in every provider format and as a gateway's MCP definition, counted with the tokenizer. */
 export function countToolFormats(tools: readonly SelectionCandidate[]): TokenCountRow[] {
   const rows: TokenCountRow[] = [];
+  const add = (tool: SelectionCandidate, provider: string, json: string) => rows.push({ toolId: tool.id, provider, key: tokenCountKey(json), tokens: countTokens(json) });
   for (const tool of tools) {
-    for (const provider of PROVIDERS) {
-      const json = formattedJson(tool, provider);
-      rows.push({ toolId: tool.id, provider, key: tokenCountKey(json), tokens: countTokens(json) });
-    }
+    for (const provider of PROVIDERS) add(tool, provider, formattedJson(tool, provider));
+    add(tool, MCP_DEFINITION, canonicalJson(mcpDefinition(tool)));
   }
   return rows;
 }

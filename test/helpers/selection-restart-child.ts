@@ -10,6 +10,7 @@ import { openStore } from '../../src/store/open.ts';
 import { createSelectionEngine } from '../../src/selection/index.ts';
 import { PROVIDERS } from '../../src/selection/provider-formats.ts';
 import { countJsonTokens } from '../../src/core/tokens.ts';
+import { mcpDefinition } from '../../src/selection/token-counts.ts';
 
 const location = JSON.parse(process.argv[2]!) as Parameters<typeof openStore>[0];
 const { db } = await openStore(location);
@@ -19,11 +20,12 @@ for (const provider of PROVIDERS) {
   const result = await engine.selectTools({ query: 'look up a contact', k: 2, provider, log: false });
   catalog[provider] = result.metadata.tokens.catalog;
 }
-// A gateway session's figure: each visible tool's MCP definition, as the gateway builds it (and
+// A gateway session's figure: each visible tool's MCP definition, as the gateway builds it
+// (composition/gateway-backend/visibility.ts uses the same `mcpDefinition`) and
 // counts it: with the engine's stored counts when it offers them, else with the tokenizer).
 const definitionTokens = engine.jsonTokens ?? countJsonTokens;
 const { tools } = await engine.visibleTools({});
-const definitions = tools.reduce((sum, tool) => sum + definitionTokens({ name: tool.qualifiedName, description: tool.description, inputSchema: { type: 'object', ...tool.parameters } }), 0);
+const definitions = tools.reduce((sum, tool) => sum + definitionTokens(mcpDefinition(tool)), 0);
 await engine.close();
 await db.close();
 const tokenizerLoaded = Object.keys(createRequire(import.meta.url).cache).some((path) => path.includes('/gpt-tokenizer/'));

@@ -21,7 +21,8 @@ import { createSelectionEngine } from '../../src/selection/index.ts';
 import { countJsonTokens, countTokens } from '../../src/core/tokens.ts';
 import { listActiveCandidates } from '../../src/store/repositories/candidates.ts';
 import { PROVIDERS, type SelectionProvider } from '../../src/selection/provider-formats.ts';
-import { formattedJson, storeToolTokenCounts, tokenCountKey } from '../../src/selection/token-counts.ts';
+import { canonicalJson } from '../../src/core/hash.ts';
+import { formattedJson, MCP_DEFINITION, mcpDefinition, storeToolTokenCounts, tokenCountKey } from '../../src/selection/token-counts.ts';
 
 const run = promisify(execFile);
 const CHILD = fileURLToPath(new URL('../helpers/selection-restart-child.ts', import.meta.url));
@@ -30,7 +31,9 @@ function tools(count: number) {
   return Array.from({ length: count }, (_, i) => ({
     name: `lookup_${i}`,
     description: `Looks up contact number ${i} by e-mail address, with its company and deals`,
-    parameters: { type: 'object', properties: { email: { type: 'string', description: 'The address' }, limit: { type: 'integer' } }, required: ['email'] },
+    // With `$schema`, as the MCP SDKs' zod-made schemas carry it: the `mcp` format drops it, the
+    // gateway's definition keeps it, so the two texts (and stored counts) differ.
+    parameters: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { email: { type: 'string', description: 'The address' }, limit: { type: 'integer' } }, required: ['email'] },
   }));
 }
 
@@ -67,10 +70,11 @@ describeEachBackend('stored token counts (issue #28)', (backend) => {
       const { rows } = await db.query<{ tool_id: string; provider: string; json_key: number; tokens: number }>('SELECT tool_id, provider, json_key, tokens FROM tool_token_counts');
       const candidates = await listActiveCandidates(db);
       assert.equal(candidates.length, 30);
-      assert.equal(rows.length, 30 * PROVIDERS.length);
+      assert.equal(rows.length, 30 * (PROVIDERS.length + 1), 'every provider format and the MCP definition');
       const byTool = new Map(candidates.map((tool) => [tool.id, tool]));
       for (const row of rows) {
-        const json = formattedJson(byTool.get(row.tool_id)!, row.provider as SelectionProvider);
+        const tool = byTool.get(row.tool_id)!;
+        const json = row.provider === MCP_DEFINITION ? canonicalJson(mcpDefinition(tool)) : formattedJson(tool, row.provider as SelectionProvider);
         assert.equal(Number(row.json_key), tokenCountKey(json));
         assert.equal(row.tokens, countTokens(json));
       }
@@ -93,7 +97,9 @@ describeEachBackend('stored token counts (issue #28)', (backend) => {
     {
       const { db } = await openStore(location);
       expected = await expectedTotals(db);
-      definitions = (await listActiveCandidates(db)).reduce((sum, tool) => sum + countJsonTokens({ name: tool.qualifiedName, description: tool.description, inputSchema: { type: 'object', ...tool.parameters } }), 0);
+      const candidates = await listActiveCandidates(db);
+      assert.ok(candidates.every((tool) => canonicalJson(mcpDefinition(tool)).includes('$schema')), 'the definitions carry $schema');
+      definitions = candidates.reduce((sum, tool) => sum + countJsonTokens(mcpDefinition(tool)), 0);
       await db.close();
     }
     const { stdout } = await run(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(location)], { env: { ...process.env, QUIVER_LOG_LEVEL: 'silent' }, timeout: 120_000 });
@@ -123,7 +129,7 @@ describeEachBackend('stored token counts (issue #28)', (backend) => {
       await engine.close();
       const after = (await listActiveCandidates(db)).find((t) => t.name === 'lookup_1')!;
       const { rows } = await db.query<{ tool_id: string; provider: string; json_key: number; tokens: number }>(
-        'SELECT tool_id, provider, json_key, tokens FROM tool_token_counts WHERE tool_id = ANY($1::uuid[])',
+        "SELECT tool_id, provider, json_key, tokens FROM tool_token_counts WHERE tool_id = ANY($1::uuid[]) AND provider <> 'mcp-definition'",
         [[created.id, before.id]],
       );
       assert.equal(rows.length, 2 * PROVIDERS.length);

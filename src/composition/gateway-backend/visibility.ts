@@ -16,6 +16,7 @@ import { notFound } from '../../core/errors.ts';
 import type { BackendSession, GatewayTool } from '../../gateway/backend.ts';
 import { toolDefinitionTokens } from '../../gateway/meta-tools.ts';
 import type { SelectionEngine } from '../../selection/index.ts';
+import { mcpDefinition } from '../../selection/token-counts.ts';
 import type { SelectionCandidate } from '../../store/repositories/candidates.ts';
 
 /** What a session sees, indexed (shared between calls: read only). */
@@ -191,7 +192,8 @@ function gatewayToolOf(candidate: SelectionCandidate, definitionTokens: (tool: T
   // Enumerable, so a spread (`{ ...tool, score }`) or JSON carries the count like a plain field.
   Object.defineProperty(tool, 'tokens', {
     enumerable: true,
-    get: () => (tokens ??= definitionTokens({ name: tool.qualifiedName, description: tool.description, inputSchema } satisfies Tool)),
+    // The same text the sync stored a count of (`mcpDefinition`), so no tokenizer is needed.
+    get: () => (tokens ??= definitionTokens(mcpDefinition(candidate) satisfies Tool)),
   });
   return tool as GatewayTool;
 }
