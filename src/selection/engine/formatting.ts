@@ -76,15 +76,21 @@ export function createFormatting(now: () => number, store?: FormattingStore): Fo
     for (const rows of [pending, ...inFlight]) for (const row of rows) yield [row.key, row.tokens];
   }
 
-  /** The tokens of `schema` as sent: a stored count, or the tokenizer's (then written back). */
-  function countSchema(tool: SelectionCandidate, provider: SelectionProvider, schema: unknown): number {
-    const json = canonicalJson(schema);
+  /** The tokens of `value` as compact JSON: a stored count, else the tokenizer's (remembered); `counted` when new. */
+  function lookUp(value: unknown): { key: number; tokens: number; counted: boolean } {
+    const json = canonicalJson(value);
     const key = tokenCountKey(json);
     const known = stored.get(key);
-    if (known !== undefined) return known;
+    if (known !== undefined) return { key, tokens: known, counted: false };
     const tokens = countTokens(json);
     stored.set(key, tokens);
-    if (store !== undefined) {
+    return { key, tokens, counted: true };
+  }
+
+  /** The tokens of `schema` as sent: a stored count, or the tokenizer's (then written back). */
+  function countSchema(tool: SelectionCandidate, provider: SelectionProvider, schema: unknown): number {
+    const { key, tokens, counted } = lookUp(schema);
+    if (counted && store !== undefined) {
       pending.push({ toolId: tool.id, provider, key, tokens });
       timer ??= setTimeout(() => void writeBack(), WRITE_BACK_MS);
       timer.unref?.();
@@ -128,11 +134,7 @@ export function createFormatting(now: () => number, store?: FormattingStore): Fo
   }
 
   function jsonTokens(value: unknown): number {
-    const json = canonicalJson(value);
-    const key = tokenCountKey(json);
-    let tokens = stored.get(key);
-    if (tokens === undefined) stored.set(key, (tokens = countTokens(json)));
-    return tokens;
+    return lookUp(value).tokens;
   }
 
   async function loadCounts(): Promise<void> {

@@ -238,8 +238,8 @@ export interface SelectionEngine {
   invalidate(kind: CacheKind): void;
   /**
    * Tokens `value` costs as compact JSON: the stored count of that exact text when there is one
-   * (an MCP tool definition is the `mcp` provider format's text, counted at sync; issue #28),
-   * otherwise the tokenizer's.
+   * (a gateway's MCP tool definition, `mcpDefinition`, is counted at sync; issue #28), otherwise
+   * the tokenizer's.
    */
   jsonTokens?(value: unknown): number;
   /** Writes queued events and outcomes now, then waits for the outcome observer (learned examples rank after it). */
