@@ -36,7 +36,8 @@ import type { RandomSource } from './selection/random.ts';
 import { createTenantVisibility } from './composition/tenant-visibility.ts';
 import { createToolListFollower } from './composition/tool-list-follower.ts';
 import type { TenantVisibility } from './api/tenancy.ts';
-import { createChangeBroadcast, pluginServiceSettings, recoverInstalls, regenerateIntelligence, registerPeriodicWork, trustSettings, verifyAfterInstall, wireEmbeddings, wireSelectionGroup, wireSupervisor, wireVerification } from './composition/app-wiring.ts';
+import { regenerateIntelligence, verifyAfterInstall } from './composition/after-install.ts';
+import { createChangeBroadcast, pluginServiceSettings, recoverInstalls, registerPeriodicWork, trustSettings, wireEmbeddings, wireSelectionGroup, wireSupervisor, wireVerification } from './composition/app-wiring.ts';
 import { createAwaitedEvents, createEvents } from './core/events.ts';
 import type { CacheKind } from './selection/invalidation.ts';
 import { storeToolTokenCounts } from './selection/token-counts.ts';
@@ -284,7 +285,11 @@ export async function createApp(config: QuiverConfig, options: CreateAppOptions 
     closers.unshift(() => toolListFollower.close());
     const { jobs, verification } = wireVerification({ db, config, logger, plugins, secrets, pinning, broadcast });
     closers.unshift(() => jobs.close());
-    pluginChanges.subscribe(verifyAfterInstall({ config, logger, verification }));
+    const installVerification = verifyAfterInstall({ config, logger, verification });
+    pluginChanges.subscribe(installVerification.onChange);
+    // Closed before the job queue and the database: a command that installed a plugin and exits
+    // (`quiver plugin add`) has queued its verification before they close.
+    closers.unshift(() => installVerification.settle());
     // Awaited: a user report answers once its re-verification is on the (durable) job queue.
     reverifications.subscribe(async ({ pluginId, reason }) => {
       await verification.enqueue(pluginId, reason);

@@ -17,8 +17,7 @@ import type { Embedder } from '../retrieval/embedders/embedder.ts';
 import { createEmbeddingWorker, EMBEDDING_SWEEP_JOB, type EmbeddingWorker } from '../retrieval/embedding-worker.ts';
 import { PRUNE_CALL_EVENTS_JOB, type CallEventRecorder } from '../runtime/call-event-recorder.ts';
 import type { CacheKind } from '../selection/invalidation.ts';
-import type { PluginChangeEvent, PluginServiceOptions } from '../plugins/service/types.ts';
-import type { PidGenerationService } from '../intelligence/index.ts';
+import type { PluginServiceOptions } from '../plugins/service/types.ts';
 import type { TrustServiceOptions } from '../trust/types.ts';
 import type { VerificationSettings } from '../verification/types.ts';
 import type { PluginService } from '../plugins/service.ts';
@@ -265,48 +264,6 @@ export function wireSupervisor(input: {
       onEgressDecision: input.onEgressDecision,
     },
   });
-}
-
-/**
- * After a committed install, update or sync, the plugin is verified in the background (issue #10)
- * when `QUIVER_VERIFY_ON_INSTALL=background`. Subscribed to the plugins service's changes once
- * verification exists (it is built on the plugins service).
- */
-export function verifyAfterInstall(input: { config: QuiverConfig; logger: Logger; verification: Pick<VerificationService, 'enqueueAfterInstall'> }): (event: PluginChangeEvent) => void {
-  return (event) => {
-    if (event.kind !== 'installation' || event.pluginId === undefined || input.config.verification.onInstall !== 'background') return;
-    void input.verification.enqueueAfterInstall(event.pluginId).catch((error: unknown) => input.logger.warn({ err: error }, 'queueing a verification failed'));
-  };
-}
-
-/**
- * After a committed install, update or sync, an already generated intelligence document is
- * regenerated (issue #14); the previous one stays when that fails. Subscribed once PID
- * generation exists (it is built on the plugins service). `settle` waits for the regenerations
- * under way: the app awaits it before closing what they use, so a command that synced a plugin
- * (`quiver plugin update`) exits after its document is written, not with a warning that the
- * database closed under it.
- */
-export function regenerateIntelligence(input: { logger: Logger; pidGeneration: Pick<PidGenerationService, 'refresh'> }): {
-  onChange: (event: PluginChangeEvent) => void;
-  settle: () => Promise<void>;
-} {
-  const underWay = new Set<Promise<void>>();
-  return {
-    onChange(event) {
-      if (event.kind !== 'installation' || event.pluginId === undefined) return;
-      const pluginId = event.pluginId;
-      const work = input.pidGeneration.refresh(pluginId).then(
-        () => undefined,
-        (error: unknown) => input.logger.warn({ err: error, pluginId }, 'regenerating the intelligence document failed; the previous one stays'),
-      );
-      underWay.add(work);
-      void work.finally(() => underWay.delete(work));
-    },
-    async settle() {
-      while (underWay.size > 0) await Promise.all(underWay);
-    },
-  };
 }
 
 /**
