@@ -159,7 +159,7 @@ export function createSelectionEngine(options: SelectionEngineOptions): Selectio
     recordOutcome: outcomes.record,
     queueOutcome: outcomes.queue,
     invalidate,
-    jsonTokens: formatting.jsonTokens,
+    definitionTokens: formatting.definitionTokens,
     async flush() {
       await outcomes.flush();
       await formatting.flush();

@@ -23,9 +23,9 @@ for (const provider of PROVIDERS) {
 // A gateway session's figure: each visible tool's MCP definition, as the gateway builds it
 // (composition/gateway-backend/visibility.ts uses the same `mcpDefinition`) and
 // counts it: with the engine's stored counts when it offers them, else with the tokenizer).
-const definitionTokens = engine.jsonTokens ?? countJsonTokens;
+const definitionTokens = engine.definitionTokens ?? ((tool) => countJsonTokens(mcpDefinition(tool)));
 const { tools } = await engine.visibleTools({});
-const definitions = tools.reduce((sum, tool) => sum + definitionTokens(mcpDefinition(tool)), 0);
+const definitions = tools.reduce((sum, tool) => sum + definitionTokens(tool), 0);
 await engine.close();
 await db.close();
 const tokenizerLoaded = Object.keys(createRequire(import.meta.url).cache).some((path) => path.includes('/gpt-tokenizer/'));

@@ -125,6 +125,9 @@ describeEachBackend('stored token counts (issue #28)', (backend) => {
         const result = await engine.selectTools({ query: 'look up an order', k: 2, provider, log: false });
         assert.equal(result.metadata.tokens.catalog, expected[provider], provider);
       }
+      // A gateway session counts each visible tool's MCP definition the same way.
+      const { tools: visible } = await engine.visibleTools({});
+      for (const tool of visible) assert.equal(engine.definitionTokens!(tool), countJsonTokens(mcpDefinition(tool)), tool.name);
       await engine.flush();
       await engine.close();
       const after = (await listActiveCandidates(db)).find((t) => t.name === 'lookup_1')!;
@@ -133,12 +136,19 @@ describeEachBackend('stored token counts (issue #28)', (backend) => {
         [[created.id, before.id]],
       );
       assert.equal(rows.length, 2 * PROVIDERS.length);
+      const createdNow = (await listActiveCandidates(db)).find((t) => t.id === created.id)!;
       for (const row of rows) {
-        const tool = row.tool_id === before.id ? after : (await listActiveCandidates(db)).find((t) => t.id === created.id)!;
+        const tool = row.tool_id === before.id ? after : createdNow;
         const json = formattedJson(tool, row.provider as SelectionProvider);
         assert.equal(Number(row.json_key), tokenCountKey(json));
         assert.equal(row.tokens, countTokens(json));
         assert.notEqual(Number(row.json_key), staleKey);
+      }
+      // Their MCP definitions too, so the next process counts a session's tools without the
+      // tokenizer. (A definition without $schema is the \`mcp\` format's text: that row's key serves.)
+      const storedKeys = new Set((await db.query<{ json_key: number }>('SELECT json_key FROM tool_token_counts')).rows.map((row) => Number(row.json_key)));
+      for (const tool of [after, createdNow]) {
+        assert.ok(storedKeys.has(tokenCountKey(canonicalJson(mcpDefinition(tool)))), `${tool.name}'s definition count was written back`);
       }
     } finally {
       await db.close();

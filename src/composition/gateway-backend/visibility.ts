@@ -68,12 +68,12 @@ export function contextOf(session: BackendSession) {
 }
 
 /** Creates the session visibility over the selection engine. */
-export function createSessionVisibility(selection: Pick<SelectionEngine, 'visibleTools' | 'jsonTokens'>): SessionVisibility {
-  // The engine's stored counts (an MCP definition is the `mcp` format it counted at sync), so a
-  // session's token figures load no tokenizer for synced tools (issue #28).
-  const definitionTokens = selection.jsonTokens === undefined
-    ? toolDefinitionTokens
-    : (tool: Tool) => selection.jsonTokens!({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema });
+export function createSessionVisibility(selection: Pick<SelectionEngine, 'visibleTools' | 'definitionTokens'>): SessionVisibility {
+  // The engine's stored counts (the sync counts each tool's MCP definition), so a session's
+  // token figures load no tokenizer for synced tools (issue #28).
+  const definitionTokens = selection.definitionTokens === undefined
+    ? (candidate: SelectionCandidate) => toolDefinitionTokens(mcpDefinition(candidate) satisfies Tool)
+    : selection.definitionTokens;
   const gatewayTools = new WeakMap<SelectionCandidate, GatewayTool>();
   // The engine's list → (expert allow-list, or NO_LIST) → its index. Both keys are the arrays
   // themselves: a new list from the engine (a catalog or policy change) is a new key.
@@ -173,7 +173,7 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
  * tokenizer (~0.3 s) on a session's first plugin call, and a BPE pass over every schema it calls
  * (issue #28).
  */
-function gatewayToolOf(candidate: SelectionCandidate, definitionTokens: (tool: Tool) => number): GatewayTool {
+function gatewayToolOf(candidate: SelectionCandidate, definitionTokens: (candidate: SelectionCandidate) => number): GatewayTool {
   const inputSchema = { type: 'object' as const, ...candidate.parameters };
   const tool: Omit<GatewayTool, 'tokens'> = {
     qualifiedName: candidate.qualifiedName,
@@ -192,8 +192,8 @@ function gatewayToolOf(candidate: SelectionCandidate, definitionTokens: (tool: T
   // Enumerable, so a spread (`{ ...tool, score }`) or JSON carries the count like a plain field.
   Object.defineProperty(tool, 'tokens', {
     enumerable: true,
-    // The same text the sync stored a count of (`mcpDefinition`), so no tokenizer is needed.
-    get: () => (tokens ??= definitionTokens(mcpDefinition(candidate) satisfies Tool)),
+    // The text the sync stored a count of (`mcpDefinition`), so no tokenizer is needed.
+    get: () => (tokens ??= definitionTokens(candidate)),
   });
   return tool as GatewayTool;
 }

@@ -16,7 +16,7 @@ import type { SelectionCandidate } from '../../store/repositories/candidates.ts'
 import { upsertTokenCounts, type TokenCountRow } from '../../store/repositories/token-counts.ts';
 import { LruTtlCache } from '../lru-cache.ts';
 import { formatTool, type SelectionProvider } from '../provider-formats.ts';
-import { loadTokenCounts, TokenCountTable, tokenCountKey } from '../token-counts.ts';
+import { loadTokenCounts, MCP_DEFINITION, mcpDefinition, TokenCountTable, tokenCountKey } from '../token-counts.ts';
 import { deepFreeze } from './catalog.ts';
 import type { FormattedEntry, VisibleSet } from './types.ts';
 
@@ -28,8 +28,12 @@ export interface Formatting {
   catalogTokens(visible: VisibleSet, provider: SelectionProvider): number;
   /** The caches, for `cacheStats`. */
   readonly caches: { format: LruTtlCache<unknown>; tokens: LruTtlCache<unknown> };
-  /** Tokens of `value` as compact JSON: a stored count of that exact text, or the tokenizer's. */
-  jsonTokens(value: unknown): number;
+  /**
+   * Tokens of the MCP definition a gateway session shows for `tool` (`mcpDefinition`): stored at
+   * sync, else counted and written back like a provider format (a folder synced before these
+   * counts existed, or a description changed since, is counted once, not after every restart).
+   */
+  definitionTokens(tool: SelectionCandidate): number;
   /** Reads the stored counts again (with each catalog snapshot); a failure keeps the ones held. */
   loadCounts(): Promise<void>;
   /** Resolves once the counts made so far are written back (or their write failed). */
@@ -88,7 +92,7 @@ export function createFormatting(now: () => number, store?: FormattingStore): Fo
   }
 
   /** The tokens of `schema` as sent: a stored count, or the tokenizer's (then written back). */
-  function countSchema(tool: SelectionCandidate, provider: SelectionProvider, schema: unknown): number {
+  function countSchema(tool: SelectionCandidate, provider: SelectionProvider | typeof MCP_DEFINITION, schema: unknown): number {
     const { key, tokens, counted } = lookUp(schema);
     if (counted && store !== undefined) {
       pending.push({ toolId: tool.id, provider, key, tokens });
@@ -133,8 +137,8 @@ export function createFormatting(now: () => number, store?: FormattingStore): Fo
     return total;
   }
 
-  function jsonTokens(value: unknown): number {
-    return lookUp(value).tokens;
+  function definitionTokens(tool: SelectionCandidate): number {
+    return countSchema(tool, MCP_DEFINITION, mcpDefinition(tool));
   }
 
   async function loadCounts(): Promise<void> {
@@ -151,5 +155,5 @@ export function createFormatting(now: () => number, store?: FormattingStore): Fo
     await writeBack();
   }
 
-  return { formatted, catalogTokens, caches: { format: formatCache, tokens: tokenCache }, jsonTokens, loadCounts, flush };
+  return { formatted, catalogTokens, caches: { format: formatCache, tokens: tokenCache }, definitionTokens, loadCounts, flush };
 }

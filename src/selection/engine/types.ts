@@ -237,11 +237,10 @@ export interface SelectionEngine {
   /** Drops cached data of one kind (local only; `notifyCatalogChanged` reaches every process). */
   invalidate(kind: CacheKind): void;
   /**
-   * Tokens `value` costs as compact JSON: the stored count of that exact text when there is one
-   * (a gateway's MCP tool definition, `mcpDefinition`, is counted at sync; issue #28), otherwise
-   * the tokenizer's.
+   * Tokens of the MCP definition a gateway session shows for `tool` (`mcpDefinition`): the count
+   * stored at sync (issue #28), else the tokenizer's, written back so the next process needs none.
    */
-  jsonTokens?(value: unknown): number;
+  definitionTokens?(tool: SelectionCandidate): number;
   /** Writes queued events and outcomes now, then waits for the outcome observer (learned examples rank after it). */
   flush(): Promise<void>;
   /** Resolves once the change subscription is active. */
