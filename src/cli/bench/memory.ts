@@ -25,6 +25,12 @@ export const MEMORY_TARGETS = { idleServeMb: 150, serveWithToolsMb: 300 } as con
  */
 const IDLE_MS = 5_000;
 const SETTLED_MS = 60_000;
+
+/** How long the servers sit before their RSS is read; tests shorten the settled reading (the bench keeps a minute). */
+export interface MemoryBenchTiming {
+  idleMs?: number;
+  settledMs?: number;
+}
 /**
  * A server given 10,000 tools embedded by another embedder re-embeds them all in the background
  * (~3 minutes here); its memory during that run is work, not idle memory, and where a reading at
@@ -116,6 +122,7 @@ async function embeddingSettled(dataDir: string, home: string): Promise<void> {
 async function serveRss(
   dataDir: string,
   home: string,
+  timing: Required<MemoryBenchTiming>,
   warm: () => Promise<number> = async () => 0,
 ): Promise<{ rssMb: number; after5sMb: number; peakMb: number; candidates: number; embeddingMs: number }> {
   const serve = await startServeProcess(dataDir, home);
@@ -129,9 +136,9 @@ async function serveRss(
       if (rss === undefined) throw new Error('no /proc here: the serve RSS is read from /proc/<pid>/status (Linux)');
       return rss;
     };
-    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+    await new Promise((resolve) => setTimeout(resolve, timing.idleMs));
     const early = read();
-    await new Promise((resolve) => setTimeout(resolve, SETTLED_MS - IDLE_MS));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, timing.settledMs - timing.idleMs)));
     return { ...read(), after5sMb: early.rssMb, candidates, embeddingMs };
   } finally {
     await serve.stop();
@@ -139,18 +146,19 @@ async function serveRss(
 }
 
 /** Seeds a store with `tools` tools, then measures a fresh process serving them. */
-export async function benchMemory(tools = 10_000): Promise<MemoryBench> {
+export async function benchMemory(tools = 10_000, timingOptions: MemoryBenchTiming = {}): Promise<MemoryBench> {
+  const timing = { idleMs: timingOptions.idleMs ?? IDLE_MS, settledMs: timingOptions.settledMs ?? SETTLED_MS };
   const folder = mkdtempSync(join(tmpdir(), 'quiver-bench-memory-'));
   try {
     // A warm folder, as for the other figures: the first start (template, migrations) is not idle memory.
     await (await startServeProcess(join(folder, 'empty'), join(folder, 'home-empty'))).stop();
-    const idle = await serveRss(join(folder, 'empty'), join(folder, 'home-empty'));
+    const idle = await serveRss(join(folder, 'empty'), join(folder, 'home-empty'), timing);
     const store = join(folder, 'tools');
     const seeded = await runChild(['seed', store, String(tools)]);
     const loaded = await runChild(['load', store]);
     const home = join(folder, 'home-tools');
     const queries = ['send an email to my team', 'weather forecast for tomorrow', 'convert currency and book a flight', 'analyze the DNA sample'];
-    const withTools = await serveRss(store, home, async () => {
+    const withTools = await serveRss(store, home, timing, async () => {
       let candidates = 0;
       for (const query of queries) {
         const run = await runQuiver(['select', query, '--json', '--data', store], { QUIVER_HOME: home });
