@@ -2,8 +2,8 @@
 // server"), read only when a process starts, so the launcher re-executes itself with them
 // (process.execve, Node >= 22.15: the same pid, the same open stdin/stdout/stderr, so
 // `serve --stdio` keeps its client):
-// - glibc allocator settings: an idle server's RSS is largely memory glibc keeps in per-thread
-//   arenas after V8's compile threads free it. Not when GLIBC_TUNABLES is already set (the
+// - glibc allocator settings: an idle server's RSS is largely memory glibc keeps in its arenas
+//   after V8's compile threads free it (see SERVE_GLIBC_TUNABLES). Not when GLIBC_TUNABLES is already set (the
 //   operator's choice) or with QUIVER_MALLOC_TUNING=0.
 // - V8's worker pool at one thread (`--v8-pool-size=1`; Node's default is 4): each pool thread
 //   compiles and collects in arenas of its own, about 38 MB of an idle server's RSS on a 2-core
@@ -14,8 +14,15 @@
 // place and runs as it is. Pure: the launcher, a process entry, hands in what it sees
 // (docs/engineering.md).
 
-/** The allocator settings: return freed memory above 128 KiB to the OS, map big blocks, two arenas. */
-export const SERVE_GLIBC_TUNABLES = 'glibc.malloc.trim_threshold=131072:glibc.malloc.mmap_threshold=131072:glibc.malloc.arena_max=2';
+/**
+ * The allocator settings: return freed memory above 128 KiB to the OS, two arenas, and map
+ * every block of 32 KiB or more on its own, so freeing it returns it. 32 KiB is V8's largest
+ * compile-zone segment: TurboFan compiling PGlite's hot WebAssembly functions in the background
+ * allocates ~40 MB of them at start and frees them, and in the arena they came from, between
+ * allocations that live on, they stayed resident (an idle server held 35-40 MB of free arena;
+ * malloc_trim(0) by gdb dropped RSS by that much). With 128 KiB they were never mapped.
+ */
+export const SERVE_GLIBC_TUNABLES = 'glibc.malloc.trim_threshold=131072:glibc.malloc.mmap_threshold=32768:glibc.malloc.arena_max=2';
 
 /** V8 worker threads of a server unless QUIVER_V8_POOL_SIZE says otherwise. */
 export const SERVE_V8_POOL_SIZE = 1;
