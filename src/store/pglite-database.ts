@@ -21,9 +21,12 @@ import { clearNewDataDir, createTemplate, extractTemplate, isNewDataDir, loadTem
  * (one process, no other backend to share them with). The server default (128 MB) cost ~120 MB
  * of RSS; 32 MB still cost 32 MB more than 8 MB once the pages are touched (issue #28: opening a
  * warm store and two queries, peak 200 vs 232 MiB, CPU 0.93×, medians of 5 interleaved runs).
+ * 8 MB were all touched by the time a server is ready; 2 MB (256 pages, ample for the one
+ * backend) left the WebAssembly memory of an idle `quiver serve` 6 MB smaller (22.1 -> 16.1 MB
+ * resident; measurements in docs/engineering.md, "The embedded store's thread", Memory).
  * Measured by `quiver bench` (memory section).
  */
-export const PGLITE_SETTINGS = ['shared_buffers = 8MB'];
+export const PGLITE_SETTINGS = ['shared_buffers = 2MB'];
 
 /*
  * Tried and reverted (issue #28): compiling PGlite's 9 MB of WebAssembly with V8's Liftoff only

@@ -55,6 +55,16 @@ describe('PGlite in a worker thread', () => {
     }
   });
 
+  it('runs with 2 MB of shared buffers: they live in the WebAssembly memory, which never shrinks (issue #28)', async () => {
+    const db = await openPGlite();
+    try {
+      const { rows } = await db.query<{ shared_buffers: string }>('SHOW shared_buffers');
+      assert.equal(rows[0]!.shared_buffers, '2MB');
+    } finally {
+      await db.close();
+    }
+  });
+
   it('keeps the engine errors: SQLSTATE, message, and the invalid-input mapping', async () => {
     const db = await openPGlite();
     try {
