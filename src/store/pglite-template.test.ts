@@ -3,12 +3,14 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { createHash } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { loadMigrations, migrate, type Migration } from './migrator.ts';
 import { buildPGliteTemplate, openPGlite, type PGliteOrigin } from './pglite-database.ts';
-import { clearTemplateCache, readTar, TEMPLATE_FILE, TEMPLATE_MANIFEST_FILE } from './pglite-template.ts';
+import { clearTemplateCache, loadTemplate, readTar, TEMPLATE_FILE, TEMPLATE_MANIFEST_FILE } from './pglite-template.ts';
 
 describe('PGlite template for new stores', () => {
   let root: string;
@@ -53,6 +55,18 @@ describe('PGlite template for new stores', () => {
     assert.equal(ext.rows.length, 1);
     await db.query("SELECT '[1,2,3]'::vector <=> '[1,2,4]'::vector AS d");
   }
+
+  it('keeps no .tar.gz once its tar is collected: the file is read and checked again (issue #28)', async () => {
+    // A server started on a new folder held the 5 MB .tar.gz for its whole life.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const dir = variant('reread', () => {});
+    assert.ok(loadTemplate(migrations, [dir]), 'the template loads');
+    await new Promise((resolve) => setImmediate(resolve)); // a WeakRef's target lives to the end of the job
+    gc();
+    writeFileSync(join(fileURLToPath(dir), TEMPLATE_FILE), gzipSync(Buffer.from('not the template')));
+    assert.equal(loadTemplate(migrations, [dir]), undefined, 'the changed file is read again and refused');
+  });
 
   it('creates a new data folder from the template with every migration recorded, and it persists', async () => {
     const dataDir = join(root, 'data-good');

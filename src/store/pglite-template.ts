@@ -109,12 +109,13 @@ export async function createTemplate(options: {
   return manifest;
 }
 
-// Per process: the validated .tar.gz (a few MB) is kept; its uncompressed form (~40 MB) only
-// weakly, so a process opening many in-memory stores (the tests) rarely gunzips twice while a
-// long-running server does not hold it.
+// Per process: which template matched is kept, and its uncompressed form (~40 MB) only weakly, so
+// a process opening many in-memory stores (the tests) rarely reads or gunzips twice while a
+// long-running server holds neither. The .tar.gz (5 MB) is not kept: a server started on a new
+// folder held it for its whole life (issue #28); once the tar has been collected the file is read
+// again and checked against the manifest's sha256.
 interface CacheEntry {
   manifest: TemplateManifest;
-  gz: Uint8Array;
   tar?: WeakRef<Uint8Array<ArrayBuffer>>;
 }
 const cache = new Map<string, CacheEntry | null>();
@@ -132,17 +133,24 @@ function sameManifest(found: Partial<TemplateManifest>, expected: Omit<TemplateM
   );
 }
 
-function readEntry(directory: URL, migrations: Migration[]): CacheEntry | null {
+function readEntry(directory: URL, migrations: Migration[]): { manifest: TemplateManifest; gz: Uint8Array } | null {
   try {
-    const dir = fileURLToPath(directory);
-    const manifestPath = join(dir, TEMPLATE_MANIFEST_FILE);
-    const templatePath = join(dir, TEMPLATE_FILE);
-    if (!existsSync(manifestPath) || !existsSync(templatePath)) return null;
+    const manifestPath = join(fileURLToPath(directory), TEMPLATE_MANIFEST_FILE);
+    if (!existsSync(manifestPath)) return null;
     const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Partial<TemplateManifest>;
     if (!sameManifest(manifest, expectedManifest(migrations))) return null;
-    const gz = readFileSync(templatePath);
-    if (createHash('sha256').update(gz).digest('hex') !== manifest.sha256) return null;
-    return { manifest: manifest as TemplateManifest, gz };
+    const gz = readTemplateFile(directory, manifest as TemplateManifest);
+    return gz ? { manifest: manifest as TemplateManifest, gz } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The .tar.gz in `directory` if it is the one `manifest` names (its sha256), else null. */
+function readTemplateFile(directory: URL, manifest: TemplateManifest): Uint8Array | null {
+  try {
+    const gz = readFileSync(join(fileURLToPath(directory), TEMPLATE_FILE));
+    return createHash('sha256').update(gz).digest('hex') === manifest.sha256 ? gz : null;
   } catch {
     return null;
   }
@@ -160,15 +168,23 @@ export function loadTemplate(
   for (const directory of directories) {
     const cacheKey = `${directory.href}|${key}`;
     let entry = cache.get(cacheKey);
+    let gz: Uint8Array | null | undefined;
     if (entry === undefined) {
-      entry = readEntry(directory, migrations);
+      const read = readEntry(directory, migrations);
+      entry = read && { manifest: read.manifest };
+      gz = read?.gz;
       cache.set(cacheKey, entry);
     }
     if (entry === null) continue;
     let tar = entry.tar?.deref();
     if (tar === undefined) {
+      gz ??= readTemplateFile(directory, entry.manifest);
+      if (gz === null) {
+        cache.set(cacheKey, null);
+        continue;
+      }
       try {
-        const unzipped = gunzipSync(entry.gz);
+        const unzipped = gunzipSync(gz);
         tar = new Uint8Array(unzipped.buffer as ArrayBuffer, unzipped.byteOffset, unzipped.byteLength);
         readTar(tar); // refuse anything that is not a plain data folder before PGlite sees it
       } catch {
