@@ -47,6 +47,12 @@ function gatewayLoadSize(): { sessions: number; durationMs: number; serverNodeAr
   };
 }
 
+/** With QUIVER_BENCH_STDIO_CPU_PROF set to a folder, the stdio servers write CPU profiles there (NODE_OPTIONS takes `--cpu-prof` from Node 22 on). */
+function stdioServerProfile(): { serverEnv?: Record<string, string> } {
+  const profileDir = process.env.QUIVER_BENCH_STDIO_CPU_PROF;
+  return profileDir ? { serverEnv: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } } : {};
+}
+
 /** A whole number (0 or more) from the environment, else undefined. */
 function envWhole(name: string): number | undefined {
   const raw = process.env[name];
@@ -138,8 +144,8 @@ export const benchSections: BenchSection[] = [
   {
     name: 'stdioGateway',
     target:
-      'issue #28, quiver serve --stdio vs the plugin called directly, interleaved in one run: tools/call added ≤ 0.25 ms at p50 (ratio ≤ 2), search_tools p99 ≤ 5 ms (QUIVER_BENCH_STDIO_ROUNDS, default 600)',
-    run: () => benchStdioGateway({ rounds: envCount('QUIVER_BENCH_STDIO_ROUNDS', 600) }),
+      'issue #28, quiver serve --stdio vs the plugin called directly, interleaved in one run: tools/call added ≤ 0.25 ms at p50 (ratio ≤ 2), search_tools p99 ≤ 5 ms (QUIVER_BENCH_STDIO_ROUNDS, default 600; QUIVER_BENCH_STDIO_CPU_PROF=folder: CPU profiles of the servers, Node 22 and later)',
+    run: () => benchStdioGateway({ rounds: envCount('QUIVER_BENCH_STDIO_ROUNDS', 600), ...stdioServerProfile() }),
   },
   {
     name: 'eventJournal',
