@@ -14,7 +14,7 @@
  * command that runs it under the sandbox's rules, and the HTTP alternative.
  */
 import { spawnSync } from 'node:child_process';
-import { defaultSearchPath } from '../runtime/sandbox.ts';
+import { defaultSearchPath } from '../runtime/host-detection.ts';
 import { detectEngines as detectRuntimeEngines, type DetectedEngine } from '../runtime/container.ts';
 
 /** A bind mount of the config's `-v HOST:CONTAINER[:ro]` / `--mount type=bind,…`. */

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { egressAllowed, parseConnectLine, startEgressProxy, type EgressDecision } from './egress-proxy.ts';
 import { runOneShot } from './one-shot.ts';
-import { detectHost } from './sandbox.ts';
+import { detectHost } from './host-detection.ts';
 import { skipUnless } from '../../test/helpers/requirements.ts';
 
 function listen(server: Server): Promise<number> {

@@ -14,7 +14,9 @@ export type { BreakerOutcome, BreakerPermit, BreakerSnapshot, BreakerState, Circ
 export { createTokenBucket, takeAll } from './rate-limit.ts';
 export type { TokenBucket } from './rate-limit.ts';
 export { createSemaphore } from './semaphore.ts';
-export { detectHost, supervisorMarkerName } from './sandbox.ts';
-export type { HostCapabilities, LaunchDescription } from './sandbox.ts';
+export { detectHost } from './host-detection.ts';
+export { supervisorMarkerName } from './sandbox-identity.ts';
+export type { LaunchDescription } from './sandbox.ts';
+export type { HostCapabilities } from './host-detection.ts';
 export { createRedactor, redactorForSpec } from './redact.ts';
 export { healthScore } from './health.ts';

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { isolationPolicyFor, trustLevelForScore } from './isolation-policy.ts';
-import { buildLaunch, type HostCapabilities, type LaunchContext } from './sandbox.ts';
+import { buildLaunch, type LaunchContext } from './sandbox.ts';
+import { type HostCapabilities } from './host-detection.ts';
 import { createRedactor, redactorForSpec } from './redact.ts';
 import { createCallWindow, healthScore, percentile } from './health.ts';
 import { parseUpstreamSpec } from './types.ts';

@@ -13,7 +13,9 @@
 import { spawn, execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { QuiverError, ErrorCodes } from '../core/errors.ts';
-import { buildLaunch, defaultSearchPath, sandboxUid, type HostCapabilities } from './sandbox.ts';
+import { buildLaunch } from './sandbox.ts';
+import { defaultSearchPath, type HostCapabilities } from './host-detection.ts';
+import { sandboxUid } from './sandbox-identity.ts';
 import { isolationPolicyFor, type IsolationPolicy } from './isolation-policy.ts';
 import { egressBridgeScript, startEgressProxy, type EgressDecision, type EgressProxy, type EgressRule } from './egress-proxy.ts';
 import { dirname } from 'node:path';

@@ -1,7 +1,7 @@
 /**
  * @module runtime/sandbox
  * Turns an isolation policy into the exact command line that starts a plugin (DESIGN §3.6,
- * seed 000 §4.1). `buildLaunch()` is pure; `detectHost()` probes the machine once.
+ * seed 000 §4.1). `buildLaunch()` is pure; what the host offers comes from host-detection.ts.
  *
  * The launch chain, outermost first, each step `exec`ing the next so the pid stays the same:
  * 1. `/bin/sh -c 'echo $$ > cgroup.procs…; exec …'` — joins the plugin's cgroups before
@@ -28,233 +28,19 @@
  * Credentials are passed in the environment of the spawned process (bwrap inherits it), never
  * as `--setenv` arguments: a command line is readable by every user through /proc.
  */
-import { execFile, spawnSync } from 'node:child_process';
-import { accessSync, chmodSync, chownSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { QuiverError, ErrorCodes } from '../core/errors.ts';
-import type { CgroupSupport } from './cgroup.ts';
-import { detectCgroups } from './cgroup.ts';
-import { overlayChain, overlayLayout, unsafeOverlayPath, type OverlayLayout, type OverlayTools } from './code-overlay.ts';
+import { overlayChain, overlayLayout, unsafeOverlayPath, type OverlayLayout } from './code-overlay.ts';
 import { buildContainerLaunch } from './container.ts';
 import type { ContainerSpec } from './container-spec.ts';
+import { findExecutable, type HostCapabilities } from './host-detection.ts';
 import { launchMounts } from './host-mounts.ts';
 import { defaultLimits, type IsolationPolicy } from './isolation-policy.ts';
 import { sandboxBridgeScript } from './sandbox-bridge.ts';
 import type { EgressMount } from './sandbox-egress.ts';
+import { sandboxUid, supervisorMarkerName } from './sandbox-identity.ts';
 import type { StdioSpec } from './types.ts';
-
-/** The uid/gid sandboxed plugins run as on the host when Quiver runs as root (`nobody`). */
-export const sandboxUid = 65534;
-
-/** Name of the environment variable marking every process a supervisor starts. */
-export const supervisorMarkerName = 'QUIVER_SUPERVISOR_ID';
-
-/** What the host offers for isolation, probed once. */
-export interface HostCapabilities {
-  bubblewrap: string | undefined;
-  /** Why bubblewrap is unusable, when it is. */
-  bubblewrapProblem: string | undefined;
-  setpriv: string | undefined;
-  isRoot: boolean;
-  cgroups: CgroupSupport;
-  /** Tools of the writable code overlay, when it works here (probed with a real sandbox). */
-  overlay?: OverlayTools | undefined;
-  /** Why a sandboxed plugin's folder stays read-only, when it does. */
-  overlayProblem?: string | undefined;
-  /** Tools that build an allow-list sandbox's network namespace (sandbox-egress.ts), when present. */
-  egressNet?: { unshare: string; ip: string } | undefined;
-}
-
-/** Options for probing the host. */
-export interface DetectHostOptions {
-  /** Path of `bwrap`; `null` pretends it is not installed (tests, or an admin's choice). */
-  bubblewrapPath?: string | null;
-  /** Directories searched for executables (the supervisor never reads process.env). */
-  searchPath?: string;
-  /** Use cgroups when the host has them (default true). */
-  useCgroups?: boolean;
-  /** Show a sandboxed plugin's folder writable through an overlay when the host can (default true). */
-  codeOverlay?: boolean;
-}
-
-/** The default executable search path. */
-export const defaultSearchPath = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
-
-/** Finds an executable on `searchPath`; undefined when missing. */
-export function findExecutable(name: string, searchPath = defaultSearchPath): string | undefined {
-  const candidates = name.includes('/') ? [resolve(name)] : searchPath.split(':').filter(Boolean).map((directory) => join(directory, name));
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // keep looking
-    }
-  }
-  return undefined;
-}
-
-/** One command a host probe runs, and what came of it. */
-interface ProbeCommand {
-  argv: string[];
-  env: Record<string, string>;
-}
-interface ProbeOutcome {
-  status: number | null;
-  stderr: string;
-  error?: Error | undefined;
-}
-
-const PROBE_TIMEOUT_MS = 10_000;
-
-/**
- * The host probe as steps: it yields each command to run (two short sandboxes) and takes back
- * its outcome, so one description serves a synchronous and an asynchronous run.
- */
-function* hostDetection(options: DetectHostOptions): Generator<ProbeCommand, HostCapabilities, ProbeOutcome> {
-  const searchPath = options.searchPath ?? defaultSearchPath;
-  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  const setpriv = findExecutable('setpriv', searchPath);
-  const cgroups: CgroupSupport =
-    options.useCgroups === false
-      ? { kind: 'none', reason: 'disabled by configuration', create: () => { throw new Error('cgroups disabled'); }, sweepStale: () => 0 }
-      : detectCgroups();
-  let bubblewrap = options.bubblewrapPath === null ? undefined : options.bubblewrapPath ?? findExecutable('bwrap', searchPath);
-  let bubblewrapProblem: string | undefined = bubblewrap ? undefined : 'bubblewrap (bwrap) is not installed';
-  if (bubblewrap) {
-    // Prove that an unprivileged user namespace can be made (the same flags a sandbox uses).
-    const probe = [
-      ...(isRoot && setpriv ? [setpriv, '--reuid', String(sandboxUid), '--regid', String(sandboxUid), '--clear-groups'] : []),
-      bubblewrap, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--unshare-all', '--unshare-user',
-      '--uid', String(sandboxUid), '--gid', String(sandboxUid), '--die-with-parent', '--', 'true',
-    ];
-    const result = yield { argv: probe, env: { PATH: searchPath } };
-    if (result.status !== 0) {
-      bubblewrapProblem = `bubblewrap is installed at ${bubblewrap} but cannot create a sandbox here: ${(result.stderr || result.error?.message || `exit ${result.status}`).trim()}`;
-      bubblewrap = undefined;
-    }
-  }
-  const overlay =
-    options.codeOverlay === false
-      ? { tools: undefined, problem: 'disabled by configuration' }
-      : bubblewrap
-        ? yield* probeOverlay({ bubblewrap, setpriv, isRoot, searchPath })
-        : { tools: undefined, problem: 'it needs the bubblewrap sandbox' };
-  const unshare = findExecutable('unshare', searchPath);
-  const ip = findExecutable('ip', searchPath);
-  const egressNet = unshare && ip ? { unshare, ip } : undefined;
-  return { bubblewrap, bubblewrapProblem, setpriv, isRoot, cgroups, overlay: overlay.tools, overlayProblem: overlay.problem, egressNet };
-}
-
-/**
- * Probes bubblewrap, setpriv, the user and cgroups. Runs `bwrap` once to prove it works here
- * (and once more for the code overlay), blocking the event loop meanwhile (tens of ms): use
- * `detectHostAsync` where a server is serving.
- */
-export function detectHost(options: DetectHostOptions = {}): HostCapabilities {
-  const steps = hostDetection(options);
-  let step = steps.next();
-  while (!step.done) {
-    const [command, ...args] = step.value.argv;
-    const result = spawnSync(command!, args, { encoding: 'utf8', timeout: PROBE_TIMEOUT_MS, env: step.value.env });
-    step = steps.next({ status: result.status, stderr: result.stderr ?? '', error: result.error });
-  }
-  return step.value;
-}
-
-/** `detectHost` with its probes run as child processes the event loop waits for, not blocked on. */
-export async function detectHostAsync(options: DetectHostOptions = {}): Promise<HostCapabilities> {
-  const steps = hostDetection(options);
-  let step = steps.next();
-  while (!step.done) {
-    const { argv, env } = step.value;
-    const [command, ...args] = argv;
-    const outcome = await new Promise<ProbeOutcome>((resolve) => {
-      execFile(command!, args, { encoding: 'utf8', timeout: PROBE_TIMEOUT_MS, env }, (error, _stdout, stderr) => {
-        if (!error) resolve({ status: 0, stderr });
-        // As spawnSync reports it: an exit status is not an error; a failed start or a timeout is.
-        else if (typeof error.code === 'number') resolve({ status: error.code, stderr });
-        else resolve({ status: null, stderr, error });
-      });
-    });
-    step = steps.next(outcome);
-  }
-  return step.value;
-}
-
-/** The host's capabilities, probed once, on first need. */
-export interface HostProbe {
-  /** The capabilities now: probed synchronously (blocking) when no probe has finished yet. */
-  now(): HostCapabilities;
-  /** The capabilities without blocking the event loop; a failed probe is tried again by the next caller. */
-  ready(): Promise<HostCapabilities>;
-}
-
-/** Creates a probe of this host; `onFound` runs once, with the first capabilities found (a racing second probe's are dropped). */
-export function createHostProbe(options: DetectHostOptions = {}, onFound: (host: HostCapabilities) => void = () => {}): HostProbe {
-  let found: HostCapabilities | undefined;
-  let probing: Promise<HostCapabilities> | undefined;
-  const adopt = (host: HostCapabilities): HostCapabilities => {
-    if (found === undefined) {
-      found = host;
-      onFound(host);
-    }
-    return found;
-  };
-  return {
-    now: () => found ?? adopt(detectHost(options)),
-    ready() {
-      if (found !== undefined) return Promise.resolve(found);
-      probing ??= detectHostAsync(options).then(adopt, (error: unknown) => {
-        probing = undefined;
-        throw error;
-      });
-      return probing;
-    },
-  };
-}
-
-/**
- * Proves the writable code overlay works here the way a launch uses it: as the sandbox user, a
- * bwrap sandbox writes into an overlaid folder; the write must land in the upper layer only.
- */
-function* probeOverlay(host: { bubblewrap: string; setpriv: string | undefined; isRoot: boolean; searchPath: string }): Generator<ProbeCommand, { tools: OverlayTools | undefined; problem: string | undefined }, ProbeOutcome> {
-  const found = { unshare: 'unshare', mount: 'mount', find: 'find', xargs: 'xargs', mkdir: 'mkdir' } as const;
-  const tools: Partial<Record<keyof OverlayTools, string>> = {};
-  for (const [key, name] of Object.entries(found) as Array<[keyof OverlayTools, string]>) {
-    const path = findExecutable(name, host.searchPath);
-    if (!path) return { tools: undefined, problem: `'${name}' (util-linux/coreutils/findutils) is not installed` };
-    tools[key] = path;
-  }
-  const complete = tools as OverlayTools;
-  const asSandboxUser = host.isRoot && host.setpriv !== undefined;
-  const folder = mkdtempSync(join(tmpdir(), 'quiver-overlay-probe-'));
-  try {
-    chmodSync(folder, 0o711);
-    const lower = join(folder, 'lower');
-    const state = join(folder, 'state');
-    mkdirSync(join(lower, 'sub'), { recursive: true, mode: 0o755 });
-    chmodSync(lower, 0o755);
-    mkdirSync(state, { mode: 0o700 });
-    if (asSandboxUser) chownSync(state, sandboxUid, sandboxUid);
-    const layout = overlayLayout(state, lower);
-    const probe = [
-      ...(asSandboxUser ? [host.setpriv!, '--reuid', String(sandboxUid), '--regid', String(sandboxUid), '--clear-groups'] : []),
-      ...overlayChain(complete, layout, { mirrorFolders: asSandboxUser }),
-      host.bubblewrap, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--unshare-all', '--unshare-user',
-      '--uid', String(sandboxUid), '--gid', String(sandboxUid), '--die-with-parent', '--bind', lower, lower,
-      '--', '/bin/sh', '-c', 'echo ok > "$1/sub/written"', 'probe', lower,
-    ];
-    const result = yield { argv: probe, env: { PATH: host.searchPath } };
-    const landed = existsSync(join(layout.upper, 'sub', 'written')) && !existsSync(join(lower, 'sub', 'written'));
-    if (result.status === 0 && landed) return { tools: complete, problem: undefined };
-    const reason = (result.stderr || result.error?.message || `exit ${result.status}`).trim();
-    return { tools: undefined, problem: `an overlay mount in an unprivileged user namespace does not work here: ${reason || 'the write did not land in the upper layer'}` };
-  } finally {
-    rmSync(folder, { recursive: true, force: true });
-  }
-}
 
 /** Everything `buildLaunch` needs besides the spec. */
 export interface LaunchContext {
@@ -341,33 +127,13 @@ export function isLoaderVariable(name: string): boolean {
 
 /** Builds the sandbox (or pass-through) command line for a stdio plugin. Throws when a required sandbox is unavailable. */
 export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
-  const { host, policy } = context;
   // A container image runs under the engine with the same rules as flags (issue #26).
   if (spec.container !== undefined) return containerLaunchFor(spec, spec.container, context);
+  const { host, policy } = context;
   const warnings: string[] = [];
   const cwd = spec.cwd ? resolve(spec.cwd) : context.stateDir;
-  let sandboxed = policy.sandbox;
-  if (sandboxed && !host.bubblewrap) {
-    const problem = host.bubblewrapProblem ?? 'bubblewrap is unavailable';
-    if (!context.dangerouslyAllowUnsandboxed) {
-      throw new QuiverError(
-        ErrorCodes.unavailable,
-        `plugin '${spec.pluginName}' (trust ${policy.level}) must run in a bubblewrap sandbox, but ${problem}. ` +
-          'Install bubblewrap (e.g. `apt-get install -y bubblewrap`), or set QUIVER_DANGEROUSLY_ALLOW_UNSANDBOXED=1 to run it without a sandbox at your own risk.',
-        { details: { reason: 'sandbox_unavailable', pluginId: spec.pluginId, trustLevel: policy.level } },
-      );
-    }
-    warnings.push(`running ${policy.level} plugin without a sandbox (dangerouslyAllowUnsandboxed): ${problem}`);
-    sandboxed = false;
-  }
-
-  const resolved = findExecutable(spec.command, spec.command.includes('/') ? undefined : context.searchPath);
-  if (!resolved && !(spec.command.includes('/') && isAbsolute(spec.command))) {
-    throw new QuiverError(ErrorCodes.unavailable, `plugin '${spec.pluginName}': command '${spec.command}' was not found on ${context.searchPath}`, {
-      details: { reason: 'command_not_found', pluginId: spec.pluginId },
-    });
-  }
-  const executable = resolved ?? spec.command;
+  const sandboxed = sandboxOrRefuse(spec, context, warnings);
+  const executable = resolveCommand(spec, context);
   const egress = sandboxed ? context.egress : undefined;
   if (egress !== undefined && !host.egressNet) {
     throw new QuiverError(ErrorCodes.unavailable, `plugin '${spec.pluginName}': its egress allow-list needs 'unshare' (util-linux) and 'ip' (iproute2), which are not installed`, {
@@ -375,19 +141,74 @@ export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
     });
   }
   if (!sandboxed && context.egress !== undefined) warnings.push('the egress allow-list is not enforced: the plugin runs without a sandbox');
+  const { limits, extraEnv } = launchLimits(executable, context, warnings);
+  const env = launchEnvironment(spec, context, sandboxed, extraEnv);
+  const launched = sandboxed ? bubblewrapChain(spec, context, { executable, cwd, egress }, warnings) : unsandboxedChain(spec, context, executable, warnings);
+  const chain = withCgroupJoin(launched.chain, context.cgroupProcsFiles);
+  return {
+    command: chain[0]!,
+    args: chain.slice(1),
+    env,
+    cwd,
+    description: {
+      sandboxed,
+      network: !sandboxed || policy.network === 'host' ? 'host' : egress !== undefined ? 'allow-list' : 'none',
+      treeGuard: launched.treeGuard,
+      limits,
+      ...(launched.codeFolder ? { codeFolder: launched.codeFolder } : {}),
+      warnings,
+    },
+  };
+}
 
-  let limits: LaunchDescription['limits'] = 'none';
-  const extraEnv: Record<string, string> = {};
-  if (policy.limits) {
-    if (context.cgroupProcsFiles.length > 0) limits = 'cgroup';
-    else if (isNodeCommand(executable)) {
-      // Without cgroups only the V8 heap can be bounded, and only for Node plugins.
-      limits = 'node-heap-flag';
-      extraEnv.NODE_OPTIONS = `--max-old-space-size=${policy.limits.memoryMb}`;
-      warnings.push(`no cgroups (${host.cgroups.reason ?? 'unavailable'}): memory bounded by the Node heap flag only; CPU and process count are not limited`);
-    } else warnings.push(`no cgroups (${host.cgroups.reason ?? 'unavailable'}): CPU, memory and process count are not limited`);
+/**
+ * Whether the plugin runs in bubblewrap: always when its policy says so and the host has it;
+ * without bubblewrap only an admin's `dangerouslyAllowUnsandboxed` lets it run (warned), else
+ * the launch is refused.
+ */
+function sandboxOrRefuse(spec: StdioSpec, context: LaunchContext, warnings: string[]): boolean {
+  const { host, policy } = context;
+  if (!policy.sandbox || host.bubblewrap) return policy.sandbox;
+  const problem = host.bubblewrapProblem ?? 'bubblewrap is unavailable';
+  if (!context.dangerouslyAllowUnsandboxed) {
+    throw new QuiverError(
+      ErrorCodes.unavailable,
+      `plugin '${spec.pluginName}' (trust ${policy.level}) must run in a bubblewrap sandbox, but ${problem}. ` +
+        'Install bubblewrap (e.g. `apt-get install -y bubblewrap`), or set QUIVER_DANGEROUSLY_ALLOW_UNSANDBOXED=1 to run it without a sandbox at your own risk.',
+      { details: { reason: 'sandbox_unavailable', pluginId: spec.pluginId, trustLevel: policy.level } },
+    );
   }
+  warnings.push(`running ${policy.level} plugin without a sandbox (dangerouslyAllowUnsandboxed): ${problem}`);
+  return false;
+}
 
+/** The plugin's program: found on the search path, or an absolute path taken as given. */
+function resolveCommand(spec: StdioSpec, context: LaunchContext): string {
+  const resolved = findExecutable(spec.command, spec.command.includes('/') ? undefined : context.searchPath);
+  if (!resolved && !(spec.command.includes('/') && isAbsolute(spec.command))) {
+    throw new QuiverError(ErrorCodes.unavailable, `plugin '${spec.pluginName}': command '${spec.command}' was not found on ${context.searchPath}`, {
+      details: { reason: 'command_not_found', pluginId: spec.pluginId },
+    });
+  }
+  return resolved ?? spec.command;
+}
+
+/** How the policy's limits are enforced here: cgroups, else the V8 heap flag for a Node plugin, else not at all (warned). */
+function launchLimits(executable: string, context: LaunchContext, warnings: string[]): { limits: LaunchDescription['limits']; extraEnv: Record<string, string> } {
+  const { host, policy } = context;
+  if (!policy.limits) return { limits: 'none', extraEnv: {} };
+  if (context.cgroupProcsFiles.length > 0) return { limits: 'cgroup', extraEnv: {} };
+  if (isNodeCommand(executable)) {
+    // Without cgroups only the V8 heap can be bounded, and only for Node plugins.
+    warnings.push(`no cgroups (${host.cgroups.reason ?? 'unavailable'}): memory bounded by the Node heap flag only; CPU and process count are not limited`);
+    return { limits: 'node-heap-flag', extraEnv: { NODE_OPTIONS: `--max-old-space-size=${policy.limits.memoryMb}` } };
+  }
+  warnings.push(`no cgroups (${host.cgroups.reason ?? 'unavailable'}): CPU, memory and process count are not limited`);
+  return { limits: 'none', extraEnv: {} };
+}
+
+/** The plugin's environment: never the hub's, sandboxed or not (issue #23), only declared credentials and the basics. */
+function launchEnvironment(spec: StdioSpec, context: LaunchContext, sandboxed: boolean, extraEnv: Record<string, string>): Record<string, string> {
   const unsafe = Object.keys(spec.env).filter(isLoaderVariable);
   if (unsafe.length > 0) {
     // The launch chain (sh, setpriv, unshare, bwrap) runs with this environment before any
@@ -398,101 +219,108 @@ export function buildLaunch(spec: StdioSpec, context: LaunchContext): Launch {
       { details: { reason: 'unsafe_environment', pluginId: spec.pluginId, keys: unsafe } },
     );
   }
-  // Never the hub's environment, sandboxed or not (issue #23): declared credentials and the basics.
   const env: Record<string, string> = { PATH: sandboxPath, HOME: context.stateDir, TMPDIR: sandboxed ? '/tmp' : context.stateDir, LANG: 'C.UTF-8', ...extraEnv, ...spec.env };
   env[supervisorMarkerName] = context.marker;
+  return env;
+}
 
-  let chain: string[];
-  let treeGuard: LaunchDescription['treeGuard'];
-  let codeFolder: LaunchDescription['codeFolder'];
-  if (sandboxed) {
-    const bwrap = host.bubblewrap!;
-    const args = ['--die-with-parent', '--new-session', '--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
-    // An allow-list sandbox joins the namespace the chain made (netChain); otherwise its own, empty.
-    if (policy.network !== 'host' && egress === undefined) args.push('--unshare-net');
-    args.push('--uid', String(sandboxUid), '--gid', String(sandboxUid));
-    args.push('--ro-bind', '/usr', '/usr');
-    for (const link of rootLinks) {
-      if (!existsSync(link)) continue;
-      const stat = lstatSync(link);
-      if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(link), link);
-      else args.push('--ro-bind', link, link);
-    }
-    const etc = egress !== undefined ? etcNetwork.filter((path) => path !== '/etc/hosts' && path !== '/etc/resolv.conf') : policy.network === 'host' ? etcNetwork : [];
-    for (const path of [...etcAlways, ...etc]) args.push('--ro-bind-try', path, path);
-    if (egress !== undefined) args.push('--ro-bind', egress.hostsFile, '/etc/hosts', '--ro-bind', egress.resolvFile, '/etc/resolv.conf');
-    args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
-    // Host folders the sandbox shows whole. /tmp, /proc and /dev are the sandbox's own (a tmpfs
-    // and fresh mounts), so a program under them, e.g. a Node unpacked in /tmp, needs its own bind.
-    const shownWhole = ['/usr', ...rootLinks];
-    const readOnly = [...(spec.cwd ? [cwd] : []), ...spec.readOnlyPaths.map((path) => resolve(path))];
-    if (egress !== undefined) readOnly.push(egress.folder, egress.socketFolder);
-    for (const program of egress !== undefined ? [executable, bridgeNode] : [executable]) {
-      const real = realOrSelf(program);
-      if (!isUnder(real, [...shownWhole, ...readOnly])) readOnly.push(dirname(real));
-      if (!isUnder(program, [...shownWhole, ...readOnly])) readOnly.push(dirname(program));
-    }
-    const overlay = spec.codeDir === undefined ? undefined : overlayFor(resolve(spec.codeDir), context, warnings);
-    const mounts: Mount[] = [];
-    // The overlaid folder is bound writable instead; read-only binds inside it would hide the overlay.
-    // Likewise inside the writable state folder: a one-shot build runs in a package folder of its
-    // install folder (a monorepo's `--path`) and must write there; a read-only bind over it would
-    // land on top of the writable one (deeper mounts come last) and fail the build with EROFS.
-    const writable = [...(overlay === undefined ? [] : [overlay.lower]), context.stateDir];
-    for (const path of [...new Set(readOnly)]) {
-      if (!isUnder(path, writable)) mounts.push({ kind: 'ro', path });
-    }
-    if (overlay !== undefined) mounts.push({ kind: 'rw', path: overlay.lower });
-    mounts.push({ kind: 'rw', path: context.stateDir });
-    // Host paths an admin granted (issue #26), checked again here: none may show a hub path.
-    const granted = launchMounts(spec.mounts, context.hiddenPaths ?? [], spec.pluginName);
-    warnings.push(...granted.warnings);
-    for (const mount of granted.mounts) mounts.push({ kind: mount.mode, path: mount.path });
-    // The layers are the plugin's only through the overlay: editing them under a mount is undefined.
-    if (overlay !== undefined) mounts.push({ kind: 'tmpfs', path: overlay.root });
-    // /tmp, /proc and /dev are the sandbox's own: only real binds can show a hub path.
-    mounts.push(...hubMasks(context.hiddenPaths ?? [], ['/usr', '/etc', ...rootLinks, ...mounts.map((mount) => mount.path)]));
-    args.push(...mountArgs(mounts));
-    args.push('--chdir', cwd);
-    if (host.isRoot && !host.setpriv) throw runsAsRoot(spec, policy);
-    const asSandboxUser = host.isRoot;
-    chain = [
-      ...(asSandboxUser ? dropToSandboxUser(host.setpriv!) : []),
-      ...(egress === undefined ? [] : netChain(host.egressNet!, egress.addresses)),
-      ...(overlay === undefined ? [] : overlayChain(host.overlay!, overlay, { mirrorFolders: asSandboxUser })),
-      bwrap, ...args, '--',
-      ...(egress === undefined ? [] : [bridgeNode, '-e', sandboxBridgeScript, egress.configPath]),
-      executable, ...spec.args,
-    ];
-    if (spec.codeDir !== undefined) codeFolder = overlay === undefined ? 'read-only' : 'overlay';
-    treeGuard = 'bubblewrap-pid-namespace';
-  } else {
-    // Only an admin's dangerouslyAllowUnsandboxed reaches here (no usable bubblewrap): the
-    // plugin still never runs as root nor keeps a capability, and has the cleared environment.
-    if (host.isRoot && !host.setpriv) throw runsAsRoot(spec, policy);
-    const drop = host.isRoot ? dropToSandboxUser(host.setpriv!) : host.setpriv ? [host.setpriv] : [];
-    chain = [...drop, ...(host.setpriv ? ['--pdeathsig', 'SIGKILL'] : []), ...(drop.length > 0 ? ['--'] : []), executable, ...spec.args];
-    treeGuard = host.setpriv ? 'pdeathsig' : 'process-group-only';
-    if (spec.mounts.length > 0) warnings.push(`granted host paths (${spec.mounts.map((mount) => `${mount.path}:${mount.mode}`).join(', ')}) are not enforced: without a sandbox the plugin sees what its user may see`);
-    warnings.push(
-      host.isRoot
-        ? "running without a sandbox (dangerouslyAllowUnsandboxed): as uid 65534 with no capability, the hub's files are hidden by their permissions only"
-        : "running without a sandbox (dangerouslyAllowUnsandboxed): as Quiver's own user, so the hub's home, data folder and key file are readable to it",
-    );
-    if (!host.setpriv) warnings.push('setpriv is unavailable: if Quiver is killed with SIGKILL, this plugin may outlive it');
-  }
+/** A launch chain and what guards the plugin's process tree. */
+interface LaunchChain {
+  chain: string[];
+  treeGuard: LaunchDescription['treeGuard'];
+  codeFolder?: LaunchDescription['codeFolder'];
+}
 
-  if (context.cgroupProcsFiles.length > 0) {
-    const script = 'while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"';
-    chain = ['/bin/sh', '-c', script, 'quiver-launch', ...context.cgroupProcsFiles, '--', ...chain];
+/** The sandboxed chain: setpriv (as root), the egress namespace, the code overlay, then bwrap with the plugin's filesystem view. */
+function bubblewrapChain(spec: StdioSpec, context: LaunchContext, launch: { executable: string; cwd: string; egress: LaunchContext['egress'] }, warnings: string[]): LaunchChain {
+  const { executable, cwd, egress } = launch;
+  const { host, policy } = context;
+  const bwrap = host.bubblewrap!;
+  const args = ['--die-with-parent', '--new-session', '--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
+  // An allow-list sandbox joins the namespace the chain made (netChain); otherwise its own, empty.
+  if (policy.network !== 'host' && egress === undefined) args.push('--unshare-net');
+  args.push('--uid', String(sandboxUid), '--gid', String(sandboxUid));
+  args.push('--ro-bind', '/usr', '/usr');
+  for (const link of rootLinks) {
+    if (!existsSync(link)) continue;
+    const stat = lstatSync(link);
+    if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(link), link);
+    else args.push('--ro-bind', link, link);
   }
-  return {
-    command: chain[0]!,
-    args: chain.slice(1),
-    env,
-    cwd,
-    description: { sandboxed, network: !sandboxed || policy.network === 'host' ? 'host' : egress !== undefined ? 'allow-list' : 'none', treeGuard, limits, ...(codeFolder ? { codeFolder } : {}), warnings },
-  };
+  const etc = egress !== undefined ? etcNetwork.filter((path) => path !== '/etc/hosts' && path !== '/etc/resolv.conf') : policy.network === 'host' ? etcNetwork : [];
+  for (const path of [...etcAlways, ...etc]) args.push('--ro-bind-try', path, path);
+  if (egress !== undefined) args.push('--ro-bind', egress.hostsFile, '/etc/hosts', '--ro-bind', egress.resolvFile, '/etc/resolv.conf');
+  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  // Host folders the sandbox shows whole. /tmp, /proc and /dev are the sandbox's own (a tmpfs
+  // and fresh mounts), so a program under them, e.g. a Node unpacked in /tmp, needs its own bind.
+  const shownWhole = ['/usr', ...rootLinks];
+  const readOnly = [...(spec.cwd ? [cwd] : []), ...spec.readOnlyPaths.map((path) => resolve(path))];
+  if (egress !== undefined) readOnly.push(egress.folder, egress.socketFolder);
+  for (const program of egress !== undefined ? [executable, bridgeNode] : [executable]) {
+    const real = realOrSelf(program);
+    if (!isUnder(real, [...shownWhole, ...readOnly])) readOnly.push(dirname(real));
+    if (!isUnder(program, [...shownWhole, ...readOnly])) readOnly.push(dirname(program));
+  }
+  const overlay = spec.codeDir === undefined ? undefined : overlayFor(resolve(spec.codeDir), context, warnings);
+  const mounts: Mount[] = [];
+  // The overlaid folder is bound writable instead; read-only binds inside it would hide the overlay.
+  // Likewise inside the writable state folder: a one-shot build runs in a package folder of its
+  // install folder (a monorepo's `--path`) and must write there; a read-only bind over it would
+  // land on top of the writable one (deeper mounts come last) and fail the build with EROFS.
+  const writable = [...(overlay === undefined ? [] : [overlay.lower]), context.stateDir];
+  for (const path of [...new Set(readOnly)]) {
+    if (!isUnder(path, writable)) mounts.push({ kind: 'ro', path });
+  }
+  if (overlay !== undefined) mounts.push({ kind: 'rw', path: overlay.lower });
+  mounts.push({ kind: 'rw', path: context.stateDir });
+  // Host paths an admin granted (issue #26), checked again here: none may show a hub path.
+  const granted = launchMounts(spec.mounts, context.hiddenPaths ?? [], spec.pluginName);
+  warnings.push(...granted.warnings);
+  for (const mount of granted.mounts) mounts.push({ kind: mount.mode, path: mount.path });
+  // The layers are the plugin's only through the overlay: editing them under a mount is undefined.
+  if (overlay !== undefined) mounts.push({ kind: 'tmpfs', path: overlay.root });
+  // /tmp, /proc and /dev are the sandbox's own: only real binds can show a hub path.
+  mounts.push(...hubMasks(context.hiddenPaths ?? [], ['/usr', '/etc', ...rootLinks, ...mounts.map((mount) => mount.path)]));
+  args.push(...mountArgs(mounts));
+  args.push('--chdir', cwd);
+  if (host.isRoot && !host.setpriv) throw runsAsRoot(spec, policy);
+  const asSandboxUser = host.isRoot;
+  const chain = [
+    ...(asSandboxUser ? dropToSandboxUser(host.setpriv!) : []),
+    ...(egress === undefined ? [] : netChain(host.egressNet!, egress.addresses)),
+    ...(overlay === undefined ? [] : overlayChain(host.overlay!, overlay, { mirrorFolders: asSandboxUser })),
+    bwrap, ...args, '--',
+    ...(egress === undefined ? [] : [bridgeNode, '-e', sandboxBridgeScript, egress.configPath]),
+    executable, ...spec.args,
+  ];
+  const codeFolder: LaunchDescription['codeFolder'] = spec.codeDir === undefined ? undefined : overlay === undefined ? 'read-only' : 'overlay';
+  return { chain, treeGuard: 'bubblewrap-pid-namespace', ...(codeFolder ? { codeFolder } : {}) };
+}
+
+/**
+ * Only an admin's dangerouslyAllowUnsandboxed reaches here (no usable bubblewrap): the plugin
+ * still never runs as root nor keeps a capability, and has the cleared environment.
+ */
+function unsandboxedChain(spec: StdioSpec, context: LaunchContext, executable: string, warnings: string[]): LaunchChain {
+  const { host, policy } = context;
+  if (host.isRoot && !host.setpriv) throw runsAsRoot(spec, policy);
+  const drop = host.isRoot ? dropToSandboxUser(host.setpriv!) : host.setpriv ? [host.setpriv] : [];
+  const chain = [...drop, ...(host.setpriv ? ['--pdeathsig', 'SIGKILL'] : []), ...(drop.length > 0 ? ['--'] : []), executable, ...spec.args];
+  if (spec.mounts.length > 0) warnings.push(`granted host paths (${spec.mounts.map((mount) => `${mount.path}:${mount.mode}`).join(', ')}) are not enforced: without a sandbox the plugin sees what its user may see`);
+  warnings.push(
+    host.isRoot
+      ? "running without a sandbox (dangerouslyAllowUnsandboxed): as uid 65534 with no capability, the hub's files are hidden by their permissions only"
+      : "running without a sandbox (dangerouslyAllowUnsandboxed): as Quiver's own user, so the hub's home, data folder and key file are readable to it",
+  );
+  if (!host.setpriv) warnings.push('setpriv is unavailable: if Quiver is killed with SIGKILL, this plugin may outlive it');
+  return { chain, treeGuard: host.setpriv ? 'pdeathsig' : 'process-group-only' };
+}
+
+/** Prefixes a shell that joins the plugin's cgroups before anything runs, so no child it forks escapes the limits. */
+function withCgroupJoin(chain: string[], cgroupProcsFiles: readonly string[]): string[] {
+  if (cgroupProcsFiles.length === 0) return chain;
+  const script = 'while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"';
+  return ['/bin/sh', '-c', script, 'quiver-launch', ...cgroupProcsFiles, '--', ...chain];
 }
 
 /** The setpriv prefix that makes the rest of the chain `nobody` with no capability and no way back. */

@@ -19,7 +19,8 @@ import { isModernVersion, MODERN_PROTOCOL_VERSION, probeEra } from './era-probe.
 import { ModernUpstreamClient, newModernSdkClient, toMcpError, type ModernStart } from './modern-client.ts';
 import { ProcessTransport, type ExitInfo } from './process-transport.ts';
 import type { Redactor } from './redact.ts';
-import { sandboxUid, type Launch, type LaunchDescription } from './sandbox.ts';
+import { type Launch, type LaunchDescription } from './sandbox.ts';
+import { sandboxUid } from './sandbox-identity.ts';
 import type { HttpSpec, StdioSpec } from './types.ts';
 import { QUIVER_VERSION } from '../core/version.ts';
 

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { npmInstall, NpmInstallError } from '../../src/plugins/npm.ts';
 import { runOneShot } from '../../src/runtime/one-shot.ts';
-import { detectHost } from '../../src/runtime/sandbox.ts';
+import { detectHost } from '../../src/runtime/host-detection.ts';
 import { skipUnless } from '../helpers/requirements.ts';
 
 const host = detectHost();

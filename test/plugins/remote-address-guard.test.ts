@@ -22,7 +22,7 @@ import { describeEachBackend } from '../helpers/backends.ts';
 import { keptOpen } from '../helpers/kept-database.ts';
 import { openTempDir } from './helpers.ts';
 import { silentLogger } from '../../src/core/logger.ts';
-import { detectHost } from '../../src/runtime/sandbox.ts';
+import { detectHost } from '../../src/runtime/host-detection.ts';
 import { createProbeRunner } from '../../src/verification/stages/probe/index.ts';
 import type { StageContext, VerificationSettings } from '../../src/verification/types.ts';
 

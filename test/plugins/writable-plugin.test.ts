@@ -15,7 +15,7 @@ import { createCatalogService } from '../../src/catalog/index.ts';
 import { createPluginService, type PluginService } from '../../src/plugins/service.ts';
 import { createSecretBox } from '../../src/plugins/secret-box.ts';
 import { overlayFolderName } from '../../src/runtime/code-overlay.ts';
-import { detectHost } from '../../src/runtime/sandbox.ts';
+import { detectHost } from '../../src/runtime/host-detection.ts';
 import { createSupervisor, type Supervisor } from '../../src/runtime/supervisor.ts';
 import type { Database } from '../../src/store/database.ts';
 import { describeEachBackend } from '../helpers/backends.ts';

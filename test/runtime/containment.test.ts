@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { isQuiverError } from '../../src/core/errors.ts';
 import { descendantsOf, isAlive } from '../../src/runtime/process-tree.ts';
-import { detectHost } from '../../src/runtime/sandbox.ts';
+import { detectHost } from '../../src/runtime/host-detection.ts';
 import { createSupervisor, type SupervisorOptions } from '../../src/runtime/supervisor.ts';
 import { behaviourServer, eventually, firstText, fixtureSpec, leftovers, repositoryRoot } from './helpers.ts';
 import { skipUnless } from '../helpers/requirements.ts';

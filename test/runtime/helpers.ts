@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
 import type { Logger } from '../../src/core/logger.ts';
 import { processesWithEnv } from '../../src/runtime/process-tree.ts';
-import { supervisorMarkerName } from '../../src/runtime/sandbox.ts';
+import { supervisorMarkerName } from '../../src/runtime/sandbox-identity.ts';
 import type { TrustLevel, UpstreamSpecInput } from '../../src/runtime/types.ts';
 
 export const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { readdirSync } from 'node:fs';
 import { createSupervisor } from '../../src/runtime/supervisor.ts';
 import { isAlive, signalProcess } from '../../src/runtime/process-tree.ts';
-import { detectHost } from '../../src/runtime/sandbox.ts';
+import { detectHost } from '../../src/runtime/host-detection.ts';
 import { eventually, fixturesDir, leftovers, repositoryRoot } from './helpers.ts';
 import { skipUnless } from '../helpers/requirements.ts';
 

@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { createServer as createHttpServer } from 'node:http';
 import { join } from 'node:path';
 import { isQuiverError } from '../../src/core/errors.ts';
-import { detectHost } from '../../src/runtime/sandbox.ts';
+import { detectHost } from '../../src/runtime/host-detection.ts';
 import { createSupervisor } from '../../src/runtime/supervisor.ts';
 import type { UpstreamSpecInput } from '../../src/runtime/types.ts';
 import { firstText, leftovers, repositoryRoot } from './helpers.ts';

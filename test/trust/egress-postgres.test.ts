@@ -14,7 +14,7 @@ import { createApp, type App } from '../../src/app.ts';
 import { commands } from '../../src/cli/commands/index.ts';
 import { runCli } from '../../src/cli/run-cli.ts';
 import { loadConfig } from '../../src/config.ts';
-import { detectHost } from '../../src/runtime/sandbox.ts';
+import { detectHost } from '../../src/runtime/host-detection.ts';
 import type { Database } from '../../src/store/database.ts';
 import { describeEachBackend } from '../helpers/backends.ts';
 import { skipUnless } from '../helpers/requirements.ts';

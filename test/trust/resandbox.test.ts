@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { createApp, type App } from '../../src/app.ts';
 import { measureResandbox } from '../../src/cli/bench/resandbox.ts';
 import { loadConfig } from '../../src/config.ts';
-import { detectHost } from '../../src/runtime/sandbox.ts';
+import { detectHost } from '../../src/runtime/host-detection.ts';
 import type { Database } from '../../src/store/database.ts';
 import { describeEachBackend } from '../helpers/backends.ts';
 import { skipUnless } from '../helpers/requirements.ts';

@@ -12,7 +12,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { detectHost } from '../../src/runtime/sandbox.ts';
+import { detectHost } from '../../src/runtime/host-detection.ts';
 import { runPipeline, type PipelineResult } from '../../src/verification/pipeline.ts';
 import { computeVerdict, lowerTrust, type Verdict } from '../../src/verification/verdict.ts';
 import { automaticTrustCeiling } from '../../src/runtime/isolation-policy.ts';

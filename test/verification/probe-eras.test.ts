@@ -20,7 +20,7 @@ import { createMcpHandler } from '@modelcontextprotocol/server';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../../src/core/logger.ts';
-import { detectHost, type HostCapabilities } from '../../src/runtime/sandbox.ts';
+import { detectHost, type HostCapabilities } from '../../src/runtime/host-detection.ts';
 import { createProbeRunner } from '../../src/verification/stages/probe/index.ts';
 import type { ProbeResult } from '../../src/verification/stages/probe/types.ts';
 import { createSandboxExecutionStage } from '../../src/verification/stages/sandbox-execution/index.ts';

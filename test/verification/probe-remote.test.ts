@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { startStatelessMcpServer, type StatelessMcpServer } from '../helpers/stateless-mcp-server.ts';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { silentLogger } from '../../src/core/logger.ts';
-import { detectHost } from '../../src/runtime/sandbox.ts';
+import { detectHost } from '../../src/runtime/host-detection.ts';
 import { createProbeRunner } from '../../src/verification/stages/probe/index.ts';
 import { createSandboxExecutionStage } from '../../src/verification/stages/sandbox-execution/index.ts';
 import { createCompatibilityStage } from '../../src/verification/stages/compatibility/index.ts';

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { installPythonPlugin } from '../../src/plugins/python/install.ts';
 import { runOneShot } from '../../src/runtime/one-shot.ts';
-import { detectHost } from '../../src/runtime/sandbox.ts';
+import { detectHost } from '../../src/runtime/host-detection.ts';
 import { staticAnalysisStage } from '../../src/verification/stages/static-analysis/index.ts';
 import type { StageResult, VerificationSubject } from '../../src/verification/types.ts';
 import { buildWheel } from '../helpers/python-wheel.ts';

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { createApp, type App } from '../../app.ts';
 import { loadConfig } from '../../config.ts';
 import { percentile } from '../../core/stats.ts';
-import { detectHost } from '../../runtime/sandbox.ts';
+import { detectHost } from '../../runtime/host-detection.ts';
 import { pluginCommands } from '../commands/plugin.ts';
 import { trustCommands } from '../commands/trust.ts';
 import { runCli } from '../run-cli.ts';

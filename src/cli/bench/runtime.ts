@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { percentile } from '../../core/stats.ts';
 import { processesWithEnv } from '../../runtime/process-tree.ts';
-import { supervisorMarkerName } from '../../runtime/sandbox.ts';
+import { supervisorMarkerName } from '../../runtime/sandbox-identity.ts';
 import { createSupervisor } from '../../runtime/supervisor.ts';
 import type { TrustLevel, UpstreamSpecInput } from '../../runtime/types.ts';
 

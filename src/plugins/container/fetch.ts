@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { defaultSearchPath } from '../../runtime/sandbox.ts';
+import { defaultSearchPath } from '../../runtime/host-detection.ts';
 import { workingEngine } from '../../runtime/container.ts';
 import type { StoredStdioLaunch } from '../launch.ts';
 import type { FailStep } from '../install/failure.ts';

@@ -11,7 +11,8 @@ import type { EgressDecision } from '../egress-proxy.ts';
 import type { Progress, GetPromptResult, Implementation, Prompt, ReadResourceResult, Resource, ServerCapabilities, Tool, CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../core/logger.ts';
 import type { BreakerState } from '../breaker.ts';
-import type { HostCapabilities, LaunchDescription } from '../sandbox.ts';
+import type { LaunchDescription } from '../sandbox.ts';
+import type { HostCapabilities } from '../host-detection.ts';
 import type { SharedLimits } from '../replica-limits.ts';
 import type { CallEvent, CircuitBreakerConfig, Clock, ResourceLimits, UpstreamSpecInput } from '../types.ts';
 import type {

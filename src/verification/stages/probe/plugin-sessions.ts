@@ -5,7 +5,7 @@
  * resources, network counters and writes are added up when it stops; every state folder is
  * removed at the end.
  */
-import type { HostCapabilities } from '../../../runtime/sandbox.ts';
+import type { HostCapabilities } from '../../../runtime/host-detection.ts';
 import type { UpstreamSpecInput } from '../../../runtime/types.ts';
 import { removeStateRoot, startSandboxed, type SandboxedPlugin } from './sandboxed-start.ts';
 import { auditWrites } from './write-audit.ts';

@@ -8,7 +8,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { HostCapabilities } from '../../../runtime/sandbox.ts';
+import type { HostCapabilities } from '../../../runtime/host-detection.ts';
 import type { UpstreamSpecInput } from '../../../runtime/types.ts';
 import { exercise, type Exercised, type ExerciseOptions, type ProbeTarget } from './exercise.ts';
 import { createPluginSessions, type SessionTotals } from './plugin-sessions.ts';

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { silentLogger } from '../../../core/logger.ts';
-import { detectHost } from '../../../runtime/sandbox.ts';
+import { detectHost } from '../../../runtime/host-detection.ts';
 import type { StageContext, VerificationSubject } from '../../types.ts';
 import { createProbeRunner } from './runner.ts';
 

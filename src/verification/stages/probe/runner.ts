@@ -6,7 +6,7 @@
  * it. The host is probed (bubblewrap, cgroups, overlay) once per runner, on first use, when
  * the folders of probes whose process died are swept too.
  */
-import { createHostProbe, type HostCapabilities } from '../../../runtime/sandbox.ts';
+import { createHostProbe, type HostCapabilities } from '../../../runtime/host-detection.ts';
 import type { StageContext } from '../../types.ts';
 import { runProbe, type ProbeOptions } from './run-probe.ts';
 import { createRemotePluginFetch, parseOAuthNetworkPolicy } from '../../../plugins/oauth/network-guard.ts';
