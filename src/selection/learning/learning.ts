@@ -23,13 +23,15 @@ import type { OutcomeObservation, OutcomeObserver } from '../engine/types.ts';
 import { captureObservation, teachMissed, type CaptureResult, type QuarantineCheck, type SkipReason } from './capture.ts';
 import { createMissedRequests, relatedRequests } from './missed-requests.ts';
 import { textKey } from './redact.ts';
-import { deleteExpiredTransitions, loadScopeTransitions, recordTransitions } from '../../store/repositories/learned-transitions.ts';
-import { buildCalledAfter, createSessionTrail, transitionsOf, type CalledAfterOverlay } from './called-after.ts';
-import { contentTerms, type ScopeOverlay } from './overlay.ts';
+import { deleteExpiredTransitions } from '../../store/repositories/learned-transitions.ts';
+import type { CalledAfterOverlay } from './called-after.ts';
+import { createCalibratedQueue } from './calibrated-queue.ts';
+import { contentTerms, type OverlayScoring, type ScopeOverlay } from './overlay.ts';
+import { createTransitionScopes } from './transition-scopes.ts';
 import { createScopeOverlays } from './scopes.ts';
 import { defaultLearningSettings, orgScopeOf, type LearningSettings } from './settings.ts';
-import { calibrateFloor, shippedCalibrationGroups, type FloorCalibration } from '../../retrieval/calibration.ts';
-import { calibrateAgreementFloor, type AgreementCalibration } from './agreement.ts';
+import type { FloorCalibration } from '../../retrieval/calibration.ts';
+import type { AgreementCalibration } from './agreement.ts';
 
 /** A request as the overlays score it. */
 export interface AnalysedQuery {
@@ -104,19 +106,8 @@ export function createLearning(options: LearningOptions): Learning {
   const { db, embedder } = options;
   const counters = { observed: 0, learned: 0, errors: 0, transitions: 0, missesTaught: 0, skipped: {} as Partial<Record<SkipReason, number>> };
 
-  // One queue: captures and scope loads run one at a time, off every search's path.
-  let tail: Promise<void> = Promise.resolve();
-  const enqueue = (task: () => Promise<void>): void => {
-    tail = tail.then(task).catch((error: unknown) => {
-      counters.errors++;
-      logger.warn({ err: error }, 'learning: task failed');
-    });
-  };
-  // The floor is the embedder's own (issue #25): computed on the learning queue before the first
-  // task that needs it, so every overlay is built with it and nothing ranks with a wrong floor.
-  // Only then: a process that never learns or ranks with learned examples (a CLI command, an
-  // app that only lists plugins) never loads the model for it.
-  const scoring = {
+  // Overlay ranking constants; the queue's calibration fills in the floors before the first task.
+  const scoring: OverlayScoring = {
     minSimilarity: typeof settings.minSimilarity === 'number' ? settings.minSimilarity : Number.NaN,
     weight: settings.weight,
     contributorShare: settings.contributorShare,
@@ -124,39 +115,8 @@ export function createLearning(options: LearningOptions): Learning {
     agreementShare: settings.agreementShare,
     agreementFloor: Number.NaN,
   };
-  let calibration: FloorCalibration | undefined;
-  let agreement: AgreementCalibration | undefined;
-  let calibrationQueued = false;
-  const schedule = (task: () => Promise<void>): void => {
-    if (!calibrationQueued) {
-      calibrationQueued = true;
-      enqueue(async () => {
-        let groups: string[][] = [];
-        try {
-          groups = shippedCalibrationGroups();
-          // Lexical, so no embedder: when learned requests count as alike (agreement.ts).
-          agreement = calibrateAgreementFloor(groups, contentTerms, { maxGroups: 80 });
-          scoring.agreementFloor = agreement.floor;
-        } catch (error) {
-          // Without the public data only near-repeats agree or conflict.
-          scoring.agreementFloor = 0.9;
-          logger.warn({ err: error }, 'learning: could not calibrate the agreement floor; using 0.9 (near-repeats only)');
-        }
-        if (settings.minSimilarity !== 'calibrated') return;
-        try {
-          if (groups.length === 0) throw new Error('no public calibration requests');
-          calibration = await calibrateFloor(embedder, groups, { maxGroups: 40 });
-          scoring.minSimilarity = calibration.floor;
-          logger.info({ model: calibration.model, floor: calibration.floor, sameToolAbove: calibration.sameToolAbove }, 'learning: similarity floor calibrated');
-        } catch (error) {
-          // Without the public data (or with a failing embedder) the most cautious floor: only near-repeats teach.
-          scoring.minSimilarity = 0.9;
-          logger.warn({ err: error }, 'learning: could not calibrate the similarity floor; using 0.9 (near-repeats only)');
-        }
-      });
-    }
-    enqueue(task);
-  };
+  const queue = createCalibratedQueue({ embedder, settings, scoring, logger, onError: () => void counters.errors++ });
+  const schedule = queue.schedule;
   const scopes = createScopeOverlays({ db, embedder, scoring, refreshMs: settings.refreshMs, now: () => clock().getTime(), logger, schedule });
   const analysed = new Map<string, AnalysedQuery>();
 
@@ -203,35 +163,12 @@ export function createLearning(options: LearningOptions): Learning {
     markChanged(result.orgScope, taught.written, taught.removed);
   }
 
-  // "Called after" (called-after.ts): only the tools capture let learn take part, so every guard
-  // of learned examples holds here too. The session's previous calls live in memory only.
-  const trail = createSessionTrail({ ttlMs: 30 * 60_000, maxSessions: 10_000, toolsPerSession: 4 });
-  const transitionScopes = new Map<string, { counts: Map<string, number>; overlay: CalledAfterOverlay; at: number }>();
-  const transitionLoads = new Set<string>();
-  const pairKey = (from: string, to: string) => `${from}\u0000${to}`;
-  function setTransitions(orgScope: string, counts: Map<string, number>, at: number): void {
-    const list = [...counts].map(([key, contributors]) => {
-      const [fromTool, toTool] = key.split('\u0000') as [string, string];
-      return { fromTool, toTool, contributors };
-    });
-    transitionScopes.set(orgScope, { counts, overlay: buildCalledAfter(list), at });
-  }
-  async function reloadTransitions(orgScope: string): Promise<void> {
-    const rows = await loadScopeTransitions(db, orgScope);
-    setTransitions(orgScope, new Map(rows.map((row) => [pairKey(row.fromTool, row.toTool), row.contributors])), clock().getTime());
-  }
+  // "Called after" (called-after.ts): only the tools capture let learn take part.
+  const transitions = createTransitionScopes({ db, now: () => clock().getTime(), perToolCap: settings.perToolCap });
   async function learnTransitions(orgScope: string, sessionKey: string, contributor: string, called: readonly string[]): Promise<void> {
-    const now = clock().getTime();
-    const key = `${orgScope}\u0000${sessionKey}`;
-    const pairs = transitionsOf(trail.previous(key, now), called);
-    trail.remember(key, [...trail.previous(key, now), ...called], now);
-    if (pairs.length === 0) return;
-    const at = clock();
-    await recordTransitions(db, pairs.map(([fromTool, toTool]) => ({ orgScope, fromTool, toTool, contributor, at })), { perTool: settings.perToolCap });
-    counters.transitions += pairs.length;
-    // A scope held in memory is re-read (counts are per distinct contributor, which the database knows).
-    if (transitionScopes.has(orgScope)) await reloadTransitions(orgScope);
+    counters.transitions += await transitions.learn(orgScope, sessionKey, contributor, called);
   }
+  const transitionLoads = new Set<string>();
 
   // Captures queued together update their scope once, after the last of them (in memory:
   // written rows in, trimmed ids out, only new texts embedded).
@@ -270,7 +207,7 @@ export function createLearning(options: LearningOptions): Learning {
     const before = new Date(clock().getTime() - settings.retentionDays * 86_400_000);
     const touched = await deleteExpiredExamples(db, before);
     await afterWrite(touched);
-    for (const orgScope of await deleteExpiredTransitions(db, before)) if (transitionScopes.has(orgScope)) await reloadTransitions(orgScope);
+    for (const orgScope of await deleteExpiredTransitions(db, before)) if (transitions.holds(orgScope)) await transitions.reload(orgScope);
     return touched;
   }
 
@@ -283,12 +220,12 @@ export function createLearning(options: LearningOptions): Learning {
     overlayFor: (orgId) => scopes.current(orgScopeOf(orgId)),
     calledAfterFor(orgId) {
       const orgScope = orgScopeOf(orgId);
-      const entry = transitionScopes.get(orgScope);
-      if ((!entry || clock().getTime() - entry.at > settings.refreshMs) && !transitionLoads.has(orgScope)) {
+      const { overlay, stale } = transitions.current(orgScope, settings.refreshMs);
+      if (stale && !transitionLoads.has(orgScope)) {
         transitionLoads.add(orgScope);
         schedule(async () => {
           try {
-            await reloadTransitions(orgScope);
+            await transitions.reload(orgScope);
           } catch (error) {
             logger.warn({ err: error, orgScope }, 'learning: could not load called-after transitions; ranking without them');
           } finally {
@@ -296,16 +233,11 @@ export function createLearning(options: LearningOptions): Learning {
           }
         });
       }
-      return entry?.overlay;
+      return overlay;
     },
     analyseQuery: analyse,
-    async flush() {
-      // Tasks may schedule more (a capture's reload); wait until the queue stands still.
-      for (let seen: Promise<void> | undefined; seen !== tail; ) {
-        seen = tail;
-        await tail;
-      }
-    },
+    // Tasks may schedule more (a capture's reload): this waits until the queue stands still.
+    flush: queue.flush,
     list: (toolId, orgId) => listLearnedExamples(db, { toolId, orgScope: orgId === undefined ? undefined : orgScopeOf(orgId) }),
     async remove(toolId, removeOptions = {}) {
       const orgScope = removeOptions.orgId === undefined ? undefined : orgScopeOf(removeOptions.orgId);
@@ -319,7 +251,7 @@ export function createLearning(options: LearningOptions): Learning {
       // A block hides the tool's examples and transitions from ranking: rebuild what is loaded.
       if (orgScope === null) await scopes.reloadAll();
       else await afterWrite([orgScope]);
-      for (const held of [...transitionScopes.keys()]) if (orgScope === null || held === orgScope) await reloadTransitions(held);
+      for (const held of transitions.held()) if (orgScope === null || held === orgScope) await transitions.reload(held);
     },
     blocks: (toolId) => learningBlocks(db, toolId),
     counts: (orgId) => countLearnedExamples(db, orgId === undefined ? undefined : orgScopeOf(orgId)),
@@ -329,12 +261,12 @@ export function createLearning(options: LearningOptions): Learning {
       skipped: { ...counters.skipped },
       ...(({ scopes: n, examples }) => ({ scopes: n, examples }))(scopes.stats()),
       ...(Number.isNaN(scoring.minSimilarity) ? {} : { minSimilarity: scoring.minSimilarity }),
-      ...(calibration ? { calibration } : {}),
-      ...(agreement ? { agreement } : {}),
+      ...(queue.calibration() ? { calibration: queue.calibration() } : {}),
+      ...(queue.agreement() ? { agreement: queue.agreement() } : {}),
     }),
     async close() {
       if (sweepTimer) clearInterval(sweepTimer);
-      await tail;
+      await queue.flush();
     },
   };
 }
