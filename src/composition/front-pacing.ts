@@ -19,7 +19,7 @@
  */
 import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import { overloadRetryAfter } from '../gateway/admission.ts';
-import { overloadedBody } from '../gateway/http.ts';
+import { overloadedBody } from '../gateway/http-answers.ts';
 import { TurnGate } from '../gateway/turn-gate.ts';
 
 /** The MCP endpoint's POSTs (the route the API app mounts at `/mcp`, with or without a query). */

@@ -7,7 +7,8 @@
 export * from './backend.ts';
 export { createGateway, type CreateGatewayOptions, type Gateway, type GatewayOptions, type GatewaySession } from './gateway.ts';
 export { runStdioGateway, type RunStdioGatewayOptions, type StdioGateway } from './stdio.ts';
-export { createMcpHttpHandler, checkRequestOrigin, LOOPBACK_HOSTS, type McpHttpHandler, type McpHttpHandlerOptions } from './http.ts';
+export { createMcpHttpHandler, type McpHttpHandler, type McpHttpHandlerOptions } from './http.ts';
+export { checkRequestOrigin, LOOPBACK_HOSTS } from './http-answers.ts';
 export { UPSTREAM_ERROR } from './errors.ts';
 export { ToolContext } from './tool-context.ts';
 export { IterationGuard, hashArguments, normalizeArguments } from './iteration-guard.ts';
