@@ -21,7 +21,7 @@
  */
 import { CLIENT_CAPABILITIES_META_KEY } from '@modelcontextprotocol/client';
 import { McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { listAllTools, UPSTREAM_CLIENT_CAPABILITIES, type ListOptions, type UpstreamConnection } from './upstream-client.ts';
+import { listAllTools, UPSTREAM_CLIENT_CAPABILITIES, type ListOptions, type UpstreamConnection } from './upstream-connection.ts';
 
 /** The client capabilities a tool may be found to need, in the order they are reported. */
 export const REQUIRABLE_CLIENT_CAPABILITIES = ['sampling', 'elicitation', 'roots'] as const;

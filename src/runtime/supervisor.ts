@@ -20,7 +20,7 @@
 import { randomBytes } from 'node:crypto';
 import { silentLogger } from '../core/logger.ts';
 import { systemClock } from './types.ts';
-import { listAllPrompts, listAllResources, listAllTools } from './upstream-client.ts';
+import { listAllPrompts, listAllResources, listAllTools } from './upstream-connection.ts';
 import type { AnnouncedToolList, Supervisor, SupervisorOptions } from './supervisor/api.ts';
 import { createToolCaller } from './supervisor/call-tool.ts';
 import { createDiscoverer } from './supervisor/discovery.ts';

@@ -32,6 +32,12 @@ const SCHEMA_PACKAGES = ['zod'];
 /** The MCP SDK's OAuth client (with its schemas), loaded on the first remote authorization. */
 const SDK_OAUTH_CLIENT = /\/node_modules\/@modelcontextprotocol\/sdk\/dist\/[^/]+\/client\/auth\.js$/;
 
+/**
+ * Both MCP client stacks (the 1.x SDK's client and `@modelcontextprotocol/client`, ~3 MB of heap
+ * each), loaded by `runtime/upstream-client.ts` when the first plugin connects or is probed.
+ */
+const SDK_CLIENT_STACKS = /\/node_modules\/@modelcontextprotocol\/(?:client\/|sdk\/dist\/[^/]+\/client\/)/;
+
 /** Runs `node --import <recorder> ARGS` and returns its output and every module URL it loaded. */
 function runRecorded(args: string[], env: Record<string, string>, folder: string): Promise<{ code: number | null; stdout: string; stderr: string; modules: string[] }> {
   const log = join(folder, `modules-${Math.random().toString(36).slice(2)}.txt`);
@@ -121,7 +127,7 @@ describe('a light start', { timeout: 300_000 }, () => {
     });
   });
 
-  it('quiver serve loads the store but neither the compiler, the tokenizer, the YAML parser nor PostgreSQL\'s driver', async () => {
+  it('quiver serve loads the store but neither the compiler, the tokenizer, the YAML parser, PostgreSQL\'s driver nor an MCP client', async () => {
     const log = join(folder, 'modules-serve.txt');
     const home = join(folder, 'serve-graph-home');
     const server = await startServe(['--http', '127.0.0.1:0'], { QUIVER_HOME: home, QUIVER_TEST_MODULE_LOG: log, NODE_OPTIONS: `--import ${RECORDER}` }, 120_000);
@@ -134,6 +140,8 @@ describe('a light start', { timeout: 300_000 }, () => {
     const lazy = ['typescript', 'gpt-tokenizer', 'pg', 'yaml', 'undici'];
     const loaded = new Set(modules.map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1]).filter((name) => name !== undefined));
     assert.deepEqual(lazy.filter((name) => loaded.has(name)), []);
+    // No plugin, so no connection: neither MCP client stack (issue #28: idle memory).
+    assert.deepEqual(modules.filter((url) => SDK_CLIENT_STACKS.test(url)), []);
   });
 
   it('the package root loads neither the compiler, the tokenizer nor a database driver until they are used', async () => {
@@ -160,6 +168,14 @@ describe('a light start', { timeout: 300_000 }, () => {
     const run = await runRecorded(['--import', 'tsx', '--input-type=module', '--eval', script], {}, folder);
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(heavyPackagesIn(run.modules), ['gpt-tokenizer', 'typescript', 'undici']);
+  });
+
+  it('the MCP client stacks load with the connecting module (the serve check above can see them)', async () => {
+    const script = `await import(${JSON.stringify(join(SOURCE_ROOT, 'runtime/upstream-client.ts'))});`;
+    const run = await runRecorded(['--import', 'tsx', '--input-type=module', '--eval', script], {}, folder);
+    assert.equal(run.code, 0, run.stderr);
+    const stacks = new Set(run.modules.filter((url) => SDK_CLIENT_STACKS.test(url)).map((url) => (url.includes('/@modelcontextprotocol/client/') ? 'v2' : 'v1')));
+    assert.deepEqual([...stacks].sort(), ['v1', 'v2']);
   });
 
   it('the YAML parser loads on the first YAML document (the serve check above can see it)', async () => {

@@ -7,8 +7,7 @@
  */
 import type { Clock, UpstreamSpecInput } from '../types.ts';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { listClientRequirements } from '../client-requirements.ts';
-import { listAllPrompts, listAllResources, listAllTools, type UpstreamConnection } from '../upstream-client.ts';
+import { listAllPrompts, listAllResources, listAllTools, type UpstreamConnection } from '../upstream-connection.ts';
 import type { Discovery } from './api.ts';
 import { classifyFailure } from './classify.ts';
 import { createDeadline } from './deadline.ts';
@@ -56,6 +55,8 @@ export async function listEverything(made: UpstreamConnection, listOptions: { ti
     orWarning('prompts/list', listAllPrompts(made.client, listOptions)),
   ]);
   // Issue #24: a 2026-07-28 plugin may list a tool only to clients that declare what it uses.
+  // Loaded here: it needs the v2 client's constants (issue #28: an idle server lists nothing).
+  const { listClientRequirements } = await import('../client-requirements.ts');
   const clientRequirements = await listClientRequirements(made, tools, listOptions, warnings);
   return {
     serverInfo: made.client.getServerVersion(),

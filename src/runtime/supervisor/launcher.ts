@@ -23,8 +23,7 @@ import { sandboxUid } from '../sandbox-identity.ts';
 import { startSandboxEgress, type SandboxEgress } from '../sandbox-egress.ts';
 import { pluginStateDir } from '../state-dir.ts';
 import type { Clock, ResourceLimits, StdioSpec, UpstreamSpec } from '../types.ts';
-import { connectHttp, connectStdio, type UpstreamConnection } from '../upstream-client.ts';
-import { connectOpenApi } from '../in-process.ts';
+import type { UpstreamConnection } from '../upstream-connection.ts';
 import type { SandboxOptions } from './api.ts';
 
 /** What the launcher needs from the supervisor. */
@@ -148,6 +147,8 @@ export function createLauncher(options: LauncherOptions): Launcher {
     launchOptions.onLaunch?.(launch.description);
     let connection: UpstreamConnection;
     try {
+      // The MCP client stacks load with the first connection (issue #28: an idle server has none).
+      const { connectStdio } = await import('../upstream-client.ts');
       connection = await connectStdio(spec, launch, { startTimeoutMs, redact: launchOptions.redact, clock, cgroup, stopGraceMs, signal: launchOptions.signal });
     } catch (error) {
       await egress?.close();
@@ -176,9 +177,9 @@ export function createLauncher(options: LauncherOptions): Launcher {
 
   return {
     host,
-    connect(spec, launchOptions) {
-      if (spec.transport === 'http') return connectHttp(spec, { startTimeoutMs, redact: launchOptions.redact, clock, signal: launchOptions.signal, authorization: options.remoteAuthorization, fetch: options.remoteFetch });
-      if (spec.transport === 'openapi') return connectOpenApi(spec, { startTimeoutMs, redact: launchOptions.redact, clock, signal: launchOptions.signal });
+    async connect(spec, launchOptions) {
+      if (spec.transport === 'http') return (await import('../upstream-client.ts')).connectHttp(spec, { startTimeoutMs, redact: launchOptions.redact, clock, signal: launchOptions.signal, authorization: options.remoteAuthorization, fetch: options.remoteFetch });
+      if (spec.transport === 'openapi') return (await import('../in-process.ts')).connectOpenApi(spec, { startTimeoutMs, redact: launchOptions.redact, clock, signal: launchOptions.signal });
       return connectLocal(spec, launchOptions);
     },
     dispose() {

@@ -9,7 +9,7 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { sleep } from '../process-tree.ts';
 import type { Clock, UpstreamSpecInput } from '../types.ts';
-import { listAllTools, type UpstreamConnection } from '../upstream-client.ts';
+import { listAllTools, type UpstreamConnection } from '../upstream-connection.ts';
 import type { CallOptions } from './api.ts';
 import { classifyFailure } from './classify.ts';
 import { createDeadline, type Deadline } from './deadline.ts';

@@ -7,8 +7,6 @@
  * `remote: true` and scores what it cannot observe accordingly. An OpenAPI plugin (issue #14)
  * is probed the same way: its generated server runs in Quiver, the API it calls elsewhere.
  */
-import { connectHttp } from '../../../runtime/upstream-client.ts';
-import { connectOpenApi } from '../../../runtime/in-process.ts';
 import type { ModernUpstreamClient } from '../../../runtime/modern-client.ts';
 import { redactorForSpec } from '../../../runtime/redact.ts';
 import { httpSpecSchema, openApiSpecSchema, systemClock, type UpstreamSpecInput } from '../../../runtime/types.ts';
@@ -23,7 +21,8 @@ export interface RemoteTarget extends ProbeTarget {
 export async function connectRemote(launch: UpstreamSpecInput & { transport: 'http' | 'openapi' }, startTimeoutMs: number, signal: AbortSignal | undefined, remoteFetch?: typeof fetch): Promise<RemoteTarget> {
   const spec = launch.transport === 'openapi' ? openApiSpecSchema.parse(launch) : httpSpecSchema.parse(launch);
   const options = { startTimeoutMs, redact: redactorForSpec(spec), clock: systemClock, ...(signal ? { signal } : {}), ...(remoteFetch ? { fetch: remoteFetch } : {}) };
-  const connection = spec.transport === 'openapi' ? await connectOpenApi(spec, options) : await connectHttp(spec, options);
+  // The MCP client stacks load with the first probe (issue #28: an idle server makes none).
+  const connection = spec.transport === 'openapi' ? await (await import('../../../runtime/in-process.ts')).connectOpenApi(spec, options) : await (await import('../../../runtime/upstream-client.ts')).connectHttp(spec, options);
   const ended = new Promise<string>((resolve) => connection.onEnd((end) => (end.requested ? undefined : resolve(end.reason))));
   // The SDK's HTTP transports keep the version the client settled on in `initialize`; a
   // 2026-07-28 plugin has none, and the v2 client keeps the version it negotiated (issue #24).

@@ -27,7 +27,7 @@ import { defaultSearchPath, type HostCapabilities } from '../../../runtime/host-
 import { sandboxUid } from '../../../runtime/sandbox-identity.ts';
 import { startSandboxEgress, type SandboxEgress } from '../../../runtime/sandbox-egress.ts';
 import { stdioSpecSchema, type StdioSpec, type UpstreamSpecInput } from '../../../runtime/types.ts';
-import { EraProbeClosed, stdioHandshake, type ProtocolEra } from '../../../runtime/upstream-client.ts';
+import { EraProbeClosed, type ProtocolEra } from '../../../runtime/upstream-connection.ts';
 import type { ModernUpstreamClient } from '../../../runtime/modern-client.ts';
 import { QUIVER_VERSION } from '../../../core/version.ts';
 import { isAlive } from '../../../runtime/process-tree.ts';
@@ -184,6 +184,8 @@ async function connect(
   options.signal?.addEventListener('abort', abort, { once: true });
   let handshake: { client: Client; era: ProtocolEra };
   try {
+    // The MCP client stacks load with the first probe (issue #28: an idle server makes none).
+    const { stdioHandshake } = await import('../../../runtime/upstream-client.ts');
     handshake = await stdioHandshake(transport, options.era ?? context.era, { startTimeoutMs: options.startTimeoutMs, ...(options.signal ? { signal: options.signal } : {}) }, prepare, probeIdentity);
   } finally {
     options.signal?.removeEventListener('abort', abort);
