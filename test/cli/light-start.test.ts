@@ -137,7 +137,8 @@ describe('a light start', { timeout: 300_000 }, () => {
     const own = quiverModules(modules);
     assert.ok(heavyPackagesIn(modules).includes('@electric-sql/pglite'), 'PGlite was not recorded (recorder not loaded?)');
     assert.ok(own.includes('app') && own.includes('composition/server'), `the app and the servers were not recorded: ${own.slice(0, 10).join(', ')}`);
-    const lazy = ['typescript', 'gpt-tokenizer', 'pg', 'yaml', 'undici'];
+    // jose: the first token verified or authorization-server request; spdx: the first licence checked.
+    const lazy = ['typescript', 'gpt-tokenizer', 'pg', 'yaml', 'undici', 'jose', 'spdx-expression-parse', 'spdx-satisfies'];
     const loaded = new Set(modules.map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1]).filter((name) => name !== undefined));
     assert.deepEqual(lazy.filter((name) => loaded.has(name)), []);
     // No plugin, so no connection: neither MCP client stack (issue #28: idle memory).

@@ -9,7 +9,8 @@
  */
 import { hkdfSync } from 'node:crypto';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
-import { createLocalJWKSet, type JWK } from 'jose';
+// jose loads with the first request to the authorization server (issue #28: idle memory).
+import type { createLocalJWKSet, JWK } from 'jose';
 import type { Logger } from '../../core/logger.ts';
 import type { Database } from '../../store/database.ts';
 import { deleteExpiredProviderRecords } from '../../store/repositories/auth-provider-records.ts';
@@ -93,6 +94,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
         proxy: proxyTrust.enabled,
         logger: options.logger,
       });
+      const { createLocalJWKSet } = await import('jose');
       return { provider, handler: provider.callback(), keys: createLocalJWKSet({ keys: signing.publicKeys as JWK[] }) };
     })().catch((error: unknown) => {
       state = undefined; // try again on the next request

@@ -5,7 +5,7 @@
  * store signs and verifies with the same key): the public JWK in the clear, the private JWK
  * sealed with the hub's secret key (AES-256-GCM, bound to the key id), like plugin secrets.
  */
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
+import type { JWK } from 'jose';
 import type { Database } from '../../store/database.ts';
 import type { SealedSecret } from '../../store/repositories/secrets.ts';
 import { insertFirstSigningKey, listSigningKeys } from '../../store/repositories/auth-signing-keys.ts';
@@ -28,6 +28,8 @@ const contextOf = (kid: string) => `authorization-server/signing-key/${kid}`;
 export async function loadSigningKeys(db: Database, sealer: Sealer, now: () => Date = () => new Date()): Promise<SigningKeys> {
   let rows = await listSigningKeys(db);
   if (rows.length === 0) {
+    // jose loads only to make the first key (issue #28: idle memory).
+    const { calculateJwkThumbprint, exportJWK, generateKeyPair } = await import('jose');
     const pair = await generateKeyPair('ES256', { extractable: true });
     const publicJwk = await exportJWK(pair.publicKey);
     const kid = await calculateJwkThumbprint(publicJwk);

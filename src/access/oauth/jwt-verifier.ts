@@ -15,7 +15,8 @@
  * `error_description` of the 401), or `unavailable` when the issuer cannot be reached (a client
  * re-authorising would not help, and Quiver fails closed).
  */
-import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+// jose loads with the first token verified (issue #28: an idle server verifies none).
+import type { createRemoteJWKSet, errors as JoseErrors, jwtVerify, JWTPayload } from 'jose';
 import { QuiverError, ErrorCodes } from '../../core/errors.ts';
 
 /** Signature algorithms an access token may use (asymmetric only). */
@@ -88,7 +89,7 @@ async function discoverJwksUrl(issuer: string, fetchImpl: typeof fetch): Promise
 }
 
 /** Maps a `jose` failure to Quiver's refusal; never includes the token. */
-function toRefusal(error: unknown): QuiverError {
+function toRefusal(error: unknown, joseErrors: typeof JoseErrors): QuiverError {
   if (error instanceof QuiverError) return error;
   if (error instanceof joseErrors.JWTExpired) return refused('the access token has expired');
   if (error instanceof joseErrors.JWTClaimValidationFailed) {
@@ -112,7 +113,7 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
 
   function keySet(): Promise<ReturnType<typeof createRemoteJWKSet>> {
     keys ??= (options.jwksUrl ? Promise.resolve(new URL(options.jwksUrl)) : discoverJwksUrl(options.issuer, fetchImpl))
-      .then((url) => createRemoteJWKSet(url, { timeoutDuration: 10_000, cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 }))
+      .then(async (url) => (await import('jose')).createRemoteJWKSet(url, { timeoutDuration: 10_000, cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 }))
       .catch((error: unknown) => {
         keys = undefined; // try discovery again on the next token
         throw error;
@@ -123,6 +124,7 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
   return {
     async verify(token, audience) {
       if (!looksLikeJwt(token)) throw refused('the access token is not a JWT');
+      const { errors: joseErrors, jwtVerify } = await import('jose');
       try {
         const { payload } = await jwtVerify(token, options.keys ? await options.keys() : await keySet(), {
           issuer: options.issuer,
@@ -134,7 +136,7 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
         });
         return payload;
       } catch (error) {
-        throw toRefusal(error);
+        throw toRefusal(error, joseErrors);
       }
     },
   };

@@ -9,9 +9,10 @@
 import { createRequire } from 'node:module';
 import type { InstalledPackage } from '../static-analysis/package-tree.ts';
 
+// Required on the first licence checked, not at start (issue #28: an idle server checks none).
 const require = createRequire(import.meta.url);
-const parseSpdx = require('spdx-expression-parse') as (expression: string) => unknown;
-const spdxSatisfies = require('spdx-satisfies') as (expression: string, approved: string[]) => boolean;
+const parseSpdx = (expression: string): unknown => (require('spdx-expression-parse') as (expression: string) => unknown)(expression);
+const spdxSatisfies = (expression: string, approved: string[]): boolean => (require('spdx-satisfies') as (expression: string, approved: string[]) => boolean)(expression, approved);
 
 /** The verdict on one package's licence. */
 export type LicenceStatus = { status: 'allowed'; expression: string } | { status: 'disallowed'; expression: string } | { status: 'unknown'; reason: string };
