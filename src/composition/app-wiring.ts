@@ -29,7 +29,6 @@ import type { CallEvent } from '../runtime/types.ts';
 import type { PinningService } from '../trust/pinning/index.ts';
 import { createJobs, type Jobs } from '../jobs/index.ts';
 import { createVerificationService, type VerificationService } from '../verification/service/index.ts';
-import { stageRegistry } from '../verification/stages/index.ts';
 import { runPipelineIsolated } from '../verification/isolated/index.ts';
 import { checkRemotePluginUrl, createRemotePluginFetch, parseOAuthNetworkPolicy } from '../plugins/oauth/network-guard.ts';
 
@@ -200,7 +199,7 @@ export function wireVerification(input: {
     plugins: input.plugins,
     secrets: input.secrets,
     jobs,
-    stages: stageRegistry,
+    // The child process runs the registered stages: this process never loads them.
     runPipeline: runPipelineIsolated,
     settings: verificationSettings(config),
     logger,

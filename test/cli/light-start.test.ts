@@ -143,6 +143,11 @@ describe('a light start', { timeout: 300_000 }, () => {
     assert.deepEqual(lazy.filter((name) => loaded.has(name)), []);
     // No plugin, so no connection: neither MCP client stack (issue #28: idle memory).
     assert.deepEqual(modules.filter((url) => SDK_CLIENT_STACKS.test(url)), []);
+    // Nor the verification stages: a verification runs them in a child process. (The gateway
+    // screens plugin results with the poisoning scan's signals, and intelligence reads code
+    // files the way static analysis does: those three modules serve at run time.)
+    const servingAtRunTime = ['verification/stages/security-scan/poisoning', 'verification/stages/security-scan/poisoning-signals', 'verification/stages/static-analysis/code-files'];
+    assert.deepEqual(own.filter((path) => path.startsWith('verification/stages/') && !servingAtRunTime.includes(path)), []);
   });
 
   it('the package root loads neither the compiler, the tokenizer nor a database driver until they are used', async () => {

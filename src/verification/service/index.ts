@@ -30,11 +30,16 @@ export interface VerificationServiceOptions {
   /** Seals the hub's private signing key at rest. */
   secrets: SecretBox;
   settings: VerificationSettings;
-  /** The stages to run (stages/index.ts `stageRegistry`); missing ones are recorded `not_run`. */
-  stages: Partial<Record<StageName, Stage>>;
   /**
-   * Runs the pipeline: in this process by default; the app passes `runPipelineIsolated`
-   * (verification/isolated), which runs the registered stages in a child process.
+   * The stages the in-process pipeline runs (stages/index.ts `stageRegistry`); missing ones are
+   * recorded `not_run`. Not needed with a `runPipeline` that brings its own (the app's
+   * `runPipelineIsolated` runs the registered stages in a child process), so an app that never
+   * verifies in this process never loads them (issue #28: idle memory).
+   */
+  stages?: Partial<Record<StageName, Stage>>;
+  /**
+   * Runs the pipeline: in this process by default (with `stages`); the app passes
+   * `runPipelineIsolated` (verification/isolated), which runs the registered stages in a child process.
    */
   runPipeline?: (options: RunPipelineOptions) => Promise<PipelineResult>;
   /** When given, background runs are queued here and its worker runs them. */
@@ -89,7 +94,7 @@ export function createVerificationService(options: VerificationServiceOptions): 
     const createdAt = now();
     const pipeline = await (options.runPipeline ?? runPipeline)({
       subject,
-      stages: options.stages,
+      stages: options.stages ?? {},
       settings: options.settings,
       logger,
       ...(verifyOptions.signal ? { signal: verifyOptions.signal } : {}),
