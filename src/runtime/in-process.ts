@@ -13,7 +13,8 @@ import { ErrorCodes, QuiverError } from '../core/errors.ts';
 import { openApiToolDefinitions } from '../openapi/operations.ts';
 import { createOpenApiServer } from '../openapi/server.ts';
 import type { OpenApiSpec } from './types.ts';
-import { newUpstreamClient, processlessConnection, type ConnectOptions, type UpstreamConnection } from './upstream-client.ts';
+import { newUpstreamClient, processlessConnection } from './upstream-client.ts';
+import type { ConnectOptions, UpstreamConnection } from './upstream-connection.ts';
 
 /** Largest pinned document accepted (bundled JSON). */
 const DOCUMENT_LIMIT = 20 * 1024 * 1024;

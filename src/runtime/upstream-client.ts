@@ -5,7 +5,7 @@
  * older servers (seed 003, "Performance and Connection Management": a persistent
  * connection, reused across calls). It loads both MCP client stacks, so its importers load it
  * where a connection is made (issue #28: an idle server without plugins never does); the
- * connection's types and the list helpers are in `upstream-connection.ts`, re-exported here.
+ * connection's types and the list helpers are in `upstream-connection.ts`.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
@@ -25,8 +25,6 @@ import { sandboxUid } from './sandbox-identity.ts';
 import type { HttpSpec, StdioSpec } from './types.ts';
 import { clientInfo, EraProbeClosed, UPSTREAM_CLIENT_CAPABILITIES, type ConnectionEnd, type ConnectOptions, type ProtocolEra, type UpstreamConnection } from './upstream-connection.ts';
 
-export { EraProbeClosed, listAllPrompts, listAllResources, listAllTools, UPSTREAM_CLIENT_CAPABILITIES } from './upstream-connection.ts';
-export type { ConnectionEnd, ConnectOptions, ListOptions, ProtocolEra, UpstreamConnection } from './upstream-connection.ts';
 
 /** A new MCP client as Quiver connects to every plugin (its name, version and capabilities). */
 export function newUpstreamClient(): Client {

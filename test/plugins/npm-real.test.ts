@@ -15,7 +15,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { describeEachBackend } from '../helpers/backends.ts';
 import type { Database } from '../../src/store/database.ts';
 import { createHarness, type PluginsHarness } from './helpers.ts';
-import { UPSTREAM_CLIENT_CAPABILITIES } from '../../src/runtime/upstream-client.ts';
+import { UPSTREAM_CLIENT_CAPABILITIES } from '../../src/runtime/upstream-connection.ts';
 
 const npmCacheDir = process.env.QUIVER_TEST_NPM_CACHE;
 const INSTALL_TIMEOUT = 300_000;

@@ -15,9 +15,13 @@
  * `error_description` of the 401), or `unavailable` when the issuer cannot be reached (a client
  * re-authorising would not help, and Quiver fails closed).
  */
-// jose loads with the first token verified (issue #28: an idle server verifies none).
 import type { createRemoteJWKSet, errors as JoseErrors, jwtVerify, JWTPayload } from 'jose';
 import { QuiverError, ErrorCodes } from '../../core/errors.ts';
+
+// jose loads with the first token verified (issue #28: an idle server verifies none); the module
+// promise is kept, so later tokens do not go through the module loader again.
+let jose: Promise<typeof import('jose')> | undefined;
+const loadJose = () => (jose ??= import('jose'));
 
 /** Signature algorithms an access token may use (asymmetric only). */
 export const ACCEPTED_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'] as const;
@@ -113,7 +117,7 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
 
   function keySet(): Promise<ReturnType<typeof createRemoteJWKSet>> {
     keys ??= (options.jwksUrl ? Promise.resolve(new URL(options.jwksUrl)) : discoverJwksUrl(options.issuer, fetchImpl))
-      .then(async (url) => (await import('jose')).createRemoteJWKSet(url, { timeoutDuration: 10_000, cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 }))
+      .then(async (url) => (await loadJose()).createRemoteJWKSet(url, { timeoutDuration: 10_000, cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 }))
       .catch((error: unknown) => {
         keys = undefined; // try discovery again on the next token
         throw error;
@@ -124,7 +128,7 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
   return {
     async verify(token, audience) {
       if (!looksLikeJwt(token)) throw refused('the access token is not a JWT');
-      const { errors: joseErrors, jwtVerify } = await import('jose');
+      const { errors: joseErrors, jwtVerify } = await loadJose();
       try {
         const { payload } = await jwtVerify(token, options.keys ? await options.keys() : await keySet(), {
           issuer: options.issuer,

@@ -18,7 +18,7 @@ import { createDeadline, type Deadline } from './deadline.ts';
 import type { EntryRegistry } from './registry.ts';
 import type { Requests } from './requests.ts';
 import { answerRoomMs, claimFor, progressMeta, syncLogLevel, withCallerCapabilities, withProgressToken, type CallClaim } from './session-routing.ts';
-import type { UpstreamConnection } from '../upstream-client.ts';
+import type { UpstreamConnection } from '../upstream-connection.ts';
 import { requestTimeoutMs, type SupervisorSettings } from './settings.ts';
 import type { Entry, Gate } from './state.ts';
 import { SpanKind, inSpan, withTraceMeta } from '../../telemetry/tracing/spans.ts';

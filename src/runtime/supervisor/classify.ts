@@ -11,7 +11,7 @@ import { ErrorCodes, QuiverError, isQuiverError } from '../../core/errors.ts';
 import { withoutMcpErrorPrefix } from '../../core/mcp-error-text.ts';
 import type { Redactor } from '../redact.ts';
 import type { UpstreamSpec } from '../types.ts';
-import type { UpstreamConnection } from '../upstream-client.ts';
+import type { UpstreamConnection } from '../upstream-connection.ts';
 
 /** What failed: the plugin, the request, and the connection it ran on (if it got one). */
 export interface FailedRequest {

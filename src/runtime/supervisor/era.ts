@@ -9,7 +9,7 @@
  */
 import { isQuiverError } from '../../core/errors.ts';
 import type { UpstreamSpec } from '../types.ts';
-import type { ProtocolEra, UpstreamConnection } from '../upstream-client.ts';
+import type { ProtocolEra, UpstreamConnection } from '../upstream-connection.ts';
 import type { Launcher, LaunchOptions } from './launcher.ts';
 import type { Entry } from './state.ts';
 

@@ -10,7 +10,7 @@ import { ErrorCodes, QuiverError, isQuiverError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import { sleep } from '../process-tree.ts';
 import type { Clock } from '../types.ts';
-import type { UpstreamConnection } from '../upstream-client.ts';
+import type { UpstreamConnection } from '../upstream-connection.ts';
 import type { AnnouncedToolList } from './api.ts';
 import { listEverything } from './discovery.ts';
 import { connectInEra } from './era.ts';

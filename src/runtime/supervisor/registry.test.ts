@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { silentLogger } from '../../core/logger.ts';
-import type { UpstreamConnection } from '../upstream-client.ts';
+import type { UpstreamConnection } from '../upstream-connection.ts';
 import type { UpstreamSpecInput } from '../types.ts';
 import { healthOf } from './health-report.ts';
 import { createEntryRegistry } from './registry.ts';

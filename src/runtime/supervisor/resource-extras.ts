@@ -20,7 +20,7 @@ import {
 import { ErrorCodes, QuiverError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { UpstreamSpecInput } from '../types.ts';
-import type { UpstreamConnection } from '../upstream-client.ts';
+import type { UpstreamConnection } from '../upstream-connection.ts';
 import type { CallOptions, ResourceExtras, ResourceSubscription, ResourceUpdateListener } from './api.ts';
 import type { InstanceLifecycle } from './lifecycle.ts';
 import type { Requests } from './requests.ts';

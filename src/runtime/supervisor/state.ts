@@ -10,7 +10,7 @@ import type { CallWindow } from '../health.ts';
 import type { Redactor } from '../redact.ts';
 import type { LaunchDescription } from '../sandbox.ts';
 import type { UpstreamSpec } from '../types.ts';
-import type { ProtocolEra, UpstreamConnection } from '../upstream-client.ts';
+import type { ProtocolEra, UpstreamConnection } from '../upstream-connection.ts';
 import type { PluginBreakers } from './breakers.ts';
 import type { CallLimits } from './call-limits.ts';
 import type { CrashHistory } from './crash-history.ts';
