@@ -179,7 +179,7 @@ describe('verification probe stages in the real sandbox', { skip }, () => {
 
   it('leaves no probe process or temporary folder behind', () => {
     const names = [...Object.values(corpus).map((fixture) => fixture.name), 'server-everything', 'server-memory', 'server-sequential-thinking'];
-    assert.deepEqual(names.flatMap((name) => processesWithEnv(supervisorMarkerName, `verification-probe:${name}`)), []);
+    assert.deepEqual(names.flatMap((name) => processesWithEnv(supervisorMarkerName, `verification-probe:${process.pid}:${name}`)), []);
     assert.deepEqual(probeTempFolders().filter((name) => !foldersBefore.includes(name)), []);
   });
 });

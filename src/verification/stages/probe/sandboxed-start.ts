@@ -134,7 +134,8 @@ async function startOnce(launchInput: UpstreamSpecInput & { transport: 'stdio' }
       stateDir,
       cgroupProcsFiles: cgroup?.procsFiles ?? [],
       searchPath: options.searchPath ?? defaultSearchPath,
-      marker: `verification-probe:${spec.pluginName}`,
+      // The starting process's pid, like the state folder's name: whose probe a process is.
+      marker: `verification-probe:${process.pid}:${spec.pluginName}`,
       dangerouslyAllowUnsandboxed: false,
       ...(egress ? { egress: egress.mount } : {}),
     });
