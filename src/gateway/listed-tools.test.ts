@@ -13,7 +13,8 @@ describe('listed tools by exposure mode', () => {
 
   test('instructions count the catalog and name the way in of each mode', () => {
     const overview = { toolCount: 12, plugins: [{ name: 'a', title: 'A', toolCount: 12 }] };
-    assert.match(instructionsFor('search', overview), /in front of 12 tools from 1 plugins\. Call search_tools/);
+    assert.match(instructionsFor('search', overview), /in front of 12 tools from 1 plugin\. Call search_tools/);
+    assert.match(instructionsFor('all', { toolCount: 1, plugins: [overview.plugins[0]!, { name: 'b', title: 'B', toolCount: 0 }] }), /in front of 1 tool from 2 plugins\./);
     assert.match(instructionsFor('capabilities', overview), /Call list_capabilities/);
     assert.match(instructionsFor('all', overview), /Every tool you may use is listed\.$/);
   });

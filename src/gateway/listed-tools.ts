@@ -25,7 +25,8 @@ import type { GatewayCore, SendNotification, SessionState } from './session-stat
 
 /** The server instructions a session opens with. */
 export function instructionsFor(mode: ExposureMode, overview: CatalogOverview): string {
-  const what = `Quiver is an MCP gateway in front of ${overview.toolCount} tools from ${overview.plugins.length} plugins.`;
+  const plugins = overview.plugins.length;
+  const what = `Quiver is an MCP gateway in front of ${overview.toolCount} tool${overview.toolCount === 1 ? '' : 's'} from ${plugins} plugin${plugins === 1 ? '' : 's'}.`;
   if (mode === 'search') return `${what} Call search_tools to find and enable the tools a task needs; call_tool runs a found tool if your client does not refresh its tool list.`;
   if (mode === 'still') return `${what} Call search_tools to find the tools a task needs (it returns their definitions), then run one with call_tool. Your tool list stays the same.`;
   if (mode === 'capabilities') return `${what} Call list_capabilities to see the plugins, then load_capability to enable one.`;

@@ -23,15 +23,17 @@ const FILE_LIMIT = 1024 * 1024;
 /** A warning that names a command to run: the entry works once the user has run it. */
 const STEP = /'(quiver [^']+)'/;
 
+const toolCount = (count: number) => `${count} tool${count === 1 ? '' : 's'}`;
+
 /** One row of the import table: what happened, to which entry and plugin, and the detail that matters. */
-function row(outcome: ImportOutcome): [string, string, string, string] {
+export function importRow(outcome: ImportOutcome): [string, string, string, string] {
   const name = outcome.plugin ?? '-';
   switch (outcome.status) {
     case 'installed': {
       const step = outcome.warnings.map((warning) => STEP.exec(warning)?.[1]).find((command) => command !== undefined);
       return step === undefined
-        ? ['installed', outcome.entry, name, `${outcome.tools ?? 0} tools from ${outcome.source}`]
-        : ['needs a step', outcome.entry, name, `${outcome.tools ?? 0} tools; then run: ${step}`];
+        ? ['installed', outcome.entry, name, `${toolCount(outcome.tools ?? 0)} from ${outcome.source}`]
+        : ['needs a step', outcome.entry, name, `${toolCount(outcome.tools ?? 0)}; then run: ${step}`];
     }
     case 'would-install':
       return ['would install', outcome.entry, name, `from ${outcome.source}${outcome.detail ? `; ${outcome.detail}` : ''}`];
@@ -143,7 +145,7 @@ export const importCommand: CommandSpec = {
     else {
       const lines: string[] = [];
       if (servers.length === 0) lines.push(`${file} lists no servers.`);
-      else lines.push(formatTable(['STATUS', 'SERVER', 'PLUGIN', 'DETAIL'], servers.map(row)).trimEnd());
+      else lines.push(formatTable(['STATUS', 'SERVER', 'PLUGIN', 'DETAIL'], servers.map(importRow)).trimEnd());
       const warnings = servers.flatMap((outcome) => outcome.warnings.map((warning) => `warning: ${outcome.entry}: ${warning}`));
       if (warnings.length > 0) lines.push('', ...warnings);
       lines.push(
