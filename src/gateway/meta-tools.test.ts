@@ -14,7 +14,7 @@ describe('search_tools description from the live catalog', () => {
     assert.match(text, /and 2 more/);
     assert.match(text, /Categories: communication, data\./);
     assert.match(text, /up to 20 tools/);
-    assert.match(searchToolsDescription({ toolCount: 1, plugins: [{ name: 'a', title: 'A', toolCount: 1 }] }, 5), /1 tools from 1 plugin: A \(1 tool\)/);
+    assert.match(searchToolsDescription({ toolCount: 1, plugins: [{ name: 'a', title: 'A', toolCount: 1 }] }, 5), /1 tool from 1 plugin: A \(1 tool\)/);
   });
   test('an empty catalog says so', () => {
     assert.match(searchToolsDescription({ toolCount: 0, plugins: [] }, 5), /No tools are installed/);

@@ -45,7 +45,7 @@ export function searchToolsDescription(overview: CatalogOverview, maxLimit: numb
   const categories = [...new Set(plugins.map((plugin) => plugin.category).filter((c): c is string => Boolean(c)))].sort();
   return [
     lead,
-    `Available: ${overview.toolCount} tools from ${plugins.length} plugin${plugins.length === 1 ? '' : 's'}: ${named.join('; ')}${rest > 0 ? `; and ${rest} more` : ''}.`,
+    `Available: ${overview.toolCount} tool${overview.toolCount === 1 ? '' : 's'} from ${plugins.length} plugin${plugins.length === 1 ? '' : 's'}: ${named.join('; ')}${rest > 0 ? `; and ${rest} more` : ''}.`,
     ...(categories.length > 0 ? [`Categories: ${categories.join(', ')}.`] : []),
     `Search whenever you need a capability you do not see in your tool list. Returns up to ${maxLimit} tools.`,
   ].join(' ');
