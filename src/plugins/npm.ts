@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { QuiverError } from '../core/errors.ts';
 import { parseSourceJson, readSourceFile, SourceFileError } from './source-files.ts';
 import { MINIMAL_COMMAND_ENV } from './command-env.ts';
+import { npmFailureReason } from './npm-failure.ts';
 import type { OneShotRequest, OneShotResult } from '../runtime/one-shot.ts';
 
 /** Options of `npmInstall`. */
@@ -65,12 +66,7 @@ function runNpm(args: string[], options: NpmInstallOptions): Promise<void> {
         return;
       }
       const killed = (error as { killed?: boolean }).killed === true;
-      const detail = String(stderr || error.message)
-        .split('\n')
-        .filter((line) => line.trim() !== '' && !/^npm (warn|notice)/i.test(line))
-        .slice(-12)
-        .join('\n')
-        .replace(/(\/\/[^/\s:]+:)[^@\s]+@/g, '$1***@');
+      const detail = npmFailureReason(String(stderr || error.message));
       // The installer names the step ("npm install failed: …"): the reason is npm's own words.
       reject(new NpmInstallError(killed ? `timed out after ${options.timeoutMs} ms` : detail, error));
     });

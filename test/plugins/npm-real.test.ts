@@ -142,7 +142,13 @@ describeEachBackend('real npm MCP servers', (backend) => {
   it('fails cleanly for a package that does not exist', { timeout: INSTALL_TIMEOUT }, async () => {
     await assert.rejects(
       harness.plugins.add('npm:@quiver-test-does-not-exist/no-such-package-3f9a'),
-      (error: Error & { code?: string; details?: { step?: string } }) => error.code === 'install_failed' && error.details?.step === 'npm-install',
+      (error: Error & { code?: string; details?: { step?: string } }) => {
+        assert.equal(error.code, 'install_failed');
+        assert.equal(error.details?.step, 'npm-install');
+        // npm's 404 page of advice is cut to one line that names the package.
+        assert.match(error.message, /the registry has no package @quiver-test-does-not-exist\/no-such-package-3f9a \(npm E404, GET https:\/\/\S+\)$/);
+        return true;
+      },
     );
     assert.equal((await harness.plugins.list()).some((p) => p.name === 'no-such-package-3f9a'), false);
     assert.deepEqual(await readdir(join(harness.cacheDir, '.staging')), [], 'the staging folder is cleaned');
