@@ -18,7 +18,7 @@ import { createBuiltInAuthorizationServer } from './authorization-server.ts';
 import type { ExposureMode, SessionIdentity } from '../gateway/backend.ts';
 import { createGateway, type Gateway } from '../gateway/gateway.ts';
 import { TurnGate } from '../gateway/turn-gate.ts';
-import { runStdioGateway, type StdioGateway } from '../gateway/stdio.ts';
+import type { RunStdioGatewayOptions, StdioGateway } from '../gateway/stdio.ts';
 import { identityFromFlags } from '../gateway/identity.ts';
 import { controlSocketPath, startControlSocket, type ControlSocket, type ForwardedRunner, type StdioSessionOpener } from '../store/control-socket.ts';
 import { createGatewayBackend } from './gateway-backend.ts';
@@ -35,6 +35,14 @@ import { createReplicaRegistry } from './replica-registry.ts';
 
 // The session flags of `quiver serve --stdio`, for the CLI that parses them.
 export { MCP_STDIO_OPTIONS, identityFromFlags, parseExposureMode, assertBindAllowed } from './server-flags.ts';
+
+/**
+ * A stdio connection's gateway front, loaded with the first one (issue #28: it imports the SDK v2
+ * server, which an HTTP server with no MCP client yet does not load).
+ */
+async function runStdioGateway(options: RunStdioGatewayOptions): Promise<StdioGateway> {
+  return (await import('../gateway/stdio.ts')).runStdioGateway(options);
+}
 
 /** A gateway over the app's services, and how to stop it. */
 export interface AppGateway {

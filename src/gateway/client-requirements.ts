@@ -10,11 +10,18 @@
  * revision allows (a list varies by the request's declared capabilities, never as a side
  * effect of other requests). A refused call reads like an unknown tool, plus what is missing.
  */
-import { CLIENT_CAPABILITIES_META_KEY, type ServerContext } from '@modelcontextprotocol/server';
+import type { CLIENT_CAPABILITIES_META_KEY as SDK_CLIENT_CAPABILITIES_META_KEY, ServerContext } from '@modelcontextprotocol/server';
 import type { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientLinkCapabilities, GatewayTool } from './backend.ts';
 import { unknownToolError } from './errors.ts';
 import type { SessionState } from './session-state.ts';
+
+/**
+ * The `_meta` key of a 2026-07-28 request's declared capabilities: the SDK v2's constant, spelled
+ * here (its type is the literal, so a change in the SDK fails the typecheck) because this module
+ * serves 2025 sessions too and must not load the v2 server package (issue #28: idle memory).
+ */
+const CLIENT_CAPABILITIES_META_KEY: typeof SDK_CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapabilities';
 
 /** The capabilities a caller declared (the ones a tool can need). */
 export type CallerCapabilities = ClientLinkCapabilities;

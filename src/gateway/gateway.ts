@@ -32,10 +32,8 @@ import { createValidatorCache } from './argument-validators.ts';
 import type { BackendSession, CatalogChange, GatewayBackend, SessionIdentity } from './backend.ts';
 import { resolveGatewaySettings, type GatewayOptions } from './gateway-settings.ts';
 import { instructionsFor, notifyToolsChanged } from './listed-tools.ts';
-import { createModernServer } from './modern-server.ts';
-import { foreignRoute } from './mrtr/input-rounds.ts';
 import { ParkedCalls, type ParkingLimits } from './mrtr/parked-calls.ts';
-import { requestStateKey } from './mrtr/request-state.ts';
+import { foreignRoute, requestStateKey } from './mrtr/request-state.ts';
 import { installRequestHandlers } from './request-handlers.ts';
 import { SessionRegistry, type ReleasedSession, type SessionOwner } from './session-registry.ts';
 import { SessionState, flushOutcome, flushStoredOutcome, type GatewayCore, type GatewaySession } from './session-state.ts';
@@ -191,7 +189,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     const mode = settings.modeFor(identity);
     const probe: BackendSession = { ...identity, sessionId: id };
     const overview = await backend.catalogOverview(probe);
-    const state = new SessionState(core, identity, id, mode, instructionsFor(mode, overview));
+    const state = await SessionState.open(core, identity, id, mode, instructionsFor(mode, overview));
     state.nativeNames = settings.nativeNamesFor(identity);
     installRequestHandlers(core, state);
     await refresh(state);
@@ -239,6 +237,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
 
   async function modernServer(identity: SessionIdentity): Promise<ModernServer> {
     const state = await principalSession(identity);
+    // The 2026-07-28 server (and the SDK v2 under it) loads with the first such request (issue #28).
+    const { createModernServer } = await import('./modern-server.ts');
     return createModernServer(core, state, instructionsFor(state.mode, state.overview));
   }
 

@@ -4,9 +4,10 @@
  * carries the 2026-07-28 `_meta` envelope is answered statelessly by the SDK v2 entry
  * (`createMcpHandler`, strict modern) on a per-request server from `Gateway.modernServer`: no
  * session is created and no session id is sent. Under the same pacing and overload answers as
- * the session front; a catalog change reaches the clients' `subscriptions/listen` streams.
+ * the session front; a catalog change reaches the clients' `subscriptions/listen` streams. The SDK
+ * entry is made with the first such request (issue #28: an idle server does not load the v2 SDK).
  */
-import { createMcpHandler, type McpHttpHandler as ModernHttpHandler } from '@modelcontextprotocol/server';
+import type { McpHttpHandler as ModernHttpHandler } from '@modelcontextprotocol/server';
 import type { Logger } from '../core/logger.ts';
 import { runWithForwardedHeaders } from '../core/forwarded-headers.ts';
 import { observeMcpExchange, type McpRequestObserver } from '../telemetry/index.ts';
@@ -16,6 +17,7 @@ import { jsonRpcError, overloadAnswerOrThrow, overloadedResponse } from './http-
 import type { HeaderTarget } from './mcp-headers.ts';
 import { CALL_TOOL } from './meta-tools.ts';
 import { routeRetry, type ReplicaForwarding } from './replica-forward.ts';
+import { modernSdk } from './sdk-servers.ts';
 
 /** Waits for a POST's turn (the handler's pacing); an overload answer when too many wait. */
 export type PostTurn = () => Promise<Response | undefined>;
@@ -37,20 +39,25 @@ export function createModernFront(input: {
 }): ModernFront {
   const { gateway, logger } = input;
   // The identity travels to the per-request factory through the entry's pass-through authInfo.
-  const modern: ModernHttpHandler = createMcpHandler(
-    (context) => gateway.modernServer((context.authInfo?.extra as { identity: SessionIdentity }).identity),
-    {
-      legacy: 'reject',
-      maxRequestBodySize: input.maxBodyBytes,
-      responseMode: input.enableJsonResponse ? 'json' : 'auto',
-      onerror: (error) => logger.debug({ err: error }, '2026-07-28 request refused or failed'),
-    },
-  );
+  let entry: Promise<ModernHttpHandler> | undefined;
+  let made: ModernHttpHandler | undefined;
+  function modernEntry(): Promise<ModernHttpHandler> {
+    entry ??= modernSdk().then(({ createMcpHandler }) =>
+      (made = createMcpHandler((context) => gateway.modernServer((context.authInfo?.extra as { identity: SessionIdentity }).identity), {
+        legacy: 'reject',
+        maxRequestBodySize: input.maxBodyBytes,
+        responseMode: input.enableJsonResponse ? 'json' : 'auto',
+        onerror: (error) => logger.debug({ err: error }, '2026-07-28 request refused or failed'),
+      })),
+    );
+    return entry;
+  }
   // The hint carries no data, so every stream gets it; each client then lists its own tools.
+  // Before the first 2026-07-28 request there is no entry and so no stream to tell.
   const stopListsChanged = gateway.onListsChanged(() => {
-    modern.notify.toolsChanged();
-    modern.notify.promptsChanged();
-    modern.notify.resourcesChanged();
+    made?.notify.toolsChanged();
+    made?.notify.promptsChanged();
+    made?.notify.resourcesChanged();
   });
 
   async function answer(request: Request, identity: SessionIdentity, target: HeaderTarget | undefined): Promise<Response> {
@@ -65,6 +72,7 @@ export function createModernFront(input: {
       const routed = await routeRetry(input.replicas, gateway, request, identity);
       if (routed) return routed;
     }
+    const modern = await modernEntry();
     try {
       // The plugin calls this request makes carry the client's Mcp-Param-* headers (HTTP plugins).
       return await runWithForwardedHeaders(target?.forwarded ?? {}, () => modern.fetch(request, { authInfo: { token: '', clientId: 'quiver', scopes: [], extra: { identity } } }));
@@ -82,7 +90,7 @@ export function createModernFront(input: {
     },
     async close() {
       stopListsChanged();
-      await modern.close();
+      await (await entry?.catch(() => undefined))?.close();
     },
   };
 }

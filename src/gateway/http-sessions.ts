@@ -12,7 +12,6 @@
  * stored too (`sessions/event-store`): a `GET` with `Last-Event-ID` resumes a lost stream on any
  * replica.
  */
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../core/logger.ts';
@@ -22,6 +21,7 @@ import type { SessionIdentity } from './backend.ts';
 import type { Gateway, GatewaySession } from './gateway.ts';
 import { jsonRpcError, overloadAnswerOrThrow, overloadedResponse } from './http-answers.ts';
 import type { PostTurn } from './http-modern.ts';
+import { sessionTransportClass } from './sdk-servers.ts';
 import { SessionPostLane } from './session-post-lane.ts';
 import type { SessionOwner } from './session-registry.ts';
 import { StoredSessions, declaredClient, type HttpSession } from './stored-sessions.ts';
@@ -81,7 +81,8 @@ export function createSessionFront(input: {
     }
     // Stored sessions keep their SSE events, so a stream can be resumed on any replica.
     const eventStore = stored?.store.events.forSession(id);
-    const transport = new WebStandardStreamableHTTPServerTransport({ ...transportOptions, eventStore, sessionIdGenerator: () => id });
+    const Transport = await sessionTransportClass();
+    const transport = new Transport({ ...transportOptions, eventStore, sessionIdGenerator: () => id });
     // Before anything else wraps the transport's `send` (stored sessions, telemetry): they see every message first.
     const lane = new SessionPostLane(transport, { eventStore, holdMs: answerHoldMs });
     const entry: HttpSession = { session, transport, identityKey, version: 0, savedState: '', saving: Promise.resolve(), lane };

@@ -8,13 +8,13 @@
  * answers: a request naming a session, or a 2025-era `initialize`, goes to the session front
  * (`http-sessions.ts`: one SDK transport and one gateway session per MCP session id, stored
  * sessions on a shared database); a request without a session id that carries the 2026-07-28
- * `_meta` envelope (the SDK's own classification, `isLegacyRequest`) goes to the stateless
+ * `_meta` envelope (the SDK's own classification, `isLegacyRequest`, loaded with the first such
+ * POST: `sdk-servers.ts`) goes to the stateless
  * front (`http-modern.ts`, issue #24), after a tool its headers name is checked against the
  * principal's access. A gateway full of live sessions, or too busy to take more work, answers
  * 503 with `Retry-After` (issue #18). POSTs start one per event-loop turn by default
  * (`TurnGate`), so the server keeps accepting new connections under load.
  */
-import { isLegacyRequest } from '@modelcontextprotocol/server';
 import { canonicalJson } from '../core/hash.ts';
 import { isQuiverError } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../core/logger.ts';
@@ -27,6 +27,7 @@ import { LOOPBACK_HOSTS, checkRequestOrigin, jsonRpcError, overloadAnswerOrThrow
 import { createModernFront } from './http-modern.ts';
 import { createSessionFront } from './http-sessions.ts';
 import { headerRefusal, headerTarget } from './mcp-headers.ts';
+import { modernSdk } from './sdk-servers.ts';
 import type { ReplicaForwarding } from './replica-forward.ts';
 import { DEFAULT_ANSWER_HOLD_MS } from './session-post-lane.ts';
 import type { SessionOwner } from './session-registry.ts';
@@ -159,7 +160,8 @@ export function createMcpHttpHandler<P>(options: McpHttpHandlerOptions<P>): McpH
           return refusedByHeaders;
         }
       }
-      if (request.method === 'POST' && !(await isLegacyRequest(request, undefined, { maxRequestBodySize: maxBodyBytes }))) return modernFront.serve(request, identity, target);
+      // The SDK v2 server package loads with the first request that needs this classification (issue #28).
+      if (request.method === 'POST' && !(await (await modernSdk()).isLegacyRequest(request, undefined, { maxRequestBodySize: maxBodyBytes }))) return modernFront.serve(request, identity, target);
       const ownerOf = () => (options.ownerOf ? options.ownerOf(principal, identity) : { key: identityKey, org: identity.orgId });
       return sessionFront.open(request, identity, identityKey, ownerOf);
     },

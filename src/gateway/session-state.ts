@@ -7,7 +7,7 @@
  * search, at close or by the sweep) and each call. Request handlers are installed by
  * `installRequestHandlers`, not here, so this module depends on no handler.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../core/logger.ts';
@@ -21,6 +21,7 @@ import type { SessionRegistry } from './session-registry.ts';
 import { ToolContext, snapshotEntryName, type ToolContextSnapshot } from './tool-context.ts';
 import type { ValidatorCache } from './argument-validators.ts';
 import type { InputRounds } from './mrtr/input-rounds.ts';
+import { sessionServerClass } from './sdk-servers.ts';
 
 /** One client's MCP session. */
 export interface GatewaySession {
@@ -126,7 +127,12 @@ export class SessionState implements GatewaySession {
     return this.#core;
   }
 
-  constructor(core: GatewayCore, identity: SessionIdentity, id: string, mode: ExposureMode, instructions: string) {
+  /** A new session's state; the 1.x SDK's `Server` loads with the first one (issue #28: idle memory). */
+  static async open(core: GatewayCore, identity: SessionIdentity, id: string, mode: ExposureMode, instructions: string): Promise<SessionState> {
+    return new SessionState(await sessionServerClass(), core, identity, id, mode, instructions);
+  }
+
+  private constructor(ServerClass: typeof Server, core: GatewayCore, identity: SessionIdentity, id: string, mode: ExposureMode, instructions: string) {
     const { settings, logger, now } = core;
     this.#core = core;
     this.id = id;
@@ -138,7 +144,7 @@ export class SessionState implements GatewaySession {
     this.guard = new IterationGuard({ ...settings.guardOptions, now });
     this.history = new SearchHistory({ ...settings.redundancy, now });
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
-    this.server = new Server(settings.serverInfo, {
+    this.server = new ServerClass(settings.serverInfo, {
       capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } },
       instructions,
     });

@@ -17,11 +17,12 @@
  *   subscribes upstream again.
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Logger } from '../core/logger.ts';
 import type { SessionStore, StoredSession } from '../sessions/index.ts';
 import type { SessionIdentity } from './backend.ts';
 import type { Gateway, GatewaySession } from './gateway.ts';
+import { sessionTransportClass } from './sdk-servers.ts';
 import { SessionPostLane, isResponse } from './session-post-lane.ts';
 import { FORWARDING_EXTENSION, applyForwardingState, forwardingStateOf } from './session-forwarding-state.ts';
 import type { SessionOwner } from './session-registry.ts';
@@ -133,7 +134,8 @@ export class StoredSessions {
     if (!row || row.identityKey !== identityKey) return undefined;
     const session = await this.#gateway.openSession(identity, { sessionId: id, owner: row.owner, restore: row.state });
     const eventStore = this.store.events.forSession(id);
-    const transport = new WebStandardStreamableHTTPServerTransport({ ...transportOptions, eventStore, sessionIdGenerator: () => id });
+    const Transport = await sessionTransportClass();
+    const transport = new Transport({ ...transportOptions, eventStore, sessionIdGenerator: () => id });
     adoptSessionId(transport, id);
     // Before persistBeforeResponses wraps `send`, so a held answer's state is written as the SDK's would be.
     const lane = new SessionPostLane(transport, { eventStore, holdMs: answerHoldMs });

@@ -108,7 +108,7 @@ export async function startToolTask(
   const support = tool.execution?.taskSupport;
   if (support !== 'optional' && support !== 'required') throw new McpError(ErrorCode.InvalidParams, `Tool ${requestedName} does not support task-augmented calls; call it without task`);
   const args = rawArguments ?? {};
-  const validation = core.validators.validate(tool, args);
+  const validation = await core.validators.validate(tool, args);
   if (validation) throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${requestedName}: ${validation}`);
   try {
     const id = randomUUID();

@@ -96,7 +96,7 @@ export async function proxyCall(
   name = await prefixedToolName(core, state, name);
   const tool = await resolveCallable(core, state, name, options.bindVisible === true, send, options.caller);
   const args = rawArguments ?? {};
-  const validation = core.validators.validate(tool, args);
+  const validation = await core.validators.validate(tool, args);
   if (validation) throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${validation}`);
 
   const started = performance.now();

@@ -38,6 +38,13 @@ const SDK_OAUTH_CLIENT = /\/node_modules\/@modelcontextprotocol\/sdk\/dist\/[^/]
  */
 const SDK_CLIENT_STACKS = /\/node_modules\/@modelcontextprotocol\/(?:client\/|sdk\/dist\/[^/]+\/client\/)/;
 
+/**
+ * Both MCP server stacks (`@modelcontextprotocol/server`, the 2026-07-28 revision's, and the 1.x
+ * SDK's `server/*`, which brings zod v3 and zod-to-json-schema), loaded by `gateway/sdk-servers.ts`
+ * with the first MCP request or session.
+ */
+const SDK_SERVER_STACKS = /\/node_modules\/@modelcontextprotocol\/(?:server\/|sdk\/dist\/[^/]+\/server\/)/;
+
 /** Runs `node --import <recorder> ARGS` and returns its output and every module URL it loaded. */
 function runRecorded(args: string[], env: Record<string, string>, folder: string): Promise<{ code: number | null; stdout: string; stderr: string; modules: string[] }> {
   const log = join(folder, `modules-${Math.random().toString(36).slice(2)}.txt`);
@@ -127,7 +134,7 @@ describe('a light start', { timeout: 300_000 }, () => {
     });
   });
 
-  it('quiver serve loads the store but neither the compiler, the tokenizer, the YAML parser, PostgreSQL\'s driver nor an MCP client', async () => {
+  it('quiver serve loads the store but neither the compiler, the tokenizer, the YAML parser, PostgreSQL\'s driver, an MCP client nor an MCP server stack', async () => {
     const log = join(folder, 'modules-serve.txt');
     const home = join(folder, 'serve-graph-home');
     const server = await startServe(['--http', '127.0.0.1:0'], { QUIVER_HOME: home, QUIVER_TEST_MODULE_LOG: log, NODE_OPTIONS: `--import ${RECORDER}` }, 120_000);
@@ -143,6 +150,10 @@ describe('a light start', { timeout: 300_000 }, () => {
     assert.deepEqual(lazy.filter((name) => loaded.has(name)), []);
     // No plugin, so no connection: neither MCP client stack (issue #28: idle memory).
     assert.deepEqual(modules.filter((url) => SDK_CLIENT_STACKS.test(url)), []);
+    // No MCP client yet: neither MCP server stack, nor the arguments' validator (ajv) nor what the
+    // 1.x server brings (zod-to-json-schema, zod v3).
+    assert.deepEqual(modules.filter((url) => SDK_SERVER_STACKS.test(url) || /\/node_modules\/zod\/v3\//.test(url)), []);
+    assert.deepEqual(['ajv', 'ajv-formats', 'zod-to-json-schema'].filter((name) => loaded.has(name)), []);
     // Nor the verification stages: a verification runs them in a child process. (The gateway
     // screens plugin results with the poisoning scan's signals, and intelligence reads code
     // files the way static analysis does: those three modules serve at run time.)
@@ -182,6 +193,23 @@ describe('a light start', { timeout: 300_000 }, () => {
     assert.equal(run.code, 0, run.stderr);
     const stacks = new Set(run.modules.filter((url) => SDK_CLIENT_STACKS.test(url)).map((url) => (url.includes('/@modelcontextprotocol/client/') ? 'v2' : 'v1')));
     assert.deepEqual([...stacks].sort(), ['v1', 'v2']);
+  });
+
+  it('the MCP server stacks and the argument validator load on first use (the serve check above can see them)', async () => {
+    const script = [
+      `const { modernSdk, sessionServerClass, sessionTransportClass } = await import(${JSON.stringify(join(SOURCE_ROOT, 'gateway/sdk-servers.ts'))});`,
+      `const { createValidatorCache } = await import(${JSON.stringify(join(SOURCE_ROOT, 'gateway/argument-validators.ts'))});`,
+      'await modernSdk(); await sessionServerClass(); await sessionTransportClass();',
+      "const logger = { debug() {}, child() { return logger; } };",
+      "const failed = await createValidatorCache(logger).validate({ qualifiedName: 'p__t', inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } }, {});",
+      "if (!failed) throw new Error('the arguments were not validated');",
+    ].join('\n');
+    const run = await runRecorded(['--import', 'tsx', '--input-type=module', '--eval', script], {}, folder);
+    assert.equal(run.code, 0, run.stderr);
+    const stacks = new Set(run.modules.filter((url) => SDK_SERVER_STACKS.test(url)).map((url) => (url.includes('/@modelcontextprotocol/server/') ? 'v2' : 'v1')));
+    assert.deepEqual([...stacks].sort(), ['v1', 'v2']);
+    assert.ok(run.modules.some((url) => url.includes('/node_modules/ajv/')), 'ajv was not loaded by a validation');
+    assert.ok(run.modules.some((url) => url.includes('/node_modules/zod-to-json-schema/')), 'zod-to-json-schema was not loaded with the 1.x server');
   });
 
   it('the YAML parser loads on the first YAML document (the serve check above can see it)', async () => {

@@ -216,15 +216,3 @@ export async function answerWithInput<T>(
     ctx.mcpReq.signal.removeEventListener('abort', onFirstAbort);
   }
 }
-
-/**
- * The replica holding the paused call a retry resumes, when it is another one than this: the
- * request's `requestState` opened for this principal and request (so a forged, altered or expired
- * state is never forwarded), else undefined (the request is answered here, refusals included).
- */
-export function foreignRoute(inputRounds: InputRounds, principal: string, method: string, params: { name?: unknown; uri?: unknown; arguments?: unknown; requestState?: unknown }): string | undefined {
-  if (typeof params.requestState !== 'string') return undefined;
-  const opened = openState(inputRounds.key, params.requestState, { principal, target: requestTarget(method, params) }, inputRounds.now());
-  if ('refused' in opened || opened.replica === undefined || opened.replica === inputRounds.replica) return undefined;
-  return opened.replica;
-}

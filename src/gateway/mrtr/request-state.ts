@@ -86,3 +86,16 @@ export function openState(key: Uint8Array, sealed: string, binding: StateBinding
   if (now >= e) return { refused: 'expired' };
   return { call: c, round: r, ...(o ? { replica: o } : {}) };
 }
+
+/**
+ * The replica holding the paused call a retry resumes, when it is another one than this: the
+ * request's `requestState` opened for this principal and request (so a forged, altered or expired
+ * state is never forwarded), else undefined (the request is answered here, refusals included).
+ * Here, not in `input-rounds.ts`, so the gateway checks a retry without loading the SDK v2 server.
+ */
+export function foreignRoute(inputRounds: { key: Uint8Array; now: () => number; replica?: string | undefined }, principal: string, method: string, params: { name?: unknown; uri?: unknown; arguments?: unknown; requestState?: unknown }): string | undefined {
+  if (typeof params.requestState !== 'string') return undefined;
+  const opened = openState(inputRounds.key, params.requestState, { principal, target: requestTarget(method, params) }, inputRounds.now());
+  if ('refused' in opened || opened.replica === undefined || opened.replica === inputRounds.replica) return undefined;
+  return opened.replica;
+}
