@@ -123,6 +123,9 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+/** `modern-server.ts`, imported by the first 2026-07-28 request of any gateway in the process. */
+let modernServerModule: Promise<typeof import('./modern-server.ts')> | undefined;
+
 /** Creates the gateway. Call `close()` to stop its sweep timer and sessions. */
 export function createGateway(options: CreateGatewayOptions): Gateway {
   const logger = (options.logger ?? silentLogger).child({ component: 'gateway' });
@@ -237,8 +240,9 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
 
   async function modernServer(identity: SessionIdentity): Promise<ModernServer> {
     const state = await principalSession(identity);
-    // The 2026-07-28 server (and the SDK v2 under it) loads with the first such request (issue #28).
-    const { createModernServer } = await import('./modern-server.ts');
+    // The 2026-07-28 server (and the SDK v2 under it) loads with the first such request (issue #28);
+    // later requests take the kept module instead of going through the module loader again.
+    const { createModernServer } = await (modernServerModule ??= import('./modern-server.ts'));
     return createModernServer(core, state, instructionsFor(state.mode, state.overview));
   }
 
