@@ -65,8 +65,9 @@ describeEachBackend('job queue', (backend) => {
   it('retries the job of a worker that stopped heartbeating once its lease has run out', async () => {
     const kind = `crash-${randomBytes(3).toString('hex')}`;
     const job = await enqueueJob(db, kind, { x: 1 });
-    // The "crashed" worker: claims with a short lease and never renews or finishes.
-    const claimed = await claimJob(shared.dbs[1]!, 'dead-worker', [kind], 150);
+    // The "crashed" worker: claims with a short lease and never renews or finishes. A second, so
+    // that a loaded machine's pause between the claim and the next check cannot outlast it.
+    const claimed = await claimJob(shared.dbs[1]!, 'dead-worker', [kind], 1_000);
     assert.equal(claimed?.id, job.id);
     const [survivor] = workers(1);
     let ran = 0;
@@ -75,7 +76,7 @@ describeEachBackend('job queue', (backend) => {
       return 'ok';
     });
     assert.equal(await survivor!.runOnce(), false, 'the lease still holds: nobody may take the job');
-    await sleep(300);
+    await sleep(1_100);
     assert.equal(await survivor!.runOnce(), true);
     const after = await findJob(db, job.id);
     assert.equal(ran, 1);
@@ -99,7 +100,9 @@ describeEachBackend('job queue', (backend) => {
 
   it('retries a failing job with backoff and marks it failed after maxAttempts', async () => {
     const kind = `fail-${randomBytes(3).toString('hex')}`;
-    const [jobs] = workers(1, { backoffMs: 200 });
+    // Backoff of a second: the 'not due yet' check must come within the first delay, which a
+    // loaded machine's pause between two statements could outlast at 200 ms.
+    const [jobs] = workers(1, { backoffMs: 1_000 });
     let calls = 0;
     jobs!.register(kind, async () => {
       calls += 1;
@@ -111,14 +114,14 @@ describeEachBackend('job queue', (backend) => {
     assert.equal(row?.status, 'queued');
     assert.equal(row?.lastError, 'boom 1');
     const firstDelay = row!.runAfter.getTime() - row!.updatedAt.getTime();
-    assert.ok(firstDelay >= 190 && firstDelay <= 210, `first retry after ~200 ms, got ${firstDelay}`);
+    assert.ok(firstDelay >= 990 && firstDelay <= 1_010, `first retry after ~1000 ms, got ${firstDelay}`);
     assert.equal(await jobs!.runOnce(), false, 'not due yet');
-    await sleep(250);
+    await sleep(1_050);
     assert.equal(await jobs!.runOnce(), true);
     row = await findJob(db, job.id);
     const secondDelay = row!.runAfter.getTime() - row!.updatedAt.getTime();
-    assert.ok(secondDelay >= 390 && secondDelay <= 410, `second retry after ~400 ms, got ${secondDelay}`);
-    await sleep(450);
+    assert.ok(secondDelay >= 1_990 && secondDelay <= 2_010, `second retry after ~2000 ms, got ${secondDelay}`);
+    await sleep(2_050);
     assert.equal(await jobs!.runOnce(), true);
     row = await findJob(db, job.id);
     assert.equal(calls, 3);
