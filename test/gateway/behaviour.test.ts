@@ -25,6 +25,15 @@ async function search(client: Client, query: string, limit = 5) {
 }
 const listed = async (client: Client) => (await client.listTools()).tools.map((tool) => tool.name);
 
+/** Waits (up to 30 s) until the fixture plugin's marker file holds `line`. */
+async function untilMarked(marker: string, line: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!(existsSync(marker) && readFileSync(marker, 'utf8').includes(line))) {
+    if (Date.now() > deadline) assert.fail(`the plugin never wrote '${line}'`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 describe('search mode session behaviour', () => {
   let harness: HttpHarness;
   before(async () => {
@@ -206,8 +215,8 @@ describe('session lifecycle', () => {
     try {
       const leaving = await harness.connect();
       await search(leaving.client, 'wait milliseconds slow', 1);
-      const pending = leaving.client.callTool({ name: 'util__slow', arguments: { ms: 300 } }).catch((error: Error) => error);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      const pending = leaving.client.callTool({ name: 'util__slow', arguments: { ms: 1_000 } }).catch((error: Error) => error);
+      await untilMarked(marker, 'started'); // the plugin has the call (a fixed wait could end before, on a loaded machine)
       await leaving.client.close(); // the client goes away without DELETE
       assert.ok((await pending) instanceof Error);
       const other = await harness.connect();
@@ -237,7 +246,7 @@ describe('session lifecycle', () => {
       await search(client, 'slow wait', 1);
       const controller = new AbortController();
       const pending = client.callTool({ name: 'util__slow', arguments: { ms: 5000 } }, undefined, { signal: controller.signal }).catch((error: Error) => error);
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      await untilMarked(marker, 'started'); // the plugin has the call: a cancel before that has nothing upstream to abort
       controller.abort();
       assert.ok((await pending) instanceof Error);
       const deadline = Date.now() + 3000;

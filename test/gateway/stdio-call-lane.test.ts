@@ -102,7 +102,9 @@ describe('the stdio call lane (issue #28)', { timeout: 120_000 }, () => {
     const until = Date.now() + 30_000;
     while (session.connection.laneCalls === before && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
     assert.equal(session.connection.laneCalls, before + 1);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // ... and the plugin has it (a fixed wait could end before that on a loaded machine).
+    while (!(existsSync(marker) && readFileSync(marker, 'utf8').includes('started')) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.match(existsSync(marker) ? readFileSync(marker, 'utf8') : '', /started/);
     session.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slow', reason: 'the user gave up' } });
     // The plugin's own call was cancelled (its marker says so) long before its 50 s.
     while (!(existsSync(marker) && readFileSync(marker, 'utf8').includes('cancelled')) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 25));
