@@ -171,7 +171,10 @@ describe('forwarding per session through quiver serve (issue #12)', () => {
       // A cancelled call is cancelled at the plugin (the SDK sends notifications/cancelled upstream).
       const controller = new AbortController();
       const held = client.callTool({ name: 'fwd__hold', arguments: {} }, undefined, { signal: controller.signal });
-      setTimeout(() => controller.abort(), 300);
+      // Once the plugin holds the call (a cancel that reaches Quiver before it has forwarded the call
+      // has nothing upstream to cancel; a fixed 300 ms could end before that on a loaded machine).
+      assert.equal(await untilCount(client, 'cancelled', 'held', 1), 1);
+      controller.abort();
       await assert.rejects(held);
       assert.equal(await untilCount(client, 'cancelled', 'cancelled', 1), 1);
 
