@@ -167,7 +167,7 @@ describe('lexical pass, vector pass and fusion', () => {
     const wholeSimilarities = new Map<number, number>();
     const pools = addVectorBonus({
       size, matrix, scales: Float32Array.from([1, 1, 1]), hasVector: Uint8Array.from([1, 1, 1]), queryVectors: [Float32Array.from([0, 1])], mask: Uint8Array.from([1, 1, 0]),
-      collectors: undefined, poolSize: Number.POSITIVE_INFINITY, vectorWeight: 0.5, rows, lexicalScale, bonus, textMax, similarities: new Float32Array(size), wholeSimilarities,
+      collectors: undefined, vectorWeight: 0.5, rows, lexicalScale, bonus, textMax, similarities: new Float32Array(size), wholeSimilarities,
     });
     assert.deepEqual(pools.map((pool) => [...Array.from(pool.documents)]), [[0, 1]]);
     assert.deepEqual([...bonus], [0, 0.5, 0], 'only the candidate with a positive similarity gets the bonus');
@@ -179,24 +179,6 @@ describe('lexical pass, vector pass and fusion', () => {
     assert.equal(final[2], 0);
     clearVectorBonus(bonus, pools, size);
     assert.deepEqual([...bonus], [0, 0, 0]);
-  });
-
-  it('pools only the lexical hits when they fill the pool, and every candidate when they do not', () => {
-    const rows = Float32Array.from([0, 2, 0]); // one lexical hit: document 1
-    const collect = () => {
-      const collector = new TopKCollector(1, rows, 0, Int32Array.from([0, 1, 2]));
-      collector.offer(1);
-      return [collector];
-    };
-    const pass = (poolSize: number) =>
-      addVectorBonus({
-        size, matrix: Int8Array.from([1, 0, 0, 1, 1, 1]), scales: Float32Array.from([1, 1, 1]), hasVector: Uint8Array.from([1, 1, 1]),
-        queryVectors: [Float32Array.from([1, 1])], mask: undefined, collectors: collect(), poolSize, vectorWeight: 0.5, rows,
-        lexicalScale: Float64Array.from([0.5]), bonus: new Float32Array(size), textMax: Float64Array.from([1]), similarities: new Float32Array(size),
-        wholeSimilarities: undefined,
-      }).map((pool) => [...Array.from(pool.documents)]);
-    assert.deepEqual(pass(1), [[1]], 'a full pool: the lexical hit alone');
-    assert.deepEqual(pass(2), [[0, 1, 2]], 'fewer hits than the pool holds: every candidate');
   });
 
   it('keeps a tool\'s best clause score plus a share of the whole request', () => {

@@ -47,7 +47,7 @@ export function scoreQuery(
   let pools: VectorPool[] = [];
   if (useVectors) {
     pools = addVectorBonus({
-      size, matrix, scales, hasVector: view.hasVector, queryVectors, mask, collectors, poolSize: settings.vectorDepth, vectorWeight: settings.vectorWeight,
+      size, matrix, scales, hasVector: view.hasVector, queryVectors, mask, collectors, vectorWeight: settings.vectorWeight,
       rows, lexicalScale, bonus, textMax, similarities, wholeSimilarities: ranks.vector,
     });
   }

@@ -4,12 +4,6 @@
  * candidate when `vectorDepth` is 'all') gets a bonus of `vectorWeight` × similarity
  * normalised by the pool's best similarity. Only pooled documents are touched, so the bonus
  * rows stay zero elsewhere and are reset through the pools (`clearVectorBonus`).
- *
- * A text whose lexical pass found fewer hits than the pool holds is pooled over every
- * candidate instead: its words are rare in the catalog, which is when meaning has to find what
- * the words do not ("what do you know about Bob" shares no word with server-memory's
- * `search_nodes`, and every tool scored 0). Then the scan costs one dot product per
- * candidate, only for such requests; a request with a full pool costs what it did.
  */
 import type { TopKCollector } from '../top-k.ts';
 import { quantisedDot } from './quantised-rows.ts';
@@ -32,8 +26,6 @@ export interface VectorPassInput {
   mask: Uint8Array | undefined;
   /** Each text's pool of best lexical hits; undefined to pool every candidate. */
   collectors: TopKCollector[] | undefined;
-  /** How many lexical hits make a full pool (`vectorDepth`); a text with fewer pools every candidate. */
-  poolSize: number;
   vectorWeight: number;
   /** Lexical rows and their per-text scale (1 / best lexical score, or 0). */
   rows: Float32Array;
@@ -54,12 +46,9 @@ export function addVectorBonus(input: VectorPassInput): VectorPool[] {
   let everyCandidate: number[] | undefined;
   for (let t = 0; t < queryVectors.length; t++) {
     const base = t * size;
-    let pool: ArrayLike<number> | undefined;
-    if (collectors !== undefined) {
-      const hits = collectors[t]!.result();
-      if (hits.length >= input.poolSize) pool = hits;
-    }
-    if (pool === undefined) {
+    let pool: ArrayLike<number>;
+    if (collectors !== undefined) pool = collectors[t]!.result();
+    else {
       if (!everyCandidate) {
         everyCandidate = [];
         for (let d = 0; d < size; d++) if (mask === undefined || mask[d] === 1) everyCandidate.push(d);
