@@ -15,7 +15,9 @@ import { createCapturingLogger, createTestClock, eventually, firstText, fixtureS
 function make(options: SupervisorOptions = {}) {
   const events: CallEvent[] = [];
   const logger = createCapturingLogger();
-  const supervisor = createSupervisor({ stopGraceMs: 100, startTimeoutMs: 5_000, defaultTimeoutMs: 5_000, logger, onCall: (event) => events.push(event), ...options });
+  // A sandboxed cold start takes about a second here and several on a loaded machine: 20 s, as the
+  // other supervisor tests allow (the start-timeout test sets its own).
+  const supervisor = createSupervisor({ stopGraceMs: 100, startTimeoutMs: 20_000, defaultTimeoutMs: 5_000, logger, onCall: (event) => events.push(event), ...options });
   return { supervisor, events, logger };
 }
 
@@ -87,7 +89,7 @@ describe('supervisor lifecycle', () => {
 describe('discovery and listing', () => {
   it('discover() starts, lists tools/resources/prompts following every cursor, and stops', async () => {
     const { supervisor } = make();
-    const discovery = await supervisor.discover(fixtureSpec('paged', { script: paginatedServer }), { timeoutMs: 5_000 });
+    const discovery = await supervisor.discover(fixtureSpec('paged', { script: paginatedServer }), { timeoutMs: 30_000 }); // start included
     assert.deepEqual(discovery.tools.map((tool) => tool.name), ['tool_0', 'tool_1', 'tool_2', 'tool_3', 'tool_4', 'tool_5', 'tool_6']);
     assert.equal(discovery.resources.length, 5);
     assert.equal(discovery.prompts.length, 3);
