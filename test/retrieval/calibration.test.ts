@@ -61,7 +61,14 @@ describe('similarity floor calibration', () => {
     await learning.flush();
     // Nothing to learn or rank yet: no calibration (a CLI process never pays for it).
     assert.equal(learning.stats().calibration, undefined);
-    learning.overlayFor(null); // the first task that needs the floor (its load fails on this stub database, which is fine)
+    // A search loads its organisation's learned examples; none (this stub database has none to
+    // give) need no floor, so a search alone does not calibrate either.
+    learning.overlayFor(null);
+    await learning.flush();
+    assert.equal(learning.stats().calibration, undefined, 'a search with nothing learned calibrates nothing');
+    // A capture compares requests with the floor: the first task that needs it (it fails on this
+    // stub database after the calibration, which is fine).
+    learning.observe({ eventId: 'e1', source: 'api', calledToolIds: ['t1'], success: true, flaggedToolIds: [] });
     await learning.flush();
     const expected = await calibrateFloor(embedder, shippedCalibrationGroups(), { maxGroups: 40 });
     assert.equal(learning.stats().minSimilarity, expected.floor);

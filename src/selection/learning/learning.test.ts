@@ -94,6 +94,27 @@ describeEachBackend('learned example queries (issue #13)', (backend) => {
     assert.ok(stored.every((row) => row.source === 'api'));
   });
 
+  it('a new service over the same store (a restart, another replica) ranks with what was learned: its floors are calibrated before the overlay is built', async () => {
+    const restarted = createLearning({ db, embedder: createOfflineEmbedder(), clock: () => now, settings: { perToolCap: 6, contributorShare: 0.34, retentionDays: 30, sweepIntervalMs: 0 } });
+    const other = createSelectionEngine({
+      db, listen: false, retrieval: withLearnedExamples(createLexicalRetrieval(), restarted), outcomeObserver: restarted,
+      random: createSeededRandom(7), bandit: { exploration: false, relevanceStrength: 1_000_000 }, clock: () => now,
+    });
+    try {
+      const first = await other.selectTools({ query: PARAPHRASE, k: 10, log: false, context: { orgId: 'org-a' } }); // schedules the scope's load
+      assert.ok(first.tools.length > 0);
+      await restarted.flush();
+      assert.equal(restarted.stats().examples, 3);
+      assert.ok(restarted.stats().calibration !== undefined, 'loading learned examples calibrated the floors');
+      const result = await other.selectTools({ query: PARAPHRASE, k: 10, log: false, context: { orgId: 'org-a' } });
+      assert.equal(result.tools[0]?.name, 'convert_currency', result.tools.map((tool) => `${tool.name} ${tool.score}`).join(', '));
+      assert.ok(result.tools.every((tool) => Number.isFinite(tool.score)));
+    } finally {
+      await other.close();
+      await restarted.close();
+    }
+  });
+
   it("one user's flood cannot make an unrelated tool rank first for others", async () => {
     const before = await ranking(CLEAR_REQUEST, 'org-a');
     assert.equal(before[0], 'weather_forecast');

@@ -106,7 +106,7 @@ export function createLearning(options: LearningOptions): Learning {
   const { db, embedder } = options;
   const counters = { observed: 0, learned: 0, errors: 0, transitions: 0, missesTaught: 0, skipped: {} as Partial<Record<SkipReason, number>> };
 
-  // Overlay ranking constants; the queue's calibration fills in the floors before the first task.
+  // Overlay ranking constants; the queue's calibration fills in the floors before a task needs them.
   const scoring: OverlayScoring = {
     minSimilarity: typeof settings.minSimilarity === 'number' ? settings.minSimilarity : Number.NaN,
     weight: settings.weight,
@@ -117,7 +117,7 @@ export function createLearning(options: LearningOptions): Learning {
   };
   const queue = createCalibratedQueue({ embedder, settings, scoring, logger, onError: () => void counters.errors++ });
   const schedule = queue.schedule;
-  const scopes = createScopeOverlays({ db, embedder, scoring, refreshMs: settings.refreshMs, now: () => clock().getTime(), logger, schedule });
+  const scopes = createScopeOverlays({ db, embedder, scoring, refreshMs: settings.refreshMs, now: () => clock().getTime(), logger, schedule, calibrated: queue.calibrated });
   const analysed = new Map<string, AnalysedQuery>();
 
   async function analyse(query: string): Promise<AnalysedQuery> {
@@ -132,6 +132,7 @@ export function createLearning(options: LearningOptions): Learning {
 
   const captureDeps = { db, settings, clock, isQuarantined: options.isQuarantined };
   async function capture(observation: OutcomeObservation): Promise<void> {
+    await queue.calibrated(); // following misses compares requests with the similarity floor
     const result = await captureObservation(captureDeps, observation);
     for (const reason of result.skipped) counters.skipped[reason] = (counters.skipped[reason] ?? 0) + 1;
     counters.learned += result.learned.length;

@@ -49,7 +49,7 @@ describeEachBackend('learned-example scope overlays (issue #28: no rebuild witho
       },
     };
     const scoring = { minSimilarity: 0.35, weight: 2, contributorShare: 0.34, lexicalWeight: 1, agreementShare: 1, agreementFloor: 0.9 };
-    scopes = createScopeOverlays({ db, embedder, scoring, refreshMs: 60_000, now: () => at.getTime(), logger: silentLogger, schedule: (task) => void task() });
+    scopes = createScopeOverlays({ db, embedder, scoring, refreshMs: 60_000, now: () => at.getTime(), logger: silentLogger, schedule: (task) => void task(), calibrated: async () => {} });
     await writeLearnedExample(db, example('convert_currency', 'how many yen will my dollars buy'), CAPS);
     await writeLearnedExample(db, example('weather_forecast', 'will it rain in Paris'), CAPS);
     await scopes.reload(SCOPE);

@@ -43,6 +43,8 @@ export function createScopeOverlays(deps: {
   now: () => number;
   logger: Logger;
   schedule: (task: () => Promise<void>) => void;
+  /** Resolves once the scoring's floors are calibrated; awaited before an overlay is built from examples. */
+  calibrated: () => Promise<void>;
 }): ScopeOverlays {
   const held = new Map<string, { rows: Map<string, ScopeRow>; overlay: ScopeOverlay; at: number }>();
   const requested = new Set<string>();
@@ -51,6 +53,7 @@ export function createScopeOverlays(deps: {
   const keyOf = (row: ScopeRow) => `${row.id}\u0000${row.text}`;
 
   async function build(orgScope: string, rows: Map<string, ScopeRow>, at: number): Promise<void> {
+    if (rows.size > 0) await deps.calibrated(); // an empty overlay reads no floor
     const missing = [...rows.values()].filter((row) => !vectors.has(keyOf(row)));
     for (let start = 0; start < missing.length; start += deps.embedder.maxBatchSize) {
       const batch = missing.slice(start, start + deps.embedder.maxBatchSize);
