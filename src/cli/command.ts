@@ -40,8 +40,13 @@ export interface CliContext {
   env: Record<string, string | undefined>;
   /** Loads the configuration (environment plus global flags such as --data). */
   config(): QuiverConfig;
-  /** Opens the app (store, services) once; closed by the runner after the command. */
-  openApp(): Promise<App>;
+  /**
+   * Opens the app (store, services) once; closed by the runner after the command.
+   * `whileOpening` runs once the store is starting on its own, before the app's modules load:
+   * what it starts loading (a server's modules) shares that time instead of delaying the store
+   * (issue #28). It does not run when the app is already open or borrowed.
+   */
+  openApp(options?: { whileOpening?: () => void }): Promise<App>;
   /** True when --json was given: print one JSON document on stdout. */
   json: boolean;
   /** The caller's working directory: relative paths in arguments resolve against it (it differs from the process's when a server runs the command). */

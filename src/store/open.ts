@@ -24,6 +24,12 @@ export interface OpenStoreOptions {
   migrate?: boolean;
   /** Pool size for PostgreSQL. */
   poolSize?: number;
+  /**
+   * Called once the engine starts on its own (the embedded store's thread has been asked to
+   * open; PostgreSQL's driver is loaded): what the caller loads from then on runs beside the
+   * store's start instead of ahead of it (issue #28).
+   */
+  onStarted?: () => void;
 }
 
 /** An open database with its migration report. */
@@ -41,17 +47,19 @@ export async function openStore(location: StoreLocation, options: OpenStoreOptio
   const template = migrations === undefined ? undefined : { migrations };
   // Each driver loads only when its kind of store opens (issue #28): config parses locations
   // through this module, and a CLI command forwarded to a running server opens no store at all.
+  const onStarted = options.onStarted === undefined ? {} : { onStarted: options.onStarted };
   if (location.kind === 'postgres') {
     const { openPostgres } = await import('./postgres-database.ts');
+    options.onStarted?.();
     db = await openPostgres(location.url, options.poolSize === undefined ? {} : { poolSize: options.poolSize });
   } else if (location.kind === 'memory') {
     const { openPGlite } = await import('./pglite-database.ts');
-    db = await openPGlite(template === undefined ? {} : { template });
+    db = await openPGlite({ ...(template === undefined ? {} : { template }), ...onStarted });
   } else {
     const release = lockDataDir(location.path);
     try {
       const { openPGlite } = await import('./pglite-database.ts');
-      db = await openPGlite({ dataDir: location.path, onClose: release, ...(template === undefined ? {} : { template }) });
+      db = await openPGlite({ dataDir: location.path, onClose: release, ...(template === undefined ? {} : { template }), ...onStarted });
     } catch (error) {
       release();
       throw error;

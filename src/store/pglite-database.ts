@@ -6,13 +6,11 @@
  * statement (a batched write took 4-17 ms) no longer holds the event loop that answers requests.
  */
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { Database, NotificationHandler, QueryResult } from './database.ts';
 import { assertChannelName } from './database.ts';
 import type { Migration } from './migrator.ts';
-import { PGliteThread, type PGliteThreadMemory } from './pglite-thread.ts';
+import { PGliteThread, type CompiledEngine, type PGliteOpenReply, type PGliteRequest, type PGliteThreadMemory } from './pglite-thread.ts';
 import { clearNewDataDir, createTemplate, extractTemplate, isNewDataDir, loadTemplate, type TemplateManifest } from './pglite-template.ts';
 
 /**
@@ -52,6 +50,11 @@ export interface OpenPGliteOptions {
   template?: { migrations: Migration[]; directories?: URL[] };
   /** Told how the store came to be (tests and diagnostics). */
   onOrigin?: (origin: PGliteOrigin) => void;
+  /**
+   * Called once the store's thread has been asked to open (it reads, compiles and starts PGlite
+   * on its own from then on): a caller can load its own modules meanwhile (issue #28).
+   */
+  onStarted?: () => void;
 }
 
 /** Opens PGlite with pgvector. `dataDir` undefined means in memory. */
@@ -73,17 +76,13 @@ export async function openPGlite(options: OpenPGliteOptions = {}): Promise<Datab
     }
   }
   const thread = new PGliteThread();
-  const open = async (template: Uint8Array | undefined) => {
-    const artifacts = await readEngineArtifacts();
-    // The bundle is moved to the thread, not copied: this thread keeps no 6 MB copy of it.
-    return thread.request(
-      { op: 'open', ...(dataDir === undefined ? {} : { dataDir }), ...(template === undefined ? {} : { template }), ...artifacts, settings: PGLITE_SETTINGS },
-      [artifacts.fsBundle],
-    );
-  };
+  const open = (template: Uint8Array | undefined) =>
+    openThread(thread, { op: 'open', ...(dataDir === undefined ? {} : { dataDir }), ...(template === undefined ? {} : { template }), settings: PGLITE_SETTINGS });
   try {
     try {
-      await open(loadDataDir);
+      const opening = open(loadDataDir);
+      options.onStarted?.();
+      await opening;
     } catch (error) {
       if (origin !== 'template') throw error;
       // The template is an optimisation: if PostgreSQL will not start from it, start over with initdb.
@@ -101,48 +100,35 @@ export async function openPGlite(options: OpenPGliteOptions = {}): Promise<Datab
   return db;
 }
 
-interface EngineArtifacts {
-  wasmModule: WebAssembly.Module;
-  initdbWasmModule: WebAssembly.Module;
-  /** pglite.data, PGlite's file-system bundle, as read from disk: transferred to the thread. */
-  fsBundle: ArrayBuffer;
-}
-type CompiledEngine = Pick<EngineArtifacts, 'wasmModule' | 'initdbWasmModule'>;
-let compiled: Promise<CompiledEngine> | undefined;
+/**
+ * PGlite's WebAssembly as the first store's thread of this process compiled it (undefined while
+ * none has, or after it failed): handed to every later store's thread, since a compiled module
+ * crosses to a worker without compiling again. Each thread compiling its own copy made a process
+ * that opens many stores (the test suite, the benches) pay the compile per store. A store opening
+ * while another thread compiles waits for those modules rather than compiling its own.
+ */
+let compiled: Promise<CompiledEngine | undefined> | undefined;
 
 /**
- * PGlite's WebAssembly, compiled once per process and handed to every store's thread (a
- * compiled module crosses to a worker without recompiling), with its file-system bundle. Each
- * thread compiling its own copy made a process that opens many stores (the test suite, the
- * benches) pay the compile per store. The bundle (6 MB) is read for each open instead of kept:
- * a server opens one store, and a kept copy stayed resident in it for nothing (seen in an idle
- * server's heap snapshot). It crosses as a transferred ArrayBuffer, which PGlite's file system
- * then owns (its files are views of it): as a Blob it was a second 6 MB copy, and PGlite's
- * options, which its module's callbacks keep, held that Blob for the life of the store
- * (issue #28). A failed compile is not kept: the next open tries again.
+ * Sends `open` to `thread` synchronously when no compile is under way or known (the thread then
+ * reads and compiles PGlite itself, off this thread's event loop: issue #28), else once the
+ * modules are known, with them; keeps the modules the thread compiled.
  */
-let pgliteDist: string | undefined;
-
-export async function readEngineArtifacts(): Promise<EngineArtifacts> {
-  // Resolved once: the package's folder does not move while the process runs.
-  const dist = (pgliteDist ??= dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')));
-  if (!compiled) {
-    const compiling = (async () => {
-      const [wasmModule, initdbWasmModule] = await Promise.all([
-        readFile(join(dist, 'pglite.wasm')).then((bytes) => WebAssembly.compile(bytes)),
-        readFile(join(dist, 'initdb.wasm')).then((bytes) => WebAssembly.compile(bytes)),
-      ]);
-      return { wasmModule, initdbWasmModule };
-    })();
-    compiled = compiling;
-    compiling.catch(() => {
-      if (compiled === compiling) compiled = undefined;
-    });
+function openThread(thread: PGliteThread, request: Extract<PGliteRequest, { op: 'open' }>): Promise<unknown> {
+  if (compiled !== undefined) {
+    const known = compiled;
+    return known.then((engine) => (engine !== undefined ? thread.request({ ...request, ...engine }) : openThread(thread, request)));
   }
-  const [engine, bytes] = await Promise.all([compiled, readFile(join(dist, 'pglite.data'))]);
-  // A file read whole gets a buffer of its own (not Node's shared pool); copied if it ever did not.
-  const fsBundle = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
-  return { ...engine, fsBundle: fsBundle as ArrayBuffer };
+  const opening = thread.request<PGliteOpenReply>(request);
+  const mine = opening.then(
+    (reply) => reply.engine,
+    () => undefined,
+  );
+  compiled = mine;
+  void mine.then((engine) => {
+    if (engine === undefined && compiled === mine) compiled = undefined;
+  });
+  return opening;
 }
 
 /**

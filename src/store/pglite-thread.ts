@@ -13,7 +13,7 @@ import { mapDatabaseError } from './database-errors.ts';
 
 /** What the worker is asked to do (pglite-worker.mjs implements each). */
 export type PGliteRequest =
-  | { op: 'open'; dataDir?: string; template?: Uint8Array; wasmModule?: WebAssembly.Module; initdbWasmModule?: WebAssembly.Module; fsBundle?: ArrayBuffer; settings: string[] }
+  | { op: 'open'; dataDir?: string; template?: Uint8Array; wasmModule?: WebAssembly.Module; initdbWasmModule?: WebAssembly.Module; settings: string[] }
   | { op: 'query'; sql: string; params: readonly unknown[]; tx?: number }
   | { op: 'exec'; sql: string }
   | { op: 'batch'; statements: { sql: string; params: readonly unknown[]; stopIfEmpty?: boolean }[] }
@@ -23,6 +23,17 @@ export type PGliteRequest =
   | { op: 'unlisten'; subscription: number }
   | { op: 'memory' }
   | { op: 'close' };
+
+/** PGlite's WebAssembly, compiled: crosses to another thread without compiling again. */
+export interface CompiledEngine {
+  wasmModule: WebAssembly.Module;
+  initdbWasmModule: WebAssembly.Module;
+}
+
+/** The answer to `open`: the modules the thread compiled, when the request brought none. */
+export interface PGliteOpenReply {
+  engine?: CompiledEngine;
+}
 
 /** The worker's memory, in bytes (answer to `memory`). */
 export interface PGliteThreadMemory {

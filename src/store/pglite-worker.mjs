@@ -13,6 +13,9 @@
  * A transaction holds PGlite's lock from `begin` until its `end`; statements outside it wait.
  * A `batch` is a transaction in one message: its statements, then commit, before the next.
  */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import { parentPort } from 'node:worker_threads';
 import { PGlite, types } from '@electric-sql/pglite';
@@ -107,6 +110,41 @@ function database() {
   return pg;
 }
 
+/** PGlite's package folder: its WebAssembly (pglite.wasm, initdb.wasm) and file-system bundle (pglite.data). */
+const PGLITE_DIST = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+
+/** @param {string} file */
+const compile = (file) => readFile(join(PGLITE_DIST, file)).then((bytes) => WebAssembly.compile(bytes));
+
+/** @type {Promise<WebAssembly.Module[]> | undefined} */
+let compiledHere;
+
+/**
+ * PGlite's WebAssembly and file-system bundle, read (and compiled) here, in this thread (issue
+ * #28): a server's main thread is busy loading its own modules while its store opens, and the
+ * reads and the compile waited 0.2-0.6 s on its event loop before this thread could start
+ * PostgreSQL. Modules an earlier store's thread compiled come with the request (compiled once
+ * per process: the tests and benches open many stores); else they are compiled here and
+ * `compiled` says so, so the caller can keep them for the next store.
+ * @param {{ wasmModule?: WebAssembly.Module, initdbWasmModule?: WebAssembly.Module }} request
+ */
+async function readEngine(request) {
+  const given = request.wasmModule !== undefined && request.initdbWasmModule !== undefined;
+  if (!given && compiledHere === undefined) {
+    // Kept for a second open in this thread (a template that would not start: initdb follows).
+    const compiling = Promise.all([compile('pglite.wasm'), compile('initdb.wasm')]);
+    compiledHere = compiling;
+    compiling.catch(() => (compiledHere = compiledHere === compiling ? undefined : compiledHere));
+  }
+  const [[wasmModule, initdbWasmModule], bytes] = await Promise.all([
+    given ? [request.wasmModule, request.initdbWasmModule] : /** @type {Promise<WebAssembly.Module[]>} */ (compiledHere),
+    readFile(join(PGLITE_DIST, 'pglite.data')),
+  ]);
+  // A file read whole gets a buffer of its own (not Node's shared pool); copied if it ever did not.
+  const fsBundle = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+  return { wasmModule, initdbWasmModule, fsBundle: /** @type {ArrayBuffer} */ (fsBundle), compiled: !given };
+}
+
 /**
  * The bundle as the Blob-like PGlite reads: the buffer itself the first time, a copy after (a
  * new store's initdb starts a second PGlite from the same options; its files must not be views
@@ -124,34 +162,33 @@ function bundleOnce(bundle) {
 }
 
 /**
- * Opens PGlite. Its options object stays reachable for the life of the store (its Emscripten
- * module's callbacks close over it), so what is only needed to start (the template's tar) is
- * removed from it once PGlite is up. The file-system bundle arrives as a transferred ArrayBuffer
- * and is handed over as is: PGlite asks for `fsBundle.arrayBuffer()` and its file system keeps
- * views of that buffer, so a Blob would have been a second copy held beside it (issue #28).
+ * Opens PGlite; answers with the WebAssembly modules it compiled for it (`engine`), if it had to.
+ * Its options object stays reachable for the life of the store (its Emscripten module's
+ * callbacks close over it), so what is only needed to start (the template's tar, the
+ * file-system bundle) is removed from it once PGlite is up. The bundle is handed over as the
+ * ArrayBuffer it was read into: PGlite asks for `fsBundle.arrayBuffer()` and its file system
+ * keeps views of that buffer, so a Blob would have been a second copy held beside it (issue #28).
  */
 async function open(request) {
   if (pg) throw new Error('the embedded database is already open');
-  /** @type {ArrayBuffer | undefined} */
-  const bundle = request.fsBundle;
+  const engine = await readEngine(request);
   /** @type {import('@electric-sql/pglite').PGliteOptions} */
   const options = {
     ...(request.dataDir === undefined ? {} : { dataDir: request.dataDir }),
     ...(request.template === undefined ? {} : { loadDataDir: new Blob([request.template], { type: 'application/x-tar' }) }),
-    ...(request.wasmModule === undefined ? {} : { pgliteWasmModule: request.wasmModule }),
-    ...(request.initdbWasmModule === undefined ? {} : { initdbWasmModule: request.initdbWasmModule }),
-    ...(bundle === undefined ? {} : { fsBundle: bundleOnce(bundle) }),
+    pgliteWasmModule: engine.wasmModule,
+    initdbWasmModule: engine.initdbWasmModule,
+    fsBundle: bundleOnce(engine.fsBundle),
     extensions: { vector },
     parsers,
     postgresqlconf: request.settings,
   };
   request.template = undefined;
-  request.fsBundle = undefined;
   pg = await PGlite.create(options);
   delete options.loadDataDir;
   delete options.fsBundle;
   statements = createStatements(pg);
-  return undefined;
+  return engine.compiled ? { engine: { wasmModule: engine.wasmModule, initdbWasmModule: engine.initdbWasmModule } } : {};
 }
 
 async function query(request) {

@@ -27,6 +27,12 @@ import { ErrorCodes, isQuiverError, QuiverError } from '../../core/errors.ts';
  */
 const loadServers = () => import('../../composition/server.ts');
 
+/** `promise`, marked handled: awaited later, after an app that fails to open has reported its own error. */
+function quietly<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => {});
+  return promise;
+}
+
 /** Runs a command another `quiver` forwards to this server: the CLI itself, against this app (issue #15). */
 function forwardedRunner(app: App, context: CliContext): ForwardedRunner {
   const commands = context.commands;
@@ -95,8 +101,9 @@ async function runStdio(context: CliContext): Promise<number> {
   const bridged = await tryBridge(context, 0);
   if (bridged !== undefined) return bridged;
   let app;
+  let servers: ReturnType<typeof loadServers> | undefined;
   try {
-    app = await context.openApp();
+    app = await context.openApp({ whileOpening: () => void (servers = quietly(loadServers())) });
   } catch (error) {
     // Another Quiver took the folder between our look and our open, and is still starting: bridge once its socket listens.
     if (!isQuiverError(error) || error.code !== ErrorCodes.dataDirLocked) throw error;
@@ -105,7 +112,7 @@ async function runStdio(context: CliContext): Promise<number> {
     return late;
   }
   const defaultExposureMode = parseExposureMode(context.args.values.exposure);
-  const { serveStdio } = await loadServers();
+  const { serveStdio } = await (servers ?? loadServers());
   const server = await serveStdio(app, {
     identity: identityFromFlags(context.args.values),
     ...(defaultExposureMode ? { defaultExposureMode } : {}),
@@ -151,13 +158,11 @@ export const serveCommand: CommandSpec = {
     // Checked before the app opens: a refused address must not take the data folder's lock.
     assertBindAllowed(host, allowPublicBind);
     const started = performance.now();
-    // The servers' modules load while the app opens its store (issue #28): the store's start
-    // waits on file reads and WebAssembly compilation, time the module loader can use.
-    const servers = loadServers();
-    servers.catch(() => {}); // awaited below; an app that fails to open reports its own error first
-    const app = await context.openApp();
+    // The servers' modules load while the store starts in its own thread (issue #28).
+    let servers: ReturnType<typeof loadServers> | undefined;
+    const app = await context.openApp({ whileOpening: () => void (servers = quietly(loadServers())) });
     const defaultExposureMode = parseExposureMode(context.args.values.exposure);
-    const { serveHttp } = await servers;
+    const { serveHttp } = await (servers ?? loadServers());
     const server = await serveHttp(app, {
       host,
       port,
